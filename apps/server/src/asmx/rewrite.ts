@@ -1,0 +1,16 @@
+import { findGroup } from '@school/contract';
+
+const ASMX_PATH = /^\/([^/?#]+)\.asmx(?=[/?#]|$)/i;
+
+/**
+ * IIS matched `.asmx` paths case-insensitively (asmx-compat.md §1): `/authcodesending.ASMX` is
+ * rewritten to the group's own spelling before routing. The operation name after it is left as
+ * sent, because ASMX matched that case-sensitively.
+ */
+export function canonicalAsmxUrl(url: string): string {
+  const match = ASMX_PATH.exec(url);
+  if (!match) return url;
+  const group = findGroup(match[1] ?? '');
+  if (!group || match[0] === group.path) return url;
+  return group.path + url.slice(match[0].length);
+}

@@ -1,0 +1,73 @@
+import path from 'node:path';
+import { isValidRegion } from '@school/contract';
+import { z } from 'zod';
+
+/** An unset variable and an empty one (`PORT=` in a .env file) both mean "use the default". */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const absoluteUrl = (what: string) =>
+  z.string().refine((v) => URL.canParse(v), `must be an absolute URI, e.g. ${what}`);
+
+/** Every environment variable the server reads; documented in the README and .env.example. */
+export const configSchema = z.object({
+  PORT: optional(integer(0, 65535).default(3000)),
+  HOST: optional(z.string().default('0.0.0.0')),
+  DATA_DIR: optional(z.string().default('./data')),
+  SERVICE_NAMESPACE: optional(absoluteUrl('http://tempuri.org/').default('http://tempuri.org/')),
+  PUBLIC_BASE_URL: optional(
+    z
+      .string()
+      .refine((v) => /^https?:\/\/[^/?#]+(\/[^?#]*)?$/i.test(v) && URL.canParse(v), {
+        message: 'must be an http(s) URL without query, e.g. https://sms.example.org',
+      })
+      .transform((v) => v.replace(/\/+$/, ''))
+      .optional(),
+  ),
+  MAX_BODY_BYTES: optional(integer(1024, 256 * 1024 * 1024).default(1024 * 1024)),
+  RECORD_MAX_BYTES: optional(integer(1024, 16 * 1024 * 1024).default(64 * 1024)),
+  LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  DEFAULT_PHONE_REGION: optional(
+    z
+      .string()
+      .transform((v) => v.trim().toUpperCase())
+      .refine(isValidRegion, 'must be an ISO 3166 region code such as GB or US')
+      .optional(),
+  ),
+  TRUST_PROXY: optional(
+    z
+      .string()
+      .transform((v, ctx): boolean | number | string => {
+        const value = v.trim().toLowerCase();
+        if (value === 'true') return true;
+        if (value === 'false') return false;
+        if (/^\d+$/.test(value)) return Number(value);
+        if (/^[0-9a-f.:/,\s]+$/.test(value)) return value;
+        ctx.addIssue({ code: 'custom', message: 'must be true, false, a hop count or a list of addresses' });
+        return z.NEVER;
+      })
+      .default(false),
+  ),
+  SQLITE_SYNCHRONOUS: optional(z.enum(['FULL', 'NORMAL']).default('FULL')),
+});
+
+export type Config = z.infer<typeof configSchema> & {
+  /** DATA_DIR resolved to an absolute path. */
+  readonly dataDir: string;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Validates the environment once; a bad value is an error naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return { ...result.data, dataDir: path.resolve(result.data.DATA_DIR) };
+}

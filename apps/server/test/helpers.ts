@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { type Config, loadConfig } from '../src/config.js';
+
+/** A fresh data folder under the system's temp directory, removed by the returned function. */
+export function tempDataDir(): { dir: string; remove: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-messaging-test-'));
+  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly config: Config;
+  readonly dataDir: string;
+  /** Closes the app and removes its data folder. */
+  close(): Promise<void>;
+}
+
+/** Builds the real app on a temporary SQLite database; `env` overrides configuration. */
+export async function startTestApp(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
+  const temp = dataDir ? undefined : tempDataDir();
+  const dir = dataDir ?? (temp as { dir: string }).dir;
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SQLITE_SYNCHRONOUS: 'NORMAL', ...env });
+  const app = await buildApp(config, { logger: false });
+  await app.ready();
+  return {
+    app,
+    config,
+    dataDir: dir,
+    async close() {
+      await app.close();
+      temp?.remove();
+    },
+  };
+}
+
+/** The newest call record. */
+export async function lastCall(app: FastifyInstance) {
+  const [row] = await app.store.calls.list({ limit: 1 });
+  if (!row) throw new Error('no call recorded');
+  return row;
+}

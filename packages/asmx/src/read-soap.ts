@@ -1,0 +1,369 @@
+import { findOperation, type GroupDef, type OperationDef } from '@school/contract';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { parseContentType } from './content-type.js';
+import { type FaultCode, SOAP11_ENV, SOAP12_ENV, type SoapVersion, XSI_NS } from './envelope.js';
+
+export interface SoapLimits {
+  /** Deepest element nesting accepted. */
+  readonly maxDepth: number;
+  /** Most elements accepted in one message. */
+  readonly maxElements: number;
+}
+
+export const DEFAULT_SOAP_LIMITS: SoapLimits = { maxDepth: 32, maxElements: 2000 };
+
+export interface SoapRequestInput {
+  readonly body: Uint8Array;
+  readonly contentType: string | undefined;
+  /** The SOAPAction header as sent, or undefined when there was none. */
+  readonly soapAction: string | undefined;
+  readonly group: GroupDef;
+  readonly namespace: string;
+  readonly limits?: SoapLimits;
+}
+
+export type SoapRequest =
+  | {
+      readonly ok: true;
+      readonly version: SoapVersion;
+      readonly operation: OperationDef;
+      /** Parameters by name; an absent or `xsi:nil` parameter is not in the map. */
+      readonly params: ReadonlyMap<string, string>;
+      /** The decoded message, for the call record. */
+      readonly xml: string;
+    }
+  | {
+      readonly ok: false;
+      readonly kind: 'fault';
+      readonly version: SoapVersion;
+      readonly code: FaultCode;
+      readonly text: string;
+      /** The operation, when it was identified before the fault. */
+      readonly operation?: OperationDef;
+      /** The decoded message, when it could be decoded. */
+      readonly xml?: string;
+    }
+  | {
+      /** Not a SOAP message at all: answered 415 with plain text. */
+      readonly ok: false;
+      readonly kind: 'unsupported-media-type';
+      readonly text: string;
+    };
+
+// fast-xml-parser's ordered output: each node is `{ [tagName]: children, ':@'?: attributes }`.
+type XmlNode = Record<string, unknown>;
+type Attrs = Record<string, string>;
+const ATTRS = ':@';
+const TEXT = '#text';
+const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+// Reserved names would be refused by the parser; renamed, they match nothing and are ignored.
+const defuse = (name: string): string => (RESERVED.has(name) ? `!${name}` : name);
+
+const XML_ENTITIES = { amp: '&', apos: "'", gt: '>', lt: '<', quot: '"' };
+const parsers = new Map<number, XMLParser>();
+function parserFor(maxDepth: number): XMLParser {
+  let parser = parsers.get(maxDepth);
+  if (!parser) {
+    parser = new XMLParser({
+      preserveOrder: true,
+      ignoreAttributes: false,
+      attributeNamePrefix: '',
+      // The five XML entities and character references; anything else stays as written.
+      // (typed as boolean, but an entity table is accepted and also turns on `&#…;` references)
+      htmlEntities: XML_ENTITIES as unknown as boolean,
+      parseTagValue: false,
+      parseAttributeValue: false,
+      trimValues: false,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+      maxNestedTags: maxDepth,
+      transformTagName: defuse,
+      transformAttributeName: defuse,
+    });
+    parsers.set(maxDepth, parser);
+  }
+  return parser;
+}
+
+const READ_FAILED = 'Server was unable to read request. ---> ';
+
+/**
+ * Reads a SOAP request into version, operation and parameters, or into the fault ASMX would
+ * have answered (asmx-compat.md §2, §3). Never throws on input.
+ */
+export function readSoapRequest(input: SoapRequestInput): SoapRequest {
+  const limits = input.limits ?? DEFAULT_SOAP_LIMITS;
+  const contentType = parseContentType(input.contentType);
+  const isSoap12Type = contentType.mediaType === 'application/soap+xml';
+  if (!isSoap12Type && contentType.mediaType !== 'text/xml') {
+    return {
+      ok: false,
+      kind: 'unsupported-media-type',
+      text: `Unsupported Content-Type '${input.contentType ?? ''}'. Send SOAP 1.1 as text/xml or SOAP 1.2 as application/soap+xml.`,
+    };
+  }
+  // §2.1: SOAP 1.2 is assumed without a SOAPAction header or with application/soap+xml.
+  const assumed: SoapVersion = isSoap12Type || input.soapAction === undefined ? '1.2' : '1.1';
+  let xml: string | undefined;
+  const fault = (code: FaultCode, text: string, version: SoapVersion = assumed): SoapRequest => ({
+    ok: false,
+    kind: 'fault',
+    version,
+    code,
+    text,
+    ...(xml === undefined ? {} : { xml }),
+  });
+
+  const decoded = decode(input.body, contentType.params.get('charset'));
+  if (!decoded.ok) {
+    return decoded.unsupported
+      ? { ok: false, kind: 'unsupported-media-type', text: decoded.message }
+      : fault('Client', READ_FAILED + decoded.message);
+  }
+  xml = decoded.text;
+
+  // Never expand a DTD: refuse any declaration before the parser sees it (product.md, bad input).
+  const dtd = /<!(DOCTYPE|ENTITY)/i.exec(xml);
+  if (dtd) {
+    const { line, column } = position(xml, dtd.index);
+    return fault(
+      'Client',
+      `${READ_FAILED}DOCTYPE and ENTITY declarations are not allowed in a SOAP message (line ${line}, column ${column}).`,
+    );
+  }
+  if (countElements(xml, limits.maxElements) > limits.maxElements) {
+    return fault('Client', `${READ_FAILED}The message has more than ${limits.maxElements} elements.`);
+  }
+  if (xml.trim() === '') return fault('Client', `${READ_FAILED}Root element is missing.`);
+  const valid = XMLValidator.validate(xml);
+  if (valid !== true) {
+    return fault(
+      'Client',
+      `${READ_FAILED}There is an error in XML document (${valid.err.line}, ${valid.err.col}): ${valid.err.msg}`,
+    );
+  }
+  let nodes: XmlNode[];
+  try {
+    nodes = parserFor(limits.maxDepth).parse(xml) as XmlNode[];
+  } catch (err) {
+    const message =
+      err instanceof Error && /nested/i.test(err.message)
+        ? `The message nests elements more than ${limits.maxDepth} deep.`
+        : 'The XML document could not be parsed.';
+    return fault('Client', READ_FAILED + message);
+  }
+
+  const roots = nodes.filter(isElement);
+  if (roots.length !== 1) {
+    return fault(
+      'Client',
+      `${READ_FAILED}There is an error in XML document: ${roots.length === 0 ? 'Root element is missing.' : 'There are multiple root elements.'}`,
+    );
+  }
+  const root = element(roots[0] as XmlNode, ROOT_SCOPE);
+  const isEnvelope = root.local === 'Envelope';
+  let version: SoapVersion;
+  if (isEnvelope && root.ns === SOAP12_ENV) version = '1.2';
+  else if (isEnvelope && root.ns === SOAP11_ENV && !isSoap12Type) version = '1.1';
+  else {
+    // §2.4: any other root, or a SOAP 1.1 envelope sent as application/soap+xml.
+    return fault(
+      'VersionMismatch',
+      `Possible SOAP version mismatch: Envelope namespace ${root.ns} was unexpected. Expecting ${assumed === '1.1' ? SOAP11_ENV : SOAP12_ENV}.`,
+    );
+  }
+  const envNs = root.ns;
+
+  let body: Element | undefined;
+  for (const child of root.children()) {
+    if (child.ns !== envNs) continue;
+    if (child.local === 'Header' && body === undefined) {
+      for (const header of child.children()) {
+        const mu = header.attr(envNs, 'mustUnderstand');
+        if (mu === '1' || mu === 'true') {
+          return fault('MustUnderstand', `SOAP header ${header.local} was not understood.`, version);
+        }
+      }
+    } else if (child.local === 'Body') {
+      body = child;
+      break;
+    }
+  }
+  if (!body) {
+    return fault(
+      'Client',
+      `${READ_FAILED}Request format is invalid: Missing required soap:Body element.`,
+      version,
+    );
+  }
+
+  const { group, namespace } = input;
+  const bodyElement = body.children().next().value as Element | undefined;
+  const bodyOperation =
+    bodyElement && (bodyElement.ns === namespace || bodyElement.ns === '')
+      ? findOperation(group, bodyElement.local)
+      : undefined;
+
+  let operation: OperationDef | undefined;
+  if (version === '1.1' && input.soapAction !== undefined) {
+    // §2.2: one pair of surrounding quotes removed, compared exactly with namespace + name.
+    const action = unquote(input.soapAction);
+    operation = action.startsWith(namespace)
+      ? findOperation(group, action.slice(namespace.length))
+      : undefined;
+    if (!operation) {
+      return fault(
+        'Client',
+        `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`,
+        version,
+      );
+    }
+  } else {
+    // §2.3 (SOAP 1.2, and SOAP 1.1 without SOAPAction): the action parameter, then the body element.
+    const action = version === '1.2' ? contentType.params.get('action')?.trim() : undefined;
+    const fromAction = action?.startsWith(namespace)
+      ? findOperation(group, action.slice(namespace.length))
+      : undefined;
+    operation = fromAction ?? bodyOperation;
+    if (!operation) {
+      return fault(
+        'Client',
+        action
+          ? `Unable to handle request. The action '${action}' was not recognized.`
+          : 'Unable to handle request without a valid action parameter. Please supply a valid soap action.',
+        version,
+      );
+    }
+  }
+
+  if (!bodyElement || bodyOperation !== operation) {
+    return {
+      ok: false,
+      kind: 'fault',
+      version,
+      code: 'Client',
+      text: `${READ_FAILED}Request format is invalid: soap:Body must hold the element ${operation.name} in the namespace ${namespace}.`,
+      operation,
+      xml,
+    };
+  }
+
+  const params = new Map<string, string>();
+  for (const child of bodyElement.children()) {
+    if (child.ns !== namespace && child.ns !== '') continue;
+    if (params.has(child.local)) continue;
+    const nil = child.attr(XSI_NS, 'nil');
+    if (nil === 'true' || nil === '1') continue;
+    params.set(child.local, child.text());
+  }
+  return { ok: true, version, operation, params, xml };
+}
+
+const unquote = (value: string): string =>
+  value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+
+type Decoded = { ok: true; text: string } | { ok: false; unsupported: boolean; message: string };
+
+/** §2.6: the charset parameter, else a byte-order mark, else UTF-8. */
+function decode(body: Uint8Array, charset: string | undefined): Decoded {
+  let label = charset?.trim() || undefined;
+  if (!label) {
+    if (body[0] === 0xff && body[1] === 0xfe) label = 'utf-16le';
+    else if (body[0] === 0xfe && body[1] === 0xff) label = 'utf-16be';
+    else label = 'utf-8';
+  }
+  let decoder: InstanceType<typeof TextDecoder>;
+  try {
+    decoder = new TextDecoder(label, { fatal: true });
+  } catch {
+    return {
+      ok: false,
+      unsupported: true,
+      message: `Unsupported charset '${label}'. Send the request as utf-8.`,
+    };
+  }
+  try {
+    return { ok: true, text: decoder.decode(body) };
+  } catch {
+    return { ok: false, unsupported: false, message: `The request body is not valid ${label}.` };
+  }
+}
+
+/** Counts element start tags, stopping once past the limit. */
+function countElements(xml: string, limit: number): number {
+  let count = 0;
+  for (let i = xml.indexOf('<'); i !== -1 && count <= limit; i = xml.indexOf('<', i + 1)) {
+    const next = xml.charCodeAt(i + 1);
+    // Not `</`, `<?` or `<!`: an element starts here.
+    if (next !== 0x2f && next !== 0x3f && next !== 0x21) count++;
+  }
+  return count;
+}
+
+function position(text: string, index: number): { line: number; column: number } {
+  const before = text.slice(0, index);
+  const line = before.split('\n').length;
+  return { line, column: index - before.lastIndexOf('\n') };
+}
+
+// --- namespace-aware view of the parser's output -------------------------------------------
+
+type Scope = ReadonlyMap<string, string>;
+const ROOT_SCOPE: Scope = new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]);
+
+interface Element {
+  readonly ns: string;
+  readonly local: string;
+  /** The value of the attribute `{ns}local`; unprefixed attributes have no namespace. */
+  attr(ns: string, local: string): string | undefined;
+  children(): IterableIterator<Element>;
+  /** The element's own text and CDATA, concatenated. */
+  text(): string;
+}
+
+function isElement(node: XmlNode): boolean {
+  for (const key of Object.keys(node)) if (key !== ATTRS && key[0] !== '#' && key[0] !== '?') return true;
+  return false;
+}
+
+function tagOf(node: XmlNode): string {
+  for (const key of Object.keys(node)) if (key !== ATTRS) return key;
+  return '';
+}
+
+function element(node: XmlNode, parentScope: Scope): Element {
+  const tag = tagOf(node);
+  const attrs = (node[ATTRS] as Attrs | undefined) ?? {};
+  let scope = parentScope;
+  for (const name of Object.keys(attrs)) {
+    if (name === 'xmlns' || name.startsWith('xmlns:')) {
+      if (scope === parentScope) scope = new Map(parentScope);
+      (scope as Map<string, string>).set(name === 'xmlns' ? '' : name.slice(6), attrs[name] ?? '');
+    }
+  }
+  const colon = tag.indexOf(':');
+  const prefix = colon === -1 ? '' : tag.slice(0, colon);
+  const content = (node[tag] as XmlNode[] | undefined) ?? [];
+  return {
+    ns: scope.get(prefix) ?? '',
+    local: colon === -1 ? tag : tag.slice(colon + 1),
+    attr(ns, local) {
+      for (const name of Object.keys(attrs)) {
+        const c = name.indexOf(':');
+        const attrLocal = c === -1 ? name : name.slice(c + 1);
+        if (attrLocal !== local || name.startsWith('xmlns')) continue;
+        const attrNs = c === -1 ? '' : (scope.get(name.slice(0, c)) ?? '');
+        if (attrNs === ns) return attrs[name];
+      }
+      return undefined;
+    },
+    *children() {
+      for (const child of content) if (isElement(child)) yield element(child, scope);
+    },
+    text() {
+      let text = '';
+      for (const child of content) if (typeof child[TEXT] === 'string') text += child[TEXT];
+      return text;
+    },
+  };
+}

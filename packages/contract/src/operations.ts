@@ -1,0 +1,140 @@
+/**
+ * The operation table: the one place that lists groups, operations and parameters.
+ * Routes, WSDL, help pages, validation and the console's forms are all derived from it
+ * (service-interface.md §4.2). Parameter order is the wire order; `TypeNotfication` is
+ * spelled as the interface spells it.
+ */
+
+/** How a parameter's value is checked; every parameter is a required string (product.md). */
+export type ParamRule =
+  /** Any string, the empty string included, up to MAX_TEXT_LENGTH characters. */
+  | 'text'
+  /** 1-16 ASCII letters or digits. */
+  | 'code'
+  /** A valid phone number, normalised to E.164. */
+  | 'phone';
+
+export interface ParamDef {
+  readonly name: string;
+  readonly rule: ParamRule;
+  /** What the value means, for help pages and the console. */
+  readonly description: string;
+  /** A realistic value for forms and examples. */
+  readonly example: string;
+  /** Never stored or logged in clear (auth codes). */
+  readonly secret?: true;
+}
+
+export interface OperationDef {
+  readonly name: string;
+  /** The group's service name, e.g. `AuthCodeSending`. */
+  readonly group: string;
+  readonly summary: string;
+  readonly params: readonly ParamDef[];
+}
+
+export interface GroupDef {
+  /** The service name: the path without `.asmx`. */
+  readonly name: string;
+  /** The path of the group, e.g. `/AuthCodeSending.asmx`. */
+  readonly path: string;
+  readonly title: string;
+  readonly operations: readonly OperationDef[];
+}
+
+const text = (name: string, description: string, example: string): ParamDef => ({
+  name,
+  rule: 'text',
+  description,
+  example,
+});
+
+function group(name: string, title: string, ops: readonly Omit<OperationDef, 'group'>[]): GroupDef {
+  return {
+    name,
+    path: `/${name}.asmx`,
+    title,
+    operations: ops.map((op) => ({ ...op, group: name })),
+  };
+}
+
+export const groups: readonly GroupDef[] = [
+  group('AuthCodeSending', 'Authentication code sending', [
+    {
+      name: 'AuthCode',
+      summary: 'Sends the code to the phone in an SMS.',
+      params: [
+        {
+          name: 'code',
+          rule: 'code',
+          description: 'The verification code: 1 to 16 letters or digits.',
+          example: '482913',
+          secret: true,
+        },
+        {
+          name: 'phone',
+          rule: 'phone',
+          description: 'The phone number, in international format (+ and country code).',
+          example: '+447911123456',
+        },
+      ],
+    },
+  ]),
+  group('BookPdf', 'Book PDF', [
+    {
+      name: 'GetBookPdfByTerm',
+      summary: 'Returns the book PDF uploaded for the term and class.',
+      params: [
+        text('termId', 'The term.', '2026-1'),
+        text('srid', 'The student registration id (recorded with the call).', 'S-1042'),
+        text('classId', 'The class.', '7B'),
+      ],
+    },
+  ]),
+  group('NotificationNotes', 'Notification notes', [
+    {
+      name: 'SendNotificationType',
+      summary: "Sends a push notification of the given type about an item to the school's topic.",
+      params: [
+        text('id', 'The item the notification is about.', '1201'),
+        text('baseUrlSchool', "The school's base URL, as registered.", 'https://school.example.org/'),
+        text('TypeNotfication', 'The notification type.', 'homework'),
+      ],
+    },
+    {
+      name: 'SendMarkNotes',
+      summary: "Sends a 'new marks' push notification to the class's topic of the school.",
+      params: [
+        text('id', 'The marks entry.', '88'),
+        text('id_class', 'The class.', '7B'),
+        text('baseUrlSchool', "The school's base URL, as registered.", 'https://school.example.org/'),
+      ],
+    },
+  ]),
+  group('PushNotificationMobile', 'Mobile push notification', [
+    {
+      name: 'pushNoti',
+      summary: 'Dispatches every pending push notification now, retries included.',
+      params: [],
+    },
+  ]),
+];
+
+export const operations: readonly OperationDef[] = groups.flatMap((g) => g.operations);
+
+const groupsByLowerName = new Map(groups.map((g) => [g.name.toLowerCase(), g]));
+
+/** The group named by a service name, matched case-insensitively as IIS matched `.asmx` paths. */
+export function findGroup(serviceName: string): GroupDef | undefined {
+  return groupsByLowerName.get(serviceName.toLowerCase());
+}
+
+/** The operation of a group, matched case-sensitively as ASMX did. */
+export function findOperation(group: GroupDef, name: string): OperationDef | undefined {
+  return group.operations.find((op) => op.name === name);
+}
+
+/** An operation by name across all groups (names are unique). */
+export function operationByName(name: string): OperationDef | undefined {
+  return operations.find((op) => op.name === name);
+}

@@ -1,0 +1,107 @@
+import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { OperationDef, ParamDef } from './operations.js';
+
+/** Longest value a `text` parameter may have; a bound on what we store and echo. */
+export const MAX_TEXT_LENGTH = 1024;
+const CODE_PATTERN = /^[A-Za-z0-9]{1,16}$/;
+
+export interface ValidateOptions {
+  /** ISO 3166 region used for phone numbers written without a country code. */
+  readonly defaultPhoneRegion?: CountryCode | undefined;
+}
+
+export type ParamError = {
+  readonly param: string;
+  readonly reason: 'missing' | 'invalid';
+  /** A sentence for the caller: what is wrong and how to fix it. */
+  readonly message: string;
+};
+
+export type ValidationResult =
+  | { readonly ok: true; readonly values: Readonly<Record<string, string>> }
+  | { readonly ok: false; readonly error: ParamError };
+
+/** Shortens a caller's value before it is quoted back in a message. */
+function quote(value: string): string {
+  return value.length > 40 ? `'${value.slice(0, 40)}…'` : `'${value}'`;
+}
+
+/** Checks one value against its rule; returns the normalised value or an error message. */
+export function checkParam(
+  param: ParamDef,
+  value: string,
+  options: ValidateOptions = {},
+): { ok: true; value: string } | { ok: false; message: string } {
+  switch (param.rule) {
+    case 'text':
+      return value.length <= MAX_TEXT_LENGTH
+        ? { ok: true, value }
+        : { ok: false, message: `Invalid ${param.name}: longer than ${MAX_TEXT_LENGTH} characters.` };
+    case 'code':
+      return CODE_PATTERN.test(value)
+        ? { ok: true, value }
+        : { ok: false, message: `Invalid ${param.name}: it must be 1 to 16 letters or digits.` };
+    case 'phone': {
+      const trimmed = value.trim();
+      const parsed =
+        trimmed.length > 0 && trimmed.length <= 64
+          ? parsePhoneNumberFromString(trimmed, options.defaultPhoneRegion)
+          : undefined;
+      if (parsed?.isValid()) return { ok: true, value: parsed.number };
+      const shown = param.secret ? '' : ` ${quote(value)}`;
+      return {
+        ok: false,
+        message: `Invalid ${param.name}:${shown} is not a valid phone number. Send it in international format, with + and the country code, e.g. +447911123456.`,
+      };
+    }
+  }
+}
+
+/**
+ * Validates an operation's parameters. `read` returns a parameter's value, or undefined when the
+ * caller did not send it. Every listed parameter is required; an empty string is a value.
+ * Parameters are checked in the table's order and the first problem is reported.
+ */
+export function validateParams(
+  op: OperationDef,
+  read: (name: string) => string | undefined,
+  options: ValidateOptions = {},
+): ValidationResult {
+  const values: Record<string, string> = Object.create(null);
+  for (const param of op.params) {
+    const raw = read(param.name);
+    if (raw === undefined) {
+      return {
+        ok: false,
+        error: { param: param.name, reason: 'missing', message: `Missing parameter: ${param.name}.` },
+      };
+    }
+    const checked = checkParam(param, raw, options);
+    if (!checked.ok) {
+      return { ok: false, error: { param: param.name, reason: 'invalid', message: checked.message } };
+    }
+    values[param.name] = checked.value;
+  }
+  return { ok: true, values };
+}
+
+/** The values with every secret parameter masked, for history and logs. */
+export function maskParams(
+  op: OperationDef,
+  values: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const masked: Record<string, string> = Object.create(null);
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined) continue;
+    const def = op.params.find((p) => p.name === name);
+    masked[name] = def?.secret ? MASK : value;
+  }
+  return masked;
+}
+
+export const MASK = '***';
+
+/** Whether libphonenumber knows the ISO 3166 region code (for DEFAULT_PHONE_REGION). */
+export function isValidRegion(region: string): region is CountryCode {
+  return isSupportedCountry(region);
+}
