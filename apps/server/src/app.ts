@@ -1,6 +1,6 @@
 import { maskQuery } from '@school/asmx';
 import { groups, operations } from '@school/contract';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { asmxPlugin } from './asmx/plugin.js';
 import { canonicalAsmxUrl } from './asmx/rewrite.js';
 import type { Config } from './config.js';
@@ -9,29 +9,28 @@ import { healthRoutes } from './routes/health.js';
 
 const SECRET_PARAMS = operations.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name));
 
+/** Log serializers: auth codes never reach the log, not even in a GET binding's query string. */
+export const logSerializers = {
+  req: (req: FastifyRequest) => ({
+    method: req.method,
+    url: maskQuery(req.url, SECRET_PARAMS),
+    host: req.host,
+    remoteAddress: req.ip,
+  }),
+};
+
 export interface BuildOptions {
-  /** Pino options or `false`; tests pass `false`. */
-  readonly logger?: FastifyServerOptions['logger'];
+  /** Pino options (our serializers are always applied), or `false` for no logging. */
+  readonly logger?: false | Exclude<FastifyServerOptions['logger'], boolean | undefined>;
 }
 
 /** Builds the Fastify instance from its plugins; `server.ts` listens, tests call `inject()`. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger:
-      options.logger === undefined
-        ? {
-            level: config.LOG_LEVEL,
-            serializers: {
-              // Auth codes never reach the log, not even in a GET binding's query string.
-              req: (req) => ({
-                method: req.method,
-                url: maskQuery(req.url, SECRET_PARAMS),
-                host: req.host,
-                remoteAddress: req.ip,
-              }),
-            },
-          }
-        : options.logger,
+      options.logger === false
+        ? false
+        : { level: config.LOG_LEVEL, ...options.logger, serializers: logSerializers },
     trustProxy:
       typeof config.TRUST_PROXY === 'number'
         ? (_address: string, hop: number) => hop < (config.TRUST_PROXY as number)

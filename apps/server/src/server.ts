@@ -1,9 +1,12 @@
+import fs from 'node:fs';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
 /** The process: configuration, listening, and a graceful shutdown on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
+  // A .env file in the working directory, if any; variables already set win.
+  if (fs.existsSync('.env')) process.loadEnvFile('.env');
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();

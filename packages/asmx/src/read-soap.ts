@@ -248,10 +248,11 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
     };
   }
 
+  const wanted = new Set(operation.params.map((p) => p.name));
   const params = new Map<string, string>();
   for (const child of bodyElement.children()) {
     if (child.ns !== namespace && child.ns !== '') continue;
-    if (params.has(child.local)) continue;
+    if (!wanted.has(child.local) || params.has(child.local)) continue;
     const nil = child.attr(XSI_NS, 'nil');
     if (nil === 'true' || nil === '1') continue;
     params.set(child.local, child.text());

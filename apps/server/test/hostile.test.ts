@@ -1,0 +1,167 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastCall, startTestApp, type TestApp } from './helpers.js';
+
+const S11 = 'http://schemas.xmlsoap.org/soap/envelope/';
+const NS = 'http://tempuri.org/';
+const soapHeaders = { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}AuthCode"` };
+
+describe('hostile input', () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => t.close());
+
+  async function expectFaultRecorded(
+    payload: string | Buffer,
+    headers: Record<string, string>,
+    text: RegExp,
+    binding = 'soap11',
+  ) {
+    const before = await t.app.store.calls.count();
+    const res = await t.app.inject({ method: 'POST', url: '/AuthCodeSending.asmx', headers, payload });
+    expect(res.statusCode).toBe(500);
+    expect(res.headers['content-type']).toBe(
+      binding === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+    );
+    expect(res.body).toMatch(/<soap:Fault>/);
+    expect(res.body).toMatch(text);
+    expect(await t.app.store.calls.count()).toBe(before + 1);
+    expect(await lastCall(t.app)).toMatchObject({ binding, outcome: 'client-error', status: 500 });
+    return res;
+  }
+
+  it('refuses a DOCTYPE with an external entity and never reads the file', async () => {
+    const res = await expectFaultRecorded(
+      `<?xml version="1.0"?><!DOCTYPE e [<!ENTITY x SYSTEM "file:///etc/passwd">]><soap:Envelope xmlns:soap="${S11}"><soap:Body><AuthCode xmlns="${NS}"><code>&x;</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>`,
+      soapHeaders,
+      /DOCTYPE and ENTITY declarations are not allowed in a SOAP message \(line 1, column 22\)/,
+    );
+    expect(res.body).not.toContain('root:');
+  });
+
+  it('refuses billion laughs at once', async () => {
+    const entities = Array.from(
+      { length: 10 },
+      (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`,
+    ).join('');
+    await expectFaultRecorded(
+      `<?xml version="1.0"?><!DOCTYPE z [<!ENTITY l0 "ha">${entities}]><soap:Envelope xmlns:soap="${S11}"><soap:Body>&l10;</soap:Body></soap:Envelope>`,
+      soapHeaders,
+      /DOCTYPE and ENTITY declarations are not allowed/,
+    );
+  });
+
+  it('answers malformed XML with a fault saying where', async () => {
+    await expectFaultRecorded(
+      `<soap:Envelope xmlns:soap="${S11}"><soap:Body><AuthCode></soap:Body></soap:Envelope>`,
+      soapHeaders,
+      /There is an error in XML document \(1, \d+\)/,
+    );
+    await expectFaultRecorded('not xml at all', { 'content-type': 'application/soap+xml' }, /There is an error in XML document/, 'soap12');
+  });
+
+  it('keeps __proto__ elements harmless', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/AuthCodeSending.asmx',
+      headers: soapHeaders,
+      payload: `<soap:Envelope xmlns:soap="${S11}"><soap:Body><AuthCode xmlns="${NS}"><__proto__><isAdmin>true</isAdmin></__proto__><constructor><prototype>x</prototype></constructor><code>1</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>`,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(({} as { isAdmin?: unknown }).isAdmin).toBeUndefined();
+    expect(JSON.parse((await lastCall(t.app)).params ?? '')).toEqual({ code: '***', phone: '+447911123456' });
+  });
+
+  it('answers wrong content types with 415 and plain text, recorded', async () => {
+    for (const [url, type] of [
+      ['/AuthCodeSending.asmx', 'application/json'],
+      ['/AuthCodeSending.asmx/AuthCode', 'application/json'],
+      ['/AuthCodeSending.asmx/AuthCode', 'text/xml'],
+    ] as const) {
+      const before = await t.app.store.calls.count();
+      const res = await t.app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload: '{"code":"1"}' });
+      expect(res.statusCode).toBe(415);
+      expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(res.body).toContain(type);
+      expect(await t.app.store.calls.count()).toBe(before + 1);
+      expect((await lastCall(t.app)).status).toBe(415);
+    }
+  });
+
+  it('answers every unknown operation and SOAPAction in the caller binding, recorded', async () => {
+    const cases = [
+      { headers: { ...soapHeaders, soapaction: '"http://tempuri.org/DropTables"' }, binding: 'soap11', text: 'Server did not recognize the value of HTTP Header SOAPAction: http://tempuri.org/DropTables.' },
+      { headers: { ...soapHeaders, soapaction: '"http://tempuri.org/GetBookPdfByTerm"' }, binding: 'soap11', text: 'Server did not recognize the value of HTTP Header SOAPAction: http://tempuri.org/GetBookPdfByTerm.' },
+      { headers: { 'content-type': 'application/soap+xml; action="urn:nope"' }, binding: 'soap12', text: "Unable to handle request. The action 'urn:nope' was not recognized." },
+    ];
+    for (const c of cases) {
+      const res = await expectFaultRecorded(
+        `<soap:Envelope xmlns:soap="${c.binding === 'soap11' ? S11 : 'http://www.w3.org/2003/05/soap-envelope'}"><soap:Body><Nope xmlns="${NS}"/></soap:Body></soap:Envelope>`,
+        c.headers,
+        /Fault/,
+        c.binding,
+      );
+      expect(res.body).toContain(c.text.replace(/'/g, '&#39;'));
+    }
+    for (const method of ['GET', 'POST'] as const) {
+      const res = await t.app.inject({ method, url: '/AuthCodeSending.asmx/%3Cscript%3E' });
+      expect(res.statusCode).toBe(404);
+      expect(res.body).toBe('<script> Web Service method name is not valid.');
+      expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(await lastCall(t.app)).toMatchObject({ binding: method === 'GET' ? 'http-get' : 'http-post', operation: null, status: 404 });
+    }
+  });
+
+  it('refuses a 20 MB body with 413, records it, and stays up', async () => {
+    const before = await t.app.store.calls.count();
+    const body = Buffer.alloc(20 * 1024 * 1024, 'a');
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(`${base}/AuthCodeSending.asmx`, { method: 'POST', headers: { ...soapHeaders, 'content-length': body.length } }, (res) => {
+        let data = '';
+        res.on('data', (c) => {
+          data += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: data }));
+      });
+      // The server may answer and close before the whole body is written.
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(status).toBe(413);
+    expect(text).toContain('The request body is larger than the limit of 1048576 bytes.');
+    expect(text).toContain('<faultcode>soap:Client</faultcode>');
+    expect(await t.app.store.calls.count()).toBe(before + 1);
+    expect(await lastCall(t.app)).toMatchObject({ binding: 'soap11', outcome: 'client-error', status: 413 });
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+  });
+
+  it('answers other verbs with 405 and Allow, and never runs an operation on HEAD', async () => {
+    for (const [method, url] of [
+      ['PUT', '/AuthCodeSending.asmx'],
+      ['DELETE', '/AuthCodeSending.asmx/AuthCode'],
+      ['HEAD', '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456'],
+    ] as const) {
+      const res = await t.app.inject({ method, url });
+      expect(res.statusCode).toBe(405);
+      expect(res.headers.allow).toBe('GET, POST');
+      expect(await lastCall(t.app)).toMatchObject({ outcome: 'client-error', status: 405, operation: null });
+    }
+  });
+
+  it('does not leak internals when the store fails', async () => {
+    const broken = await startTestApp();
+    await broken.app.store.db.destroy();
+    const res = await broken.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
+    expect(res.statusCode).toBe(500);
+    expect(res.body).toBe('Server was unable to process request. ---> The call could not be recorded; nothing was done.');
+    await broken.app.close().catch(() => {});
+    broken.close().catch(() => {});
+  });
+});

@@ -1,0 +1,193 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { lastCall, startTestApp, type TestApp, tempDataDir } from './helpers.js';
+
+const soap11 = (inner: string) =>
+  `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
+const soap12 = (inner: string) =>
+  `<?xml version="1.0" encoding="utf-8"?><soap12:Envelope xmlns:soap12="http://www.w3.org/2003/05/soap-envelope"><soap12:Body>${inner}</soap12:Body></soap12:Envelope>`;
+const authCode =
+  '<AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+44 7911 123456</phone></AuthCode>';
+
+describe('call records', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('records a call from every binding, with the code masked everywhere', async () => {
+    const calls = [
+      {
+        binding: 'soap11',
+        req: {
+          method: 'POST' as const,
+          url: '/AuthCodeSending.asmx',
+          headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
+          payload: soap11(authCode),
+        },
+      },
+      {
+        binding: 'soap12',
+        req: {
+          method: 'POST' as const,
+          url: '/AuthCodeSending.asmx',
+          headers: { 'content-type': 'application/soap+xml; charset=utf-8' },
+          payload: soap12(authCode),
+        },
+      },
+      {
+        binding: 'http-get',
+        req: {
+          method: 'GET' as const,
+          url: '/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456',
+        },
+      },
+      {
+        binding: 'http-post',
+        req: {
+          method: 'POST' as const,
+          url: '/AuthCodeSending.asmx/AuthCode',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'code=4821&phone=%2B447911123456',
+        },
+      },
+    ];
+    for (const { binding, req } of calls) {
+      const before = await t.app.store.calls.count();
+      const res = await t.app.inject({
+        ...req,
+        remoteAddress: '203.0.113.9',
+        headers: { ...req.headers, 'user-agent': 'ksoap2-android/2.6.0+' },
+      });
+      expect(res.statusCode, binding).toBe(200);
+      expect(await t.app.store.calls.count()).toBe(before + 1);
+      const row = await lastCall(t.app);
+      expect(row).toMatchObject({
+        group_name: 'AuthCodeSending',
+        operation: 'AuthCode',
+        binding,
+        caller_ip: '203.0.113.9',
+        user_agent: 'ksoap2-android/2.6.0+',
+        outcome: 'ok',
+        status: 200,
+        error: null,
+      });
+      expect(JSON.parse(row.params ?? '')).toEqual({ code: '***', phone: '+447911123456' });
+      expect(row.request).not.toContain('4821');
+      expect(row.request).toContain('***');
+      expect(row.response).toMatch(/^HTTP\/1\.1 200/);
+      expect(row.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(Math.abs(row.at - Date.now())).toBeLessThan(60_000);
+    }
+  });
+
+  it('records failures with their outcome, status and the text the caller got', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=4821' });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toBe('Missing parameter: phone.');
+    const row = await lastCall(t.app);
+    expect(row).toMatchObject({
+      binding: 'http-get',
+      operation: 'AuthCode',
+      outcome: 'client-error',
+      status: 400,
+      error: 'Missing parameter: phone.',
+    });
+    expect(JSON.parse(row.params ?? '')).toEqual({ code: '***' });
+  });
+
+  it('caps the raw request and response it keeps', async () => {
+    const small = await startTestApp({ RECORD_MAX_BYTES: '1024' });
+    try {
+      const padding = `<!-- ${'x'.repeat(5000)} -->`;
+      await small.app.inject({
+        method: 'POST',
+        url: '/PushNotificationMobile.asmx',
+        headers: { 'content-type': 'text/xml', soapaction: 'http://tempuri.org/pushNoti' },
+        payload: soap11(`<pushNoti xmlns="http://tempuri.org/"/>${padding}`),
+      });
+      const row = await lastCall(small.app);
+      expect(row.outcome).toBe('ok');
+      expect(row.request_bytes).toBeGreaterThan(5000);
+      expect(Buffer.byteLength(row.request)).toBeLessThan(1200);
+      expect(row.request).toMatch(/…\[truncated: \d+ more bytes\]$/);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('durability', () => {
+  it('keeps records across a restart of the server', async () => {
+    const data = tempDataDir();
+    try {
+      const first = await startTestApp({}, data.dir);
+      await first.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
+      await first.app.inject({
+        method: 'GET',
+        url: '/BookPdf.asmx/GetBookPdfByTerm?termId=T1&srid=S&classId=7B',
+      });
+      await first.app.close();
+
+      const second = await startTestApp({}, data.dir);
+      const rows = await second.app.store.calls.list({ limit: 10 });
+      expect(rows.map((r) => [r.operation, r.outcome, r.status])).toEqual([
+        ['GetBookPdfByTerm', 'client-error', 404],
+        ['pushNoti', 'ok', 200],
+      ]);
+      await second.app.close();
+    } finally {
+      data.remove();
+    }
+  });
+
+  it('answers only after the record is committed, and commits concurrent calls together', async () => {
+    const t = await startTestApp();
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          t.app.inject({
+            method: 'GET',
+            url: `/NotificationNotes.asmx/SendMarkNotes?id=${i}&id_class=7B&baseUrlSchool=s`,
+          }),
+        ),
+      );
+      expect(responses.every((r) => r.statusCode === 200)).toBe(true);
+      // Read straight from the database: every answered call is already there.
+      const rows = await t.app.store.db.selectFrom('calls').select(['id', 'params']).execute();
+      expect(new Set(rows.map((r) => JSON.parse(r.params ?? '{}').id)).size).toBe(50);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('logs', () => {
+  it('never contain the auth code', async () => {
+    const data = tempDataDir();
+    let logged = '';
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        logged += chunk.toString();
+        done();
+      },
+    });
+    const config = loadConfig({ DATA_DIR: data.dir, SQLITE_SYNCHRONOUS: 'NORMAL' });
+    const app = await buildApp(config, { logger: { level: 'trace', stream } });
+    try {
+      await app.inject({
+        method: 'GET',
+        url: '/AuthCodeSending.asmx/AuthCode?code=90817263&phone=%2B447911123456',
+      });
+      await app.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?CODE=90817263&phone=bad' });
+      expect(logged).toContain('/AuthCodeSending.asmx/AuthCode?code=***');
+      expect(logged).not.toContain('90817263');
+    } finally {
+      await app.close();
+      data.remove();
+    }
+  });
+});

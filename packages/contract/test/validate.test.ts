@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { groups, maskParams, operationByName, operations, validateParams } from '../src/index.js';
+
+const op = (name: string) => {
+  const found = operationByName(name);
+  if (!found) throw new Error(name);
+  return found;
+};
+const reader = (values: Record<string, string>) => (name: string) => values[name];
+
+describe('operation table', () => {
+  it('lists the four groups and five operations of the interface, parameters in wire order', () => {
+    expect(groups.map((g) => g.path)).toEqual([
+      '/AuthCodeSending.asmx',
+      '/BookPdf.asmx',
+      '/NotificationNotes.asmx',
+      '/PushNotificationMobile.asmx',
+    ]);
+    expect(operations.map((o) => [o.name, o.params.map((p) => p.name)])).toEqual([
+      ['AuthCode', ['code', 'phone']],
+      ['GetBookPdfByTerm', ['termId', 'srid', 'classId']],
+      ['SendNotificationType', ['id', 'baseUrlSchool', 'TypeNotfication']],
+      ['SendMarkNotes', ['id', 'id_class', 'baseUrlSchool']],
+      ['pushNoti', []],
+    ]);
+  });
+});
+
+describe('validateParams', () => {
+  it('normalises a valid phone to E.164 and keeps the code', () => {
+    const result = validateParams(op('AuthCode'), reader({ code: 'a1B2', phone: '+44 7911 123456' }));
+    expect(result).toEqual({ ok: true, values: { code: 'a1B2', phone: '+447911123456' } });
+  });
+
+  it('reads national numbers with the default region, and refuses them without one', () => {
+    const read = reader({ code: '1234', phone: '06 12 34 56 78' });
+    expect(validateParams(op('AuthCode'), read, { defaultPhoneRegion: 'FR' })).toMatchObject({
+      ok: true,
+      values: { phone: '+33612345678' },
+    });
+    const refused = validateParams(op('AuthCode'), read);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.error.message).toMatch(/^Invalid phone: '06 12 34 56 78' is not a valid phone/);
+  });
+
+  it('names the first missing parameter', () => {
+    const result = validateParams(op('AuthCode'), reader({ code: '1234' }));
+    expect(result).toEqual({
+      ok: false,
+      error: { param: 'phone', reason: 'missing', message: 'Missing parameter: phone.' },
+    });
+  });
+
+  it.each(['', '12345678901234567', '12 34', 'código', '<b>'])('refuses the code %j', (code) => {
+    const result = validateParams(op('AuthCode'), reader({ code, phone: '+447911123456' }));
+    expect(result).toMatchObject({ ok: false, error: { param: 'code', reason: 'invalid' } });
+    // The code itself is a secret: never echoed.
+    if (!result.ok && code) expect(result.error.message).not.toContain(code);
+  });
+
+  it.each(['', 'abc', '+1', '+44791112345678901', '1'.repeat(100)])('refuses the phone %j', (phone) => {
+    expect(validateParams(op('AuthCode'), reader({ code: '1', phone }))).toMatchObject({
+      ok: false,
+      error: { param: 'phone', reason: 'invalid' },
+    });
+  });
+
+  it('takes an empty string as a value and bounds text length', () => {
+    const read = reader({ termId: '', srid: '', classId: '' });
+    expect(validateParams(op('GetBookPdfByTerm'), read)).toEqual({
+      ok: true,
+      values: { termId: '', srid: '', classId: '' },
+    });
+    const long = validateParams(op('GetBookPdfByTerm'), reader({ termId: 'x'.repeat(1025), srid: '', classId: '' }));
+    expect(long).toMatchObject({ ok: false, error: { param: 'termId', message: 'Invalid termId: longer than 1024 characters.' } });
+  });
+
+  it('accepts pushNoti with nothing', () => {
+    expect(validateParams(op('pushNoti'), () => undefined)).toEqual({ ok: true, values: {} });
+  });
+});
+
+describe('maskParams', () => {
+  it('masks the auth code and nothing else', () => {
+    expect(maskParams(op('AuthCode'), { code: '4821', phone: '+447911123456' })).toEqual({
+      code: '***',
+      phone: '+447911123456',
+    });
+  });
+});
