@@ -63,7 +63,12 @@ describe('hostile input', () => {
       soapHeaders,
       /There is an error in XML document \(1, \d+\)/,
     );
-    await expectFaultRecorded('not xml at all', { 'content-type': 'application/soap+xml' }, /There is an error in XML document/, 'soap12');
+    await expectFaultRecorded(
+      'not xml at all',
+      { 'content-type': 'application/soap+xml' },
+      /There is an error in XML document/,
+      'soap12',
+    );
   });
 
   it('keeps __proto__ elements harmless', async () => {
@@ -85,7 +90,12 @@ describe('hostile input', () => {
       ['/AuthCodeSending.asmx/AuthCode', 'text/xml'],
     ] as const) {
       const before = await t.app.store.calls.count();
-      const res = await t.app.inject({ method: 'POST', url, headers: { 'content-type': type }, payload: '{"code":"1"}' });
+      const res = await t.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': type },
+        payload: '{"code":"1"}',
+      });
       expect(res.statusCode).toBe(415);
       expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(res.body).toContain(type);
@@ -96,9 +106,21 @@ describe('hostile input', () => {
 
   it('answers every unknown operation and SOAPAction in the caller binding, recorded', async () => {
     const cases = [
-      { headers: { ...soapHeaders, soapaction: '"http://tempuri.org/DropTables"' }, binding: 'soap11', text: 'Server did not recognize the value of HTTP Header SOAPAction: http://tempuri.org/DropTables.' },
-      { headers: { ...soapHeaders, soapaction: '"http://tempuri.org/GetBookPdfByTerm"' }, binding: 'soap11', text: 'Server did not recognize the value of HTTP Header SOAPAction: http://tempuri.org/GetBookPdfByTerm.' },
-      { headers: { 'content-type': 'application/soap+xml; action="urn:nope"' }, binding: 'soap12', text: "Unable to handle request. The action 'urn:nope' was not recognized." },
+      {
+        headers: { ...soapHeaders, soapaction: '"http://tempuri.org/DropTables"' },
+        binding: 'soap11',
+        text: 'Server did not recognize the value of HTTP Header SOAPAction: http://tempuri.org/DropTables.',
+      },
+      {
+        headers: { ...soapHeaders, soapaction: '"http://tempuri.org/GetBookPdfByTerm"' },
+        binding: 'soap11',
+        text: 'Server did not recognize the value of HTTP Header SOAPAction: http://tempuri.org/GetBookPdfByTerm.',
+      },
+      {
+        headers: { 'content-type': 'application/soap+xml; action="urn:nope"' },
+        binding: 'soap12',
+        text: "Unable to handle request. The action 'urn:nope' was not recognized.",
+      },
     ];
     for (const c of cases) {
       const res = await expectFaultRecorded(
@@ -107,14 +129,18 @@ describe('hostile input', () => {
         /Fault/,
         c.binding,
       );
-      expect(res.body).toContain(c.text.replace(/'/g, '&#39;'));
+      expect(res.body).toContain(c.text);
     }
     for (const method of ['GET', 'POST'] as const) {
       const res = await t.app.inject({ method, url: '/AuthCodeSending.asmx/%3Cscript%3E' });
       expect(res.statusCode).toBe(404);
       expect(res.body).toBe('<script> Web Service method name is not valid.');
       expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
-      expect(await lastCall(t.app)).toMatchObject({ binding: method === 'GET' ? 'http-get' : 'http-post', operation: null, status: 404 });
+      expect(await lastCall(t.app)).toMatchObject({
+        binding: method === 'GET' ? 'http-get' : 'http-post',
+        operation: null,
+        status: 404,
+      });
     }
   });
 
@@ -122,13 +148,17 @@ describe('hostile input', () => {
     const before = await t.app.store.calls.count();
     const body = Buffer.alloc(20 * 1024 * 1024, 'a');
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(`${base}/AuthCodeSending.asmx`, { method: 'POST', headers: { ...soapHeaders, 'content-length': body.length } }, (res) => {
-        let data = '';
-        res.on('data', (c) => {
-          data += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: data }));
-      });
+      const req = http.request(
+        `${base}/AuthCodeSending.asmx`,
+        { method: 'POST', headers: { ...soapHeaders, 'content-length': body.length } },
+        (res) => {
+          let data = '';
+          res.on('data', (c) => {
+            data += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: data }));
+        },
+      );
       // The server may answer and close before the whole body is written.
       req.on('error', reject);
       req.end(body);
@@ -160,7 +190,9 @@ describe('hostile input', () => {
     await broken.app.store.db.destroy();
     const res = await broken.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
     expect(res.statusCode).toBe(500);
-    expect(res.body).toBe('Server was unable to process request. ---> The call could not be recorded; nothing was done.');
+    expect(res.body).toBe(
+      'Server was unable to process request. ---> The call could not be recorded; nothing was done.',
+    );
     await broken.app.close().catch(() => {});
     broken.close().catch(() => {});
   });

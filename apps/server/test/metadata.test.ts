@@ -10,7 +10,11 @@ describe('WSDL, DISCO and help pages', () => {
 
   it('serves the WSDL for ?wsdl in any case, addressed from the request', async () => {
     for (const query of ['wsdl', 'WSDL', 'Wsdl']) {
-      const res = await t.app.inject({ method: 'GET', url: `/BookPdf.asmx?${query}`, headers: { host: 'sms.example.org:8080' } });
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/BookPdf.asmx?${query}`,
+        headers: { host: 'sms.example.org:8080' },
+      });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('text/xml; charset=utf-8');
       expect(res.body).toMatch(/^<\?xml version="1.0" encoding="utf-8"\?>\r\n<wsdl:definitions /);
@@ -19,14 +23,26 @@ describe('WSDL, DISCO and help pages', () => {
   });
 
   it('honours X-Forwarded-Proto only behind a trusted proxy, and PUBLIC_BASE_URL over all', async () => {
-    const direct = await t.app.inject({ method: 'GET', url: '/BookPdf.asmx?wsdl', headers: { host: 'h', 'x-forwarded-proto': 'https' } });
+    const direct = await t.app.inject({
+      method: 'GET',
+      url: '/BookPdf.asmx?wsdl',
+      headers: { host: 'h', 'x-forwarded-proto': 'https' },
+    });
     expect(direct.body).toContain('location="http://h/BookPdf.asmx"');
     const proxied = await startTestApp({ TRUST_PROXY: 'true' });
     const pub = await startTestApp({ PUBLIC_BASE_URL: 'https://sms.example.org/base/' });
     try {
-      const res = await proxied.app.inject({ method: 'GET', url: '/BookPdf.asmx?wsdl', headers: { host: 'h', 'x-forwarded-proto': 'https' } });
+      const res = await proxied.app.inject({
+        method: 'GET',
+        url: '/BookPdf.asmx?wsdl',
+        headers: { host: 'h', 'x-forwarded-proto': 'https' },
+      });
       expect(res.body).toContain('location="https://h/BookPdf.asmx"');
-      const res2 = await pub.app.inject({ method: 'GET', url: '/BookPdf.asmx?wsdl', headers: { host: 'evil' } });
+      const res2 = await pub.app.inject({
+        method: 'GET',
+        url: '/BookPdf.asmx?wsdl',
+        headers: { host: 'evil' },
+      });
       expect(res2.body).toContain('location="https://sms.example.org/base/BookPdf.asmx"');
       expect(res2.body).not.toContain('evil');
     } finally {
@@ -36,13 +52,21 @@ describe('WSDL, DISCO and help pages', () => {
   });
 
   it('never echoes a forged Host header into documents', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/BookPdf.asmx?wsdl', headers: { host: 'x"/><evil a="' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/BookPdf.asmx?wsdl',
+      headers: { host: 'x"/><evil a="' },
+    });
     expect(res.body).not.toContain('evil');
     expect(res.body).toContain('location="http://localhost/BookPdf.asmx"');
   });
 
   it('serves DISCO', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/NotificationNotes.asmx?disco', headers: { host: 'h' } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/NotificationNotes.asmx?disco',
+      headers: { host: 'h' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('<contractRef ref="http://h/NotificationNotes.asmx?wsdl"');
   });
@@ -53,13 +77,22 @@ describe('WSDL, DISCO and help pages', () => {
     expect(index.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(index.body).toContain('href="/NotificationNotes.asmx?op=SendMarkNotes"');
 
-    const page = await t.app.inject({ method: 'GET', url: '/NotificationNotes.asmx?op=SendNotificationType', headers: { host: 'h' } });
+    const page = await t.app.inject({
+      method: 'GET',
+      url: '/NotificationNotes.asmx?op=SendNotificationType',
+      headers: { host: 'h' },
+    });
     expect(page.body).toContain('<input type="text" id="p-TypeNotfication" name="TypeNotfication"');
     expect(page.body).toContain('POST /NotificationNotes.asmx HTTP/1.1\nHost: h');
 
-    const unknown = await t.app.inject({ method: 'GET', url: '/NotificationNotes.asmx?op=%3Cimg%20src%3Dx%3E' });
+    const unknown = await t.app.inject({
+      method: 'GET',
+      url: '/NotificationNotes.asmx?op=%3Cimg%20src%3Dx%3E',
+    });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.body).toContain("Method '&lt;img src=x&gt;' was not found in the service NotificationNotes.");
+    expect(unknown.body).toContain(
+      "Method '&lt;img src=x&gt;' was not found in the service NotificationNotes.",
+    );
     expect(unknown.body).not.toContain('<img');
 
     const wrongCase = await t.app.inject({ method: 'GET', url: '/NotificationNotes.asmx?op=sendmarknotes' });
@@ -70,7 +103,12 @@ describe('WSDL, DISCO and help pages', () => {
     const page = await t.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx?op=pushNoti' });
     const action = /<form target="_blank" action="([^"]+)" method="POST">/.exec(page.body)?.[1];
     expect(action).toBe('/PushNotificationMobile.asmx/pushNoti');
-    const res = await t.app.inject({ method: 'POST', url: action as string, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: action as string,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    });
     expect(res.statusCode).toBe(200);
   });
 

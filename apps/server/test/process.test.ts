@@ -18,9 +18,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-function run(env: Record<string, string>, cwd: string): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function run(
+  env: Record<string, string>,
+  cwd: string,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   let output = '';
-  const child = spawn(process.execPath, [entry], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'pipe' });
+  const child = spawn(process.execPath, [entry], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: 'pipe',
+  });
   child.stdout?.on('data', (c) => {
     output += c;
   });
@@ -51,7 +58,10 @@ describe('the server process (dist/server.js)', () => {
   it('honours PORT, HOST and DATA_DIR, records calls, and shuts down gracefully on SIGTERM', async () => {
     const port = await freePort();
     const dataDir = path.join(data.dir, 'nested', 'data');
-    const proc = run({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, data.dir);
+    const proc = run(
+      { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+      data.dir,
+    );
     try {
       await waitForHealth(`http://127.0.0.1:${port}/healthz`);
       const res = await fetch(`http://127.0.0.1:${port}/PushNotificationMobile.asmx/pushNoti`);

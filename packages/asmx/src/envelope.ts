@@ -1,4 +1,4 @@
-import { escapeXml } from './xml.js';
+import { escapeXml, escapeXmlText } from './xml.js';
 
 export type SoapVersion = '1.1' | '1.2';
 
@@ -40,7 +40,7 @@ export function successEnvelope(version: SoapVersion, operation: string, namespa
 export function faultEnvelope(version: SoapVersion, code: FaultCode, text: string): string {
   const body =
     version === '1.1'
-      ? `<soap:Fault><faultcode>soap:${code}</faultcode><faultstring>${escapeXml(text)}</faultstring><detail /></soap:Fault>`
-      : `<soap:Fault><soap:Code><soap:Value>soap:${SOAP12_CODES[code]}</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="en">${escapeXml(text)}</soap:Text></soap:Reason><soap:Detail /></soap:Fault>`;
+      ? `<soap:Fault><faultcode>soap:${code}</faultcode><faultstring>${escapeXmlText(text)}</faultstring><detail /></soap:Fault>`
+      : `<soap:Fault><soap:Code><soap:Value>soap:${SOAP12_CODES[code]}</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="en">${escapeXmlText(text)}</soap:Text></soap:Reason><soap:Detail /></soap:Fault>`;
   return `${open(version)}${body}${CLOSE}`;
 }

@@ -6,10 +6,16 @@ import { MASK } from '@school/contract';
  * or form body.
  */
 
+const elementPatterns = new Map<string, RegExp>();
+
 export function maskXmlElements(xml: string, names: readonly string[]): string {
   let out = xml;
   for (const name of names) {
-    const re = new RegExp(`(<(?:[\\w.-]+:)?${name}(?:\\s[^>]*)?>)([^<]*)(?=</)`, 'g');
+    let re = elementPatterns.get(name);
+    if (!re) {
+      re = new RegExp(`(<(?:[\\w.-]+:)?${name}(?:\\s[^>]*)?>)([^<]*)(?=</)`, 'g');
+      elementPatterns.set(name, re);
+    }
     out = out.replace(re, `$1${MASK}`);
   }
   return out;

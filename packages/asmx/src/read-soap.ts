@@ -77,6 +77,8 @@ function parserFor(maxDepth: number): XMLParser {
       ignoreDeclaration: true,
       ignorePiTags: true,
       maxNestedTags: maxDepth,
+      // Callbacks get a matcher rather than a path string built for every tag.
+      jPath: false,
       transformTagName: defuse,
       transformAttributeName: defuse,
     });
@@ -166,10 +168,11 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   if (isEnvelope && root.ns === SOAP12_ENV) version = '1.2';
   else if (isEnvelope && root.ns === SOAP11_ENV && !isSoap12Type) version = '1.1';
   else {
-    // §2.4: any other root, or a SOAP 1.1 envelope sent as application/soap+xml.
+    // §2.4: any other root, or a SOAP 1.1 envelope sent as application/soap+xml. ASMX's text names
+    // the SOAP 1.1 namespace whichever version the reply is in (§3).
     return fault(
       'VersionMismatch',
-      `Possible SOAP version mismatch: Envelope namespace ${root.ns} was unexpected. Expecting ${assumed === '1.1' ? SOAP11_ENV : SOAP12_ENV}.`,
+      `Possible SOAP version mismatch: Envelope namespace ${root.ns} was unexpected. Expecting ${SOAP11_ENV}.`,
     );
   }
   const envNs = root.ns;
@@ -265,6 +268,8 @@ const unquote = (value: string): string =>
 
 type Decoded = { ok: true; text: string } | { ok: false; unsupported: boolean; message: string };
 
+const decoders = new Map<string, InstanceType<typeof TextDecoder>>();
+
 /** §2.6: the charset parameter, else a byte-order mark, else UTF-8. */
 function decode(body: Uint8Array, charset: string | undefined): Decoded {
   let label = charset?.trim() || undefined;
@@ -273,15 +278,19 @@ function decode(body: Uint8Array, charset: string | undefined): Decoded {
     else if (body[0] === 0xfe && body[1] === 0xff) label = 'utf-16be';
     else label = 'utf-8';
   }
-  let decoder: InstanceType<typeof TextDecoder>;
-  try {
-    decoder = new TextDecoder(label, { fatal: true });
-  } catch {
-    return {
-      ok: false,
-      unsupported: true,
-      message: `Unsupported charset '${label}'. Send the request as utf-8.`,
-    };
+  let decoder = decoders.get(label);
+  if (!decoder) {
+    try {
+      decoder = new TextDecoder(label, { fatal: true });
+    } catch {
+      return {
+        ok: false,
+        unsupported: true,
+        message: `Unsupported charset '${label}'. Send the request as utf-8.`,
+      };
+    }
+    // Bounded: only labels TextDecoder knows get here, and there are a few dozen of them.
+    decoders.set(label, decoder);
   }
   try {
     return { ok: true, text: decoder.decode(body) };

@@ -1,4 +1,4 @@
-import { findGroup, type GroupDef, operationByName, type OperationDef } from '@school/contract';
+import { findGroup, type GroupDef, type OperationDef, operationByName } from '@school/contract';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import {
@@ -31,7 +31,7 @@ describe('envelopes', () => {
 
   it('escapes fault texts and maps codes to SOAP 1.2', () => {
     expect(faultEnvelope('1.1', 'Client', 'a <b> & "c"')).toContain(
-      '<faultcode>soap:Client</faultcode><faultstring>a &lt;b&gt; &amp; &quot;c&quot;</faultstring><detail />',
+      '<faultcode>soap:Client</faultcode><faultstring>a &lt;b&gt; &amp; "c"</faultstring><detail />',
     );
     expect(faultEnvelope('1.2', 'Server', 'x')).toContain(
       '<soap:Code><soap:Value>soap:Receiver</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="en">x</soap:Text></soap:Reason><soap:Detail />',
@@ -41,7 +41,11 @@ describe('envelopes', () => {
 
 describe('WSDL', () => {
   const parse = (xml: string) =>
-    new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (_name: string, _path: unknown, _leaf: boolean, isAttribute: boolean) => !isAttribute }).parse(xml);
+    new XMLParser({
+      ignoreAttributes: false,
+      attributeNamePrefix: '',
+      isArray: (_name: string, _path: unknown, _leaf: boolean, isAttribute: boolean) => !isAttribute,
+    }).parse(xml);
 
   it('is well-formed and has the ASMX shape for every group', () => {
     for (const name of ['AuthCodeSending', 'BookPdf', 'NotificationNotes', 'PushNotificationMobile']) {
@@ -107,7 +111,8 @@ describe('help pages', () => {
 
   it('shows all four samples and a test form on an operation page', () => {
     const html = renderHelpOperation(group('AuthCodeSending'), op('AuthCode'), NS, 'example.org');
-    for (const title of ['SOAP 1.1', 'SOAP 1.2', 'HTTP GET', 'HTTP POST']) expect(html).toContain(`<h2>${title}</h2>`);
+    for (const title of ['SOAP 1.1', 'SOAP 1.2', 'HTTP GET', 'HTTP POST'])
+      expect(html).toContain(`<h2>${title}</h2>`);
     expect(html).toContain('SOAPAction: &quot;http://tempuri.org/AuthCode&quot;');
     expect(html).toContain('GET /AuthCodeSending.asmx/AuthCode?code=string&amp;phone=string HTTP/1.1');
     expect(html).toContain('<form target="_blank" action="/AuthCodeSending.asmx/AuthCode" method="POST">');

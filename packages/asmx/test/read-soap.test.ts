@@ -9,7 +9,8 @@ const S12 = 'http://www.w3.org/2003/05/soap-envelope';
 
 const envelope = (inner: string, env = S11) =>
   `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
-const authCode = '<AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode>';
+const authCode =
+  '<AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode>';
 
 function read(
   body: string | Uint8Array,
@@ -42,7 +43,11 @@ describe('readSoapRequest: version and operation', () => {
   });
 
   it('routes SOAP 1.2 by the action parameter, then by the body, ignoring SOAPAction', () => {
-    const withAction = read(envelope(authCode, S12), `application/soap+xml; charset=utf-8; action="${NS}AuthCode"`, '"junk"');
+    const withAction = read(
+      envelope(authCode, S12),
+      `application/soap+xml; charset=utf-8; action="${NS}AuthCode"`,
+      '"junk"',
+    );
     expect(withAction.ok && [withAction.version, withAction.operation.name]).toEqual(['1.2', 'AuthCode']);
     const byBody = read(envelope(authCode, S12), 'application/soap+xml', undefined);
     expect(byBody.ok && byBody.operation.name).toBe('AuthCode');
@@ -57,9 +62,11 @@ describe('readSoapRequest: version and operation', () => {
     expect(faultText(read(envelope(authCode), 'text/xml', ''))).toBe(
       'Server did not recognize the value of HTTP Header SOAPAction: .',
     );
-    expect(faultText(read(envelope('<Foo xmlns="http://tempuri.org/"/>', S12), 'application/soap+xml; action="urn:x"'))).toBe(
-      "Unable to handle request. The action 'urn:x' was not recognized.",
-    );
+    expect(
+      faultText(
+        read(envelope('<Foo xmlns="http://tempuri.org/"/>', S12), 'application/soap+xml; action="urn:x"'),
+      ),
+    ).toBe("Unable to handle request. The action 'urn:x' was not recognized.");
     expect(faultText(read(envelope('<Foo xmlns="http://tempuri.org/"/>', S12), 'application/soap+xml'))).toBe(
       'Unable to handle request without a valid action parameter. Please supply a valid soap action.',
     );
@@ -82,7 +89,11 @@ describe('readSoapRequest: version and operation', () => {
     const mu = read(
       `<soap:Envelope xmlns:soap="${S11}"><soap:Header><Auth xmlns="urn:a" soap:mustUnderstand="1"/></soap:Header><soap:Body>${authCode}</soap:Body></soap:Envelope>`,
     );
-    expect(mu).toMatchObject({ ok: false, code: 'MustUnderstand', text: 'SOAP header Auth was not understood.' });
+    expect(mu).toMatchObject({
+      ok: false,
+      code: 'MustUnderstand',
+      text: 'SOAP header Auth was not understood.',
+    });
   });
 });
 
@@ -97,7 +108,9 @@ describe('readSoapRequest: parameters', () => {
     const body = `<AuthCode xmlns="${NS}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><code/><phone xsi:nil="true"/></AuthCode>`;
     const r = read(envelope(body));
     expect(r.ok && Object.fromEntries(r.params)).toEqual({ code: '' });
-    const text = read(envelope(`<AuthCode xmlns="${NS}"><code>a&amp;&#66;&#x43;<![CDATA[<d>]]></code></AuthCode>`));
+    const text = read(
+      envelope(`<AuthCode xmlns="${NS}"><code>a&amp;&#66;&#x43;<![CDATA[<d>]]></code></AuthCode>`),
+    );
     expect(text.ok && text.params.get('code')).toBe('a&BC<d>');
   });
 
@@ -127,7 +140,10 @@ describe('readSoapRequest: charset', () => {
     expect(faultText(read(Uint8Array.from([0x3c, 0xff, 0xfe, 0x3e]), 'text/xml; charset=utf-8'))).toBe(
       'Server was unable to read request. ---> The request body is not valid utf-8.',
     );
-    expect(read(envelope(authCode), 'text/xml; charset=klingon')).toMatchObject({ ok: false, kind: 'unsupported-media-type' });
+    expect(read(envelope(authCode), 'text/xml; charset=klingon')).toMatchObject({
+      ok: false,
+      kind: 'unsupported-media-type',
+    });
   });
 });
 
@@ -149,9 +165,13 @@ describe('readSoapRequest: hostile input', () => {
 
   it('bounds depth and element count', () => {
     const deep = envelope(`${'<a>'.repeat(100)}${'</a>'.repeat(100)}`);
-    expect(faultText(read(deep))).toBe('Server was unable to read request. ---> The message nests elements more than 32 deep.');
+    expect(faultText(read(deep))).toBe(
+      'Server was unable to read request. ---> The message nests elements more than 32 deep.',
+    );
     const wide = envelope(`<AuthCode xmlns="${NS}">${'<x/>'.repeat(5000)}</AuthCode>`);
-    expect(faultText(read(wide))).toBe('Server was unable to read request. ---> The message has more than 2000 elements.');
+    expect(faultText(read(wide))).toBe(
+      'Server was unable to read request. ---> The message has more than 2000 elements.',
+    );
   });
 
   it('says what and where XML is malformed, and refuses empty and non-XML bodies', () => {
@@ -159,7 +179,9 @@ describe('readSoapRequest: hostile input', () => {
       /^Server was unable to read request\. ---> There is an error in XML document \(1, \d+\): /,
     );
     expect(faultText(read(''))).toBe('Server was unable to read request. ---> Root element is missing.');
-    expect(faultText(read('hello'))).toMatch(/^Server was unable to read request\. ---> There is an error in XML document/);
+    expect(faultText(read('hello'))).toMatch(
+      /^Server was unable to read request\. ---> There is an error in XML document/,
+    );
   });
 
   it('answers 415 for content types that are not SOAP', () => {

@@ -40,7 +40,8 @@ describe('validateParams', () => {
     });
     const refused = validateParams(op('AuthCode'), read);
     expect(refused.ok).toBe(false);
-    if (!refused.ok) expect(refused.error.message).toMatch(/^Invalid phone: '06 12 34 56 78' is not a valid phone/);
+    if (!refused.ok)
+      expect(refused.error.message).toMatch(/^Invalid phone: '06 12 34 56 78' is not a valid phone/);
   });
 
   it('names the first missing parameter', () => {
@@ -71,8 +72,14 @@ describe('validateParams', () => {
       ok: true,
       values: { termId: '', srid: '', classId: '' },
     });
-    const long = validateParams(op('GetBookPdfByTerm'), reader({ termId: 'x'.repeat(1025), srid: '', classId: '' }));
-    expect(long).toMatchObject({ ok: false, error: { param: 'termId', message: 'Invalid termId: longer than 1024 characters.' } });
+    const long = validateParams(
+      op('GetBookPdfByTerm'),
+      reader({ termId: 'x'.repeat(1025), srid: '', classId: '' }),
+    );
+    expect(long).toMatchObject({
+      ok: false,
+      error: { param: 'termId', message: 'Invalid termId: longer than 1024 characters.' },
+    });
   });
 
   it('accepts pushNoti with nothing', () => {

@@ -70,8 +70,13 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
       successBodies.set(`${version}${op.name}`, Buffer.from(successEnvelope(version, op.name, namespace)));
     }
   }
-  const secretsOf = (group: GroupDef): string[] =>
-    group.operations.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name));
+  const secretsByGroup = new Map(
+    groups.map((g) => [
+      g,
+      g.operations.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name)),
+    ]),
+  );
+  const secretsOf = (group: GroupDef): readonly string[] => secretsByGroup.get(group) ?? [];
 
   async function finish(request: FastifyRequest, reply: FastifyReply, ex: Exchange): Promise<FastifyReply> {
     const bodyText =
@@ -262,7 +267,7 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
           const type = parseContentType(request.headers['content-type']).mediaType;
           const isForm = type === 'application/x-www-form-urlencoded' || (type === '' && body.length === 0);
           if (op && !isForm) {
-            const message = `Request format is invalid: ${request.headers['content-type'] ?? '(no Content-Type)'}. Send the parameters as application/x-www-form-urlencoded.`;
+            const message = `Request format is invalid: ${request.headers['content-type'] ?? ''}.`;
             return finish(
               request,
               reply,

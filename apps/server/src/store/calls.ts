@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3';
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { CallsTable, Database } from './schema.js';
 
@@ -19,8 +20,23 @@ export interface CallRepository {
   flush(): Promise<void>;
 }
 
-// SQLite allows 32766 bound variables per statement; 16 columns a row.
-const ROWS_PER_STATEMENT = 500;
+const COLUMNS = [
+  'at',
+  'group_name',
+  'operation',
+  'binding',
+  'caller_ip',
+  'user_agent',
+  'params',
+  'outcome',
+  'status',
+  'error',
+  'duration_ms',
+  'request',
+  'request_bytes',
+  'response',
+  'response_bytes',
+] as const satisfies readonly (keyof NewCall)[];
 
 interface Pending {
   readonly call: NewCall;
@@ -28,21 +44,22 @@ interface Pending {
   readonly reject: (err: unknown) => void;
 }
 
-export function createCallRepository(db: Kysely<Database>): CallRepository {
+/**
+ * The call repository on SQLite. The insert, the hot statement of every request, is prepared once
+ * and run on better-sqlite3 directly, one transaction per batch; reads go through Kysely.
+ */
+export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Database): CallRepository {
   let queue: Pending[] = [];
+  const insert = sqlite.prepare(
+    `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
+  );
+  const insertAll = sqlite.transaction((calls: readonly NewCall[]) =>
+    calls.map((call) => Number(insert.run(call).lastInsertRowid)),
+  );
 
-  async function commit(batch: Pending[]): Promise<void> {
+  function commit(batch: Pending[]): void {
     try {
-      const ids = await db.transaction().execute(async (trx) => {
-        const all: number[] = [];
-        for (let i = 0; i < batch.length; i += ROWS_PER_STATEMENT) {
-          const rows = batch.slice(i, i + ROWS_PER_STATEMENT).map((p) => p.call);
-          const inserted = await trx.insertInto('calls').values(rows).returning('id').execute();
-          // Ids are assigned in VALUES order; RETURNING's order is not promised, so sort.
-          all.push(...inserted.map((r) => Number(r.id)).sort((a, b) => a - b));
-        }
-        return all;
-      });
+      const ids = insertAll(batch.map((p) => p.call));
       for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
     } catch (err) {
       for (const p of batch) p.reject(err);
@@ -50,30 +67,24 @@ export function createCallRepository(db: Kysely<Database>): CallRepository {
   }
 
   let timer: NodeJS.Immediate | undefined;
-  const inflight = new Set<Promise<void>>();
-
-  function schedule(): void {
-    timer ??= setImmediate(() => {
-      timer = undefined;
-      const batch = queue;
-      queue = [];
-      const done = commit(batch);
-      inflight.add(done);
-      void done.finally(() => inflight.delete(done));
-    });
+  function commitQueued(): void {
+    timer = undefined;
+    const batch = queue;
+    queue = [];
+    commit(batch);
   }
 
   return {
     record(call) {
       return new Promise<number>((resolve, reject) => {
         queue.push({ call, resolve, reject });
-        schedule();
+        timer ??= setImmediate(commitQueued);
       });
     },
     async flush() {
-      while (timer || inflight.size > 0) {
-        if (timer) await new Promise<void>((resolve) => setImmediate(resolve));
-        await Promise.all(inflight);
+      if (timer) {
+        clearImmediate(timer);
+        commitQueued();
       }
     },
     findById(id) {

@@ -14,7 +14,13 @@ export interface DbOptions {
  * Opens the embedded SQLite database under DATA_DIR in WAL mode and brings its schema up to
  * date. Migrations run before anything is served.
  */
-export async function openDatabase(options: DbOptions): Promise<Kysely<Database>> {
+export interface OpenedDatabase {
+  readonly db: Kysely<Database>;
+  /** The SQLite handle itself, for the few hot statements prepared once. */
+  readonly sqlite: SQLite.Database;
+}
+
+export async function openDatabase(options: DbOptions): Promise<OpenedDatabase> {
   fs.mkdirSync(options.dataDir, { recursive: true });
   const sqlite = new SQLite(path.join(options.dataDir, 'school-messaging.db'));
   sqlite.pragma('journal_mode = WAL');
@@ -29,7 +35,7 @@ export async function openDatabase(options: DbOptions): Promise<Kysely<Database>
     await db.destroy();
     throw err;
   }
-  return db;
+  return { db, sqlite };
 }
 
 export async function migrate(db: Kysely<Database>): Promise<void> {

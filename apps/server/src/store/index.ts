@@ -17,8 +17,8 @@ export interface Store {
 }
 
 export async function openStore(options: DbOptions): Promise<Store> {
-  const db = await openDatabase(options);
-  const calls = createCallRepository(db);
+  const { db, sqlite } = await openDatabase(options);
+  const calls = createCallRepository(db, sqlite);
   return {
     db,
     calls,
