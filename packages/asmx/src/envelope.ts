@@ -10,6 +10,13 @@ export const XSD_NS = 'http://www.w3.org/2001/XMLSchema';
 export const envelopeNamespace = (version: SoapVersion): string =>
   version === '1.1' ? SOAP11_ENV : SOAP12_ENV;
 
+/**
+ * An operation's SOAP action as ASMX derived it: namespace + name, with a `/` between them when
+ * the namespace does not end in one (SoapReflector.GetDefaultAction).
+ */
+export const soapActionOf = (namespace: string, operation: string): string =>
+  namespace.endsWith('/') ? `${namespace}${operation}` : `${namespace}/${operation}`;
+
 /** The reply's Content-Type for a SOAP version (asmx-compat.md §3). */
 export const soapContentType = (version: SoapVersion): string =>
   version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8';

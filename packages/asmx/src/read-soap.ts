@@ -1,7 +1,14 @@
 import { findOperation, type GroupDef, type OperationDef } from '@school/contract';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { parseContentType } from './content-type.js';
-import { type FaultCode, SOAP11_ENV, SOAP12_ENV, type SoapVersion, XSI_NS } from './envelope.js';
+import {
+  type FaultCode,
+  SOAP11_ENV,
+  SOAP12_ENV,
+  type SoapVersion,
+  soapActionOf,
+  XSI_NS,
+} from './envelope.js';
 
 export interface SoapLimits {
   /** Deepest element nesting accepted. */
@@ -211,9 +218,7 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   if (version === '1.1' && input.soapAction !== undefined) {
     // §2.2: one pair of surrounding quotes removed, compared exactly with namespace + name.
     const action = unquote(input.soapAction);
-    operation = action.startsWith(namespace)
-      ? findOperation(group, action.slice(namespace.length))
-      : undefined;
+    operation = operationForAction(group, namespace, action);
     if (!operation) {
       return fault(
         'Client',
@@ -224,9 +229,7 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   } else {
     // §2.3 (SOAP 1.2, and SOAP 1.1 without SOAPAction): the action parameter, then the body element.
     const action = version === '1.2' ? contentType.params.get('action')?.trim() : undefined;
-    const fromAction = action?.startsWith(namespace)
-      ? findOperation(group, action.slice(namespace.length))
-      : undefined;
+    const fromAction = action === undefined ? undefined : operationForAction(group, namespace, action);
     operation = fromAction ?? bodyOperation;
     if (!operation) {
       return fault(
@@ -262,6 +265,9 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   }
   return { ok: true, version, operation, params, xml };
 }
+
+const operationForAction = (group: GroupDef, namespace: string, action: string): OperationDef | undefined =>
+  group.operations.find((op) => soapActionOf(namespace, op.name) === action);
 
 const unquote = (value: string): string =>
   value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;

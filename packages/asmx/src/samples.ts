@@ -1,5 +1,11 @@
 import type { OperationDef } from '@school/contract';
-import { envelopeNamespace, type SoapVersion, soapContentType, successEnvelope } from './envelope.js';
+import {
+  envelopeNamespace,
+  type SoapVersion,
+  soapActionOf,
+  soapContentType,
+  successEnvelope,
+} from './envelope.js';
 import { escapeXml } from './xml.js';
 
 export type WireBinding = 'soap11' | 'soap12' | 'http-get' | 'http-post';
@@ -72,7 +78,7 @@ export function samples(op: OperationDef, options: SampleOptions): Record<WireBi
 
   for (const version of ['1.1', '1.2'] as const) {
     const body = soapRequestBody(version, op, namespace, values);
-    const action = `${namespace}${op.name}`;
+    const action = soapActionOf(namespace, op.name);
     const headers: [string, string][] = [
       ['Host', host],
       ['Content-Type', soapContentType(version)],

@@ -1,4 +1,5 @@
 import type { GroupDef } from '@school/contract';
+import { soapActionOf } from './envelope.js';
 import { escapeXml } from './xml.js';
 
 /**
@@ -43,6 +44,7 @@ export function renderWsdl(group: GroupDef, namespace: string, groupUrl: string)
   line(2, '</s:schema>');
   line(1, '</wsdl:types>');
 
+  // Messages grouped by protocol, as ASMX wrote them: all SOAP, then HttpGet, then HttpPost.
   for (const op of ops) {
     line(1, `<wsdl:message name="${op.name}SoapIn">`);
     line(2, `<wsdl:part name="parameters" element="tns:${op.name}" />`);
@@ -50,7 +52,9 @@ export function renderWsdl(group: GroupDef, namespace: string, groupUrl: string)
     line(1, `<wsdl:message name="${op.name}SoapOut">`);
     line(2, `<wsdl:part name="parameters" element="tns:${op.name}Response" />`);
     line(1, '</wsdl:message>');
-    for (const kind of ['HttpGet', 'HttpPost']) {
+  }
+  for (const kind of ['HttpGet', 'HttpPost']) {
+    for (const op of ops) {
       if (op.params.length === 0) {
         line(1, `<wsdl:message name="${op.name}${kind}In" />`);
       } else {
@@ -85,7 +89,10 @@ export function renderWsdl(group: GroupDef, namespace: string, groupUrl: string)
     line(2, `<${prefix}:binding transport="http://schemas.xmlsoap.org/soap/http" />`);
     for (const op of ops) {
       line(2, `<wsdl:operation name="${op.name}">`);
-      line(3, `<${prefix}:operation soapAction="${ns}${op.name}" style="document" />`);
+      line(
+        3,
+        `<${prefix}:operation soapAction="${escapeXml(soapActionOf(namespace, op.name))}" style="document" />`,
+      );
       for (const dir of ['input', 'output']) {
         line(3, `<wsdl:${dir}>`);
         line(4, `<${prefix}:body use="literal" />`);

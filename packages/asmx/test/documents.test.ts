@@ -154,3 +154,42 @@ describe('masking', () => {
     expect(maskQuery('/A.asmx/AuthCode', ['code'])).toBe('/A.asmx/AuthCode');
   });
 });
+
+describe('SOAP actions', () => {
+  it('joins a namespace without a trailing slash with one, as ASMX did', async () => {
+    const { soapActionOf, readSoapRequest } = await import('../src/index.js');
+    expect(soapActionOf('http://tempuri.org/', 'AuthCode')).toBe('http://tempuri.org/AuthCode');
+    expect(soapActionOf('http://school.example.org/ws', 'AuthCode')).toBe(
+      'http://school.example.org/ws/AuthCode',
+    );
+    const ns = 'http://school.example.org/ws';
+    const wsdl = renderWsdl(group('AuthCodeSending'), ns, 'http://h/AuthCodeSending.asmx');
+    expect(wsdl).toContain('soapAction="http://school.example.org/ws/AuthCode"');
+    const body = new TextEncoder().encode(
+      `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><AuthCode xmlns="${ns}"/></s:Body></s:Envelope>`,
+    );
+    const read = (soapAction: string) =>
+      readSoapRequest({
+        body,
+        contentType: 'text/xml',
+        soapAction,
+        group: group('AuthCodeSending'),
+        namespace: ns,
+      });
+    expect(read(`"${ns}/AuthCode"`).ok).toBe(true);
+    expect(read(`"${ns}AuthCode"`).ok).toBe(false);
+  });
+
+  it('writes messages grouped by protocol', () => {
+    const xml = renderWsdl(group('NotificationNotes'), NS, 'http://h/NotificationNotes.asmx');
+    const names = [...xml.matchAll(/<wsdl:message name="(\w+)"/g)].map((m) => m[1]);
+    expect(names.slice(0, 6)).toEqual([
+      'SendNotificationTypeSoapIn',
+      'SendNotificationTypeSoapOut',
+      'SendMarkNotesSoapIn',
+      'SendMarkNotesSoapOut',
+      'SendNotificationTypeHttpGetIn',
+      'SendNotificationTypeHttpGetOut',
+    ]);
+  });
+});
