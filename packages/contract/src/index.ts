@@ -1,2 +1,3 @@
 export * from './operations.js';
 export * from './validate.js';
+export * from './api.js';
