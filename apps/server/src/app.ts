@@ -1,9 +1,11 @@
 import { maskQuery } from '@school/asmx';
 import { groups, operations } from '@school/contract';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { apiPlugin } from './api/plugin.js';
 import { asmxPlugin } from './asmx/plugin.js';
 import { canonicalAsmxUrl } from './asmx/rewrite.js';
 import type { Config } from './config.js';
+import { consolePlugin } from './plugins/console.js';
 import { corePlugin } from './plugins/core.js';
 import { healthRoutes } from './routes/health.js';
 
@@ -45,6 +47,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(corePlugin, { config });
   await app.register(healthRoutes);
   await app.register(asmxPlugin);
+  await app.register(apiPlugin, { prefix: '/api' });
+  await app.register(consolePlugin, { root: config.consoleDir });
   app.log.debug({ groups: groups.map((g) => g.path) }, 'asmx endpoints registered');
   return app;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isValidRegion } from '@school/contract';
 import { z } from 'zod';
 
@@ -51,11 +52,18 @@ export const configSchema = z.object({
       .default(false),
   ),
   SQLITE_SYNCHRONOUS: optional(z.enum(['FULL', 'NORMAL']).default('FULL')),
+  CONSOLE_DIR: optional(z.string().optional()),
 });
+
+// apps/server/src/config.ts and the bundled apps/server/dist/server.js both sit two levels below
+// apps/, where the console's build is.
+const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 export type Config = z.infer<typeof configSchema> & {
   /** DATA_DIR resolved to an absolute path. */
   readonly dataDir: string;
+  /** CONSOLE_DIR resolved: the built console's folder. */
+  readonly consoleDir: string;
 };
 
 export class ConfigError extends Error {
@@ -69,5 +77,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return { ...result.data, dataDir: path.resolve(result.data.DATA_DIR) };
+  return {
+    ...result.data,
+    dataDir: path.resolve(result.data.DATA_DIR),
+    consoleDir: path.resolve(result.data.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR),
+  };
 }

@@ -1,3 +1,3 @@
+export * from './api.js';
 export * from './operations.js';
 export * from './validate.js';
-export * from './api.js';

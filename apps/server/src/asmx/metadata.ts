@@ -9,11 +9,10 @@ import { findOperation, type GroupDef } from '@school/contract';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
+import { publicBaseUrl } from './base-url.js';
 
 const XML = 'text/xml; charset=utf-8';
 const HTML = 'text/html; charset=utf-8';
-// A Host header is attacker-chosen: anything but a plain host[:port] is not echoed into documents.
-const PLAIN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
  * `GET /X.asmx`: WSDL (`?wsdl`, any case), DISCO (`?disco`), the operation list, and an
@@ -22,13 +21,6 @@ const PLAIN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
  */
 export function createMetadataPages(config: Config) {
   const cache = new LRUCache<string, Buffer>({ max: 512 });
-
-  function baseUrl(request: FastifyRequest): { base: string; host: string } {
-    if (config.PUBLIC_BASE_URL)
-      return { base: config.PUBLIC_BASE_URL, host: new URL(config.PUBLIC_BASE_URL).host };
-    const host = PLAIN_HOST.test(request.host) ? request.host : 'localhost';
-    return { base: `${request.protocol}://${host}`, host };
-  }
 
   function cached(key: string, render: () => string): Buffer {
     let bytes = cache.get(key);
@@ -45,7 +37,7 @@ export function createMetadataPages(config: Config) {
         request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '',
       );
       const keys = new Set([...query.keys()].map((k) => k.toLowerCase()));
-      const { base, host } = baseUrl(request);
+      const { base, host } = publicBaseUrl(config, request);
       const groupUrl = `${base}${group.path}`;
       const ns = config.SERVICE_NAMESPACE;
       if (keys.has('wsdl')) {

@@ -12,8 +12,9 @@ import {
 } from '@school/asmx';
 import { type GroupDef, groups, maskParams, type OperationDef } from '@school/contract';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { formatRequest, formatResponse } from '../calls/http-message.js';
+import { callRecord } from '../calls/record.js';
 import type { Binding, Outcome } from '../store/index.js';
-import { capText, formatRequest, formatResponse } from './http-message.js';
 import { createMetadataPages } from './metadata.js';
 
 declare module 'fastify' {
@@ -81,35 +82,27 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
   async function finish(request: FastifyRequest, reply: FastifyReply, ex: Exchange): Promise<FastifyReply> {
     const bodyText =
       ex.body === undefined ? '' : typeof ex.body === 'string' ? ex.body : ex.body.toString('utf8');
-    const req = capText(
-      formatRequest(
-        request.method,
-        maskQuery(request.url, secretsOf(ex.group)),
-        request.raw.httpVersion,
-        request.headers,
-        ex.requestBody,
-      ),
-      config.RECORD_MAX_BYTES,
-    );
-    const res = capText(formatResponse(ex.status, ex.headers, bodyText), config.RECORD_MAX_BYTES);
+    const url = maskQuery(request.url, secretsOf(ex.group));
     try {
-      await store.calls.record({
-        at: Date.now() - Math.round(reply.elapsedTime),
-        group_name: ex.group.name,
-        operation: ex.operation?.name ?? null,
-        binding: ex.binding,
-        caller_ip: request.ip,
-        user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
-        params: ex.params === undefined ? null : JSON.stringify(ex.params),
-        outcome: ex.outcome,
-        status: ex.status,
-        error: ex.error ?? null,
-        duration_ms: reply.elapsedTime,
-        request: req.text,
-        request_bytes: req.bytes,
-        response: res.text,
-        response_bytes: res.bytes,
-      });
+      await store.calls.record(
+        callRecord(request, reply, config.RECORD_MAX_BYTES, {
+          group: ex.group.name,
+          operation: ex.operation?.name ?? null,
+          binding: ex.binding,
+          params: ex.params ?? null,
+          outcome: ex.outcome,
+          status: ex.status,
+          error: ex.error ?? null,
+          request: formatRequest(
+            request.method,
+            url,
+            request.raw.httpVersion,
+            request.headers,
+            ex.requestBody,
+          ),
+          response: formatResponse(ex.status, ex.headers, bodyText),
+        }),
+      );
     } catch (err) {
       // Without a record nothing may be reported as done (product.md: nothing lost).
       request.log.error({ err }, 'could not record the call');

@@ -8,6 +8,8 @@ export type OperationResult =
       /** The HTTP status the HTTP bindings answer with (asmx-compat.md §4). */
       readonly status: 400 | 403 | 404 | 429;
       readonly message: string;
+      /** The parameter at fault, when one is. */
+      readonly param?: string;
       /** Normalised values, when the input was valid and the operation itself refused. */
       readonly values?: Readonly<Record<string, string>>;
     };
@@ -27,7 +29,12 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     async run(op, read) {
       const validated = validateParams(op, read, options);
       if (!validated.ok) {
-        return { outcome: 'client-error', status: 400, message: validated.error.message };
+        return {
+          outcome: 'client-error',
+          status: 400,
+          message: validated.error.message,
+          param: validated.error.param,
+        };
       }
       const { values } = validated;
       switch (op.name) {

@@ -1,9 +1,44 @@
+import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
-import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { CallsTable, Database } from './schema.js';
+import {
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+  sql,
+} from 'kysely';
+import type { Binding, CallsTable, Database, Outcome } from './schema.js';
 
 export type NewCall = Insertable<CallsTable>;
 export type CallRow = Selectable<CallsTable>;
+/** A call without its raw request and response: what lists and the live tail carry. */
+export type CallSummaryRow = Omit<CallRow, 'request' | 'response'>;
+
+/** Filters over calls; times in epoch milliseconds, `to` exclusive. */
+export interface CallQuery {
+  readonly operation?: string | undefined;
+  readonly binding?: Binding | undefined;
+  readonly outcome?: Outcome | undefined;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+  readonly ip?: string | undefined;
+  /** Free text: a case-insensitive substring of the parameters, the raw request or response. */
+  readonly q?: string | undefined;
+}
+
+/** A position in the newest-first order: the last row of the previous page. */
+export interface CallCursor {
+  readonly at: number;
+  readonly id: number;
+}
+
+export interface StatsRow {
+  readonly bucket: number;
+  readonly operation: string | null;
+  readonly outcome: Outcome;
+  readonly count: number;
+}
 
 export interface CallRepository {
   /**
@@ -13,9 +48,20 @@ export interface CallRepository {
    */
   record(call: NewCall): Promise<number>;
   findById(id: number): Promise<CallRow | undefined>;
+  /** Newest first (by time, then id), after `cursor`; keyset pagination, never OFFSET. */
+  search(
+    query: CallQuery,
+    page: { limit: number; after?: CallCursor | undefined },
+  ): Promise<CallSummaryRow[]>;
+  /** Every matching call, newest first, in batches read one at a time: constant memory. */
+  scan(query: CallQuery, batchSize?: number): AsyncGenerator<CallRow[]>;
+  /** Counts per time bucket, operation and outcome. */
+  stats(range: { from: number; to: number; bucketMs: number }): Promise<StatsRow[]>;
   /** Newest first. */
   list(options: { limit: number }): Promise<CallRow[]>;
   count(): Promise<number>;
+  /** Emits `recorded` with the calls of each commit, once committed (for the live tail). */
+  readonly events: EventEmitter<{ recorded: [CallRow[]] }>;
   /** Waits until every record handed in so far is committed. */
   flush(): Promise<void>;
 }
@@ -38,6 +84,53 @@ const COLUMNS = [
   'response_bytes',
 ] as const satisfies readonly (keyof NewCall)[];
 
+const SUMMARY_COLUMNS = [
+  'id',
+  'at',
+  'group_name',
+  'operation',
+  'binding',
+  'caller_ip',
+  'user_agent',
+  'params',
+  'outcome',
+  'status',
+  'error',
+  'duration_ms',
+  'request_bytes',
+  'response_bytes',
+] as const satisfies readonly (keyof CallRow)[];
+
+/** `%`, `_` and `\` taken literally in a LIKE pattern. */
+const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function applyFilters<O>(
+  qb: SelectQueryBuilder<Database, 'calls', O>,
+  query: CallQuery,
+): SelectQueryBuilder<Database, 'calls', O> {
+  let out = qb;
+  if (query.operation !== undefined) out = out.where('operation', '=', query.operation);
+  if (query.binding !== undefined) out = out.where('binding', '=', query.binding);
+  if (query.outcome !== undefined) out = out.where('outcome', '=', query.outcome);
+  if (query.from !== undefined) out = out.where('at', '>=', query.from);
+  if (query.to !== undefined) out = out.where('at', '<', query.to);
+  if (query.ip !== undefined) out = out.where('caller_ip', '=', query.ip);
+  if (query.q !== undefined && query.q !== '') {
+    const pattern = likePattern(query.q);
+    out = out.where((eb) =>
+      eb.or(
+        (['params', 'request', 'response'] as const).map(
+          (column) => sql<boolean>`${sql.ref(column)} like ${pattern} escape '\\'`,
+        ),
+      ),
+    );
+  }
+  return out;
+}
+
+const after = (cursor: CallCursor) => (eb: ExpressionBuilder<Database, 'calls'>) =>
+  eb.or([eb('at', '<', cursor.at), eb.and([eb('at', '=', cursor.at), eb('id', '<', cursor.id)])]);
+
 interface Pending {
   readonly call: NewCall;
   readonly resolve: (id: number) => void;
@@ -57,12 +150,24 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
     calls.map((call) => Number(insert.run(call).lastInsertRowid)),
   );
 
+  const events = new EventEmitter<{ recorded: [CallRow[]] }>();
+  // One listener per live-tail client.
+  events.setMaxListeners(0);
+
   function commit(batch: Pending[]): void {
+    let ids: number[];
     try {
-      const ids = insertAll(batch.map((p) => p.call));
-      for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
+      ids = insertAll(batch.map((p) => p.call));
     } catch (err) {
       for (const p of batch) p.reject(err);
+      return;
+    }
+    for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
+    if (events.listenerCount('recorded') > 0) {
+      events.emit(
+        'recorded',
+        batch.map(({ call }, i) => ({ ...call, id: ids[i] as number }) as CallRow),
+      );
     }
   }
 
@@ -87,8 +192,43 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
         commitQueued();
       }
     },
+    events,
     findById(id) {
       return db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    search(query, page) {
+      let qb = applyFilters(db.selectFrom('calls').select(SUMMARY_COLUMNS), query);
+      if (page.after) qb = qb.where(after(page.after));
+      return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+    },
+    async *scan(query, batchSize = 500) {
+      let cursor: CallCursor | undefined;
+      for (;;) {
+        let qb = applyFilters(db.selectFrom('calls').selectAll(), query);
+        if (cursor) qb = qb.where(after(cursor));
+        const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
+        if (rows.length === 0) return;
+        yield rows;
+        const last = rows[rows.length - 1] as CallRow;
+        cursor = { at: last.at, id: last.id };
+        if (rows.length < batchSize) return;
+      }
+    },
+    async stats({ from, to, bucketMs }) {
+      const rows = await db
+        .selectFrom('calls')
+        .select((eb) => [
+          eb(eb(eb.ref('at'), '/', eb.val(bucketMs)), '*', eb.val(bucketMs)).as('bucket'),
+          'operation',
+          'outcome',
+          eb.fn.countAll<number>().as('count'),
+        ])
+        .where('at', '>=', from)
+        .where('at', '<', to)
+        .groupBy(['bucket', 'operation', 'outcome'])
+        .orderBy('bucket')
+        .execute();
+      return rows.map((r) => ({ ...r, bucket: Number(r.bucket), count: Number(r.count) }));
     },
     list({ limit }) {
       return db.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();

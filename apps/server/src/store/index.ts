@@ -3,7 +3,7 @@ import { type CallRepository, createCallRepository } from './calls.js';
 import { type DbOptions, openDatabase } from './db.js';
 import type { Database } from './schema.js';
 
-export type { CallRow, NewCall } from './calls.js';
+export type { CallCursor, CallQuery, CallRow, CallSummaryRow, NewCall, StatsRow } from './calls.js';
 export type { Binding, Outcome } from './schema.js';
 
 /** The store: the database and the repositories over it. */

@@ -30,6 +30,15 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('calls_operation').on('calls').columns(['operation', 'id']).execute();
     },
   },
+  '0002_call_filter_indexes': {
+    // History lists newest first by (at, id) under one filter: each filter gets its index.
+    async up(db: Kysely<unknown>) {
+      await db.schema.dropIndex('calls_operation').execute();
+      for (const column of ['operation', 'binding', 'outcome', 'caller_ip']) {
+        await db.schema.createIndex(`calls_${column}_at`).on('calls').columns([column, 'at', 'id']).execute();
+      }
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,165 @@
+import { Readable } from 'node:stream';
+import {
+  callDetailSchema,
+  callFiltersSchema,
+  callListQuerySchema,
+  callListSchema,
+  exportQuerySchema,
+  problemSchema,
+} from '@school/contract';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { CallRow } from '../store/index.js';
+import {
+  CSV_HEADER,
+  csvLine,
+  decodeCursor,
+  encodeCursor,
+  matches,
+  toDetail,
+  toQuery,
+  toSummary,
+} from './mapping.js';
+import { problem, sendProblem } from './problem.js';
+
+const HEARTBEAT_MS = 15_000;
+
+/** Call history: list with filters and keyset paging, one call, the live tail, and exports. */
+export const callRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const { store } = app;
+  // Open live tails, ended before the server closes so that shutdown is not held up by them.
+  const tails = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const end of tails) end();
+  });
+
+  app.get(
+    '/calls',
+    {
+      schema: {
+        summary: 'List calls, newest first',
+        description: 'Filters combine with AND. Pass `nextCursor` back as `cursor` for the next page.',
+        tags: ['calls'],
+        querystring: callListQuerySchema,
+        response: { 200: callListSchema, 400: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor, ...filters } = request.query;
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      if (cursor !== undefined && !after) {
+        return sendProblem(
+          reply,
+          problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
+        );
+      }
+      const rows = await store.calls.search(toQuery(filters), { limit: limit + 1, after });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        items: page.map(toSummary),
+        nextCursor: rows.length > limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
+      };
+    },
+  );
+
+  app.get(
+    '/calls/stream',
+    {
+      schema: {
+        summary: 'Live tail of new calls (Server-Sent Events)',
+        description:
+          'Each call recorded from now on that passes the filters arrives as an event named `call` whose data is a CallSummary.',
+        tags: ['calls'],
+        querystring: callFiltersSchema,
+        produces: ['text/event-stream'],
+      },
+    },
+    (request, reply) => {
+      const query = toQuery(request.query);
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write('retry: 3000\n: connected\n\n');
+      const onRecorded = (rows: CallRow[]) => {
+        for (const row of rows) {
+          if (matches(query, row))
+            res.write(`event: call\nid: ${row.id}\ndata: ${JSON.stringify(toSummary(row))}\n\n`);
+        }
+      };
+      store.calls.events.on('recorded', onRecorded);
+      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      const end = () => {
+        clearInterval(heartbeat);
+        store.calls.events.off('recorded', onRecorded);
+        tails.delete(end);
+        res.end();
+      };
+      tails.add(end);
+      request.raw.on('close', end);
+    },
+  );
+
+  app.get(
+    '/calls/export',
+    {
+      schema: {
+        summary: 'Export calls as CSV or JSON',
+        description:
+          'Every call that passes the filters, newest first, streamed. CSV has one row per call without raw messages; JSON is an array of CallDetail.',
+        tags: ['calls'],
+        querystring: exportQuerySchema,
+        produces: ['text/csv', 'application/json'],
+      },
+    },
+    (request, reply) => {
+      const { format, ...filters } = request.query;
+      const query = toQuery(filters);
+      const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+      async function* csv() {
+        yield CSV_HEADER;
+        for await (const rows of store.calls.scan(query))
+          yield rows.map((r) => csvLine(toSummary(r))).join('');
+      }
+      async function* json() {
+        yield '[';
+        let first = true;
+        for await (const rows of store.calls.scan(query)) {
+          const text = rows.map((r) => JSON.stringify(toDetail(r))).join(',\n');
+          yield first ? `\n${text}` : `,\n${text}`;
+          first = false;
+        }
+        yield '\n]\n';
+      }
+      reply
+        .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
+        .header('content-disposition', `attachment; filename="calls-${stamp}.${format}"`)
+        .header('cache-control', 'no-store');
+      return reply.send(Readable.from(format === 'csv' ? csv() : json(), { objectMode: false }));
+    },
+  );
+
+  app.get(
+    '/calls/:id',
+    {
+      schema: {
+        summary: 'One call, with its raw request and response',
+        tags: ['calls'],
+        params: z.object({ id: z.coerce.number().int().positive() }),
+        response: { 200: callDetailSchema, 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const row = await store.calls.findById(request.params.id);
+      if (!row) return sendProblem(reply, problem(404, `There is no call ${request.params.id}.`));
+      return toDetail(row);
+    },
+  );
+};

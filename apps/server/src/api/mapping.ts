@@ -1,0 +1,100 @@
+import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
+import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../store/index.js';
+
+export function toSummary(row: CallSummaryRow): CallSummary {
+  return {
+    id: row.id,
+    at: new Date(row.at).toISOString(),
+    group: row.group_name,
+    operation: row.operation,
+    binding: row.binding,
+    callerIp: row.caller_ip,
+    userAgent: row.user_agent,
+    params: row.params === null ? null : (JSON.parse(row.params) as Record<string, string>),
+    outcome: row.outcome,
+    status: row.status,
+    error: row.error,
+    durationMs: Math.round(row.duration_ms * 1000) / 1000,
+  };
+}
+
+export function toDetail(row: CallRow): CallDetail {
+  return {
+    ...toSummary(row),
+    request: row.request,
+    requestBytes: row.request_bytes,
+    response: row.response,
+    responseBytes: row.response_bytes,
+  };
+}
+
+export function toQuery(filters: CallFilters): CallQuery {
+  return {
+    operation: filters.operation,
+    binding: filters.binding,
+    outcome: filters.outcome,
+    from: filters.from === undefined ? undefined : Date.parse(filters.from),
+    to: filters.to === undefined ? undefined : Date.parse(filters.to),
+    ip: filters.ip,
+    q: filters.q,
+  };
+}
+
+/** Whether a just-recorded call passes the filters, with the same meaning as the SQL filters. */
+export function matches(query: CallQuery, row: CallRow): boolean {
+  if (query.operation !== undefined && row.operation !== query.operation) return false;
+  if (query.binding !== undefined && row.binding !== query.binding) return false;
+  if (query.outcome !== undefined && row.outcome !== query.outcome) return false;
+  if (query.from !== undefined && row.at < query.from) return false;
+  if (query.to !== undefined && row.at >= query.to) return false;
+  if (query.ip !== undefined && row.caller_ip !== query.ip) return false;
+  if (query.q) {
+    const q = query.q.toLowerCase();
+    const found = [row.params ?? '', row.request, row.response].some((t) => t.toLowerCase().includes(q));
+    if (!found) return false;
+  }
+  return true;
+}
+
+/** Cursors are opaque to clients: base64url of `at.id`. */
+export function encodeCursor(cursor: CallCursor): string {
+  return Buffer.from(`${cursor.at}.${cursor.id}`).toString('base64url');
+}
+
+export function decodeCursor(text: string): CallCursor | undefined {
+  const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(text, 'base64url').toString('latin1'));
+  if (!match) return undefined;
+  return { at: Number(match[1]), id: Number(match[2]) };
+}
+
+const CSV_COLUMNS = [
+  'id',
+  'at',
+  'group',
+  'operation',
+  'binding',
+  'callerIp',
+  'userAgent',
+  'params',
+  'outcome',
+  'status',
+  'error',
+  'durationMs',
+] as const;
+
+export const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
+
+/**
+ * One CSV line (RFC 4180). A cell that a spreadsheet would run as a formula (leading = + - @,
+ * tab or CR) is prefixed with an apostrophe: exported values come from callers.
+ */
+export function csvLine(call: CallSummary): string {
+  return `${CSV_COLUMNS.map((c) => csvCell(c === 'params' ? (call.params ? JSON.stringify(call.params) : '') : call[c])).join(',')}\r\n`;
+}
+
+function csvCell(value: string | number | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}

@@ -1,0 +1,68 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import {
+  hasZodFastifySchemaValidationErrors,
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
+import { callRoutes } from './calls.js';
+import { operationRoutes } from './operations.js';
+import { problem, sendProblem } from './problem.js';
+import { serviceRoutes } from './service.js';
+
+/**
+ * The console's JSON API under /api: schema-first routes (zod, shared with the console through
+ * @school/contract), an OpenAPI document generated from them, and RFC 9457 problems for errors.
+ */
+export const apiPlugin: FastifyPluginAsync = async (app) => {
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'School Messaging and Book Service — console API',
+        description:
+          'The JSON API of the staff console. The school-facing operations themselves are the .asmx endpoints (SOAP 1.1/1.2, HTTP GET/POST); see their WSDL.',
+        version: '1.0.0',
+      },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const errors: Record<string, string> = {};
+      for (const issue of error.validation) {
+        const field = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+        errors[field || error.validationContext || 'request'] ??= issue.message ?? 'is invalid';
+      }
+      const fields = Object.entries(errors).map(([k, v]) => `${k}: ${v}`);
+      return sendProblem(reply, problem(400, `The request is invalid. ${fields.join('; ')}`, { errors }));
+    }
+    const status =
+      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) {
+      request.log.error({ err: error }, 'unexpected error in the API');
+      return sendProblem(reply, problem(500, `An internal error occurred (request ${request.id}).`));
+    }
+    return sendProblem(reply, problem(status, error.message));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      problem(404, `There is no ${request.method} ${request.url.split('?')[0]} in the API.`),
+    ),
+  );
+
+  await app.register(operationRoutes);
+  await app.register(callRoutes);
+  await app.register(serviceRoutes);
+};

@@ -1,0 +1,24 @@
+import type { Problem } from '@school/contract';
+import type { FastifyReply } from 'fastify';
+
+const TITLES: Record<number, string> = {
+  400: 'Invalid request',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Request too large',
+  415: 'Unsupported media type',
+  422: 'Unprocessable content',
+  429: 'Too many requests',
+  500: 'Internal server error',
+  503: 'Service unavailable',
+};
+
+/** An RFC 9457 problem with a title for its status. */
+export function problem(status: number, detail: string, extra: Partial<Problem> = {}): Problem {
+  return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...extra };
+}
+
+export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
+  return reply.code(body.status).type('application/problem+json').send(body);
+}

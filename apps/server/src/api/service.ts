@@ -1,0 +1,89 @@
+import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema } from '@school/contract';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { publicBaseUrl } from '../asmx/base-url.js';
+import { problem, sendProblem } from './problem.js';
+
+const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+const MAX_BUCKETS = 5000;
+
+/** What the service is (endpoints, WSDL, namespace) and how it is used (stats). */
+export const serviceRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const { config, store } = app;
+
+  app.get(
+    '/service',
+    {
+      schema: {
+        summary: 'The endpoints, their WSDL and help pages, and the namespace',
+        tags: ['service'],
+        response: { 200: serviceInfoSchema },
+      },
+    },
+    async (request) => {
+      const { base: baseUrl } = publicBaseUrl(config, request);
+      return {
+        namespace: config.SERVICE_NAMESPACE,
+        baseUrl,
+        groups: groups.map((g) => ({
+          name: g.name,
+          title: g.title,
+          path: g.path,
+          url: `${baseUrl}${g.path}`,
+          wsdl: `${baseUrl}${g.path}?wsdl`,
+          help: `${baseUrl}${g.path}`,
+          operations: g.operations.map((op) => ({
+            name: op.name,
+            summary: op.summary,
+            help: `${baseUrl}${g.path}?op=${encodeURIComponent(op.name)}`,
+            params: op.params.map((p) => ({ name: p.name, description: p.description })),
+          })),
+        })),
+      };
+    },
+  );
+
+  app.get(
+    '/stats',
+    {
+      schema: {
+        summary: 'Calls per time bucket, operation and outcome',
+        description: 'Defaults to the last 24 hours by hour. `to` is exclusive.',
+        tags: ['service'],
+        querystring: statsQuerySchema,
+        response: { 200: statsSchema, 400: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { bucket } = request.query;
+      const bucketMs = BUCKET_MS[bucket];
+      const to = request.query.to ? Date.parse(request.query.to) : Date.now();
+      const from = request.query.from ? Date.parse(request.query.from) : to - 24 * 3_600_000;
+      if (from >= to)
+        return sendProblem(
+          reply,
+          problem(400, '`from` must be before `to`.', { errors: { from: 'must be before to' } }),
+        );
+      if ((to - from) / bucketMs > MAX_BUCKETS) {
+        return sendProblem(
+          reply,
+          problem(
+            400,
+            `That period has more than ${MAX_BUCKETS} ${bucket} buckets; choose a longer bucket.`,
+            {
+              errors: { bucket: 'too short for the period' },
+            },
+          ),
+        );
+      }
+      const rows = await store.calls.stats({ from, to, bucketMs });
+      return {
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        bucket,
+        rows: rows.map((r) => ({ ...r, bucket: new Date(r.bucket).toISOString() })),
+      };
+    },
+  );
+};

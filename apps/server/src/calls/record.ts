@@ -1,0 +1,46 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Binding, NewCall, Outcome } from '../store/index.js';
+import { capText } from './http-message.js';
+
+/** What one exchange amounted to, whichever door it came in by. */
+export interface CallFacts {
+  readonly group: string;
+  readonly operation: string | null;
+  readonly binding: Binding;
+  /** Parameters as received, secrets already masked; null when none could be read. */
+  readonly params: Readonly<Record<string, string>> | null;
+  readonly outcome: Outcome;
+  readonly status: number;
+  readonly error: string | null;
+  /** The whole request and response as HTTP messages, secrets already masked. */
+  readonly request: string;
+  readonly response: string;
+}
+
+/** The call record of an exchange, its raw messages capped at `maxBytes` each. */
+export function callRecord(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  maxBytes: number,
+  facts: CallFacts,
+): NewCall {
+  const req = capText(facts.request, maxBytes);
+  const res = capText(facts.response, maxBytes);
+  return {
+    at: Date.now() - Math.round(reply.elapsedTime),
+    group_name: facts.group,
+    operation: facts.operation,
+    binding: facts.binding,
+    caller_ip: request.ip,
+    user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
+    params: facts.params === null ? null : JSON.stringify(facts.params),
+    outcome: facts.outcome,
+    status: facts.status,
+    error: facts.error,
+    duration_ms: reply.elapsedTime,
+    request: req.text,
+    request_bytes: req.bytes,
+    response: res.text,
+    response_bytes: res.bytes,
+  };
+}

@@ -1,0 +1,350 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { CallDetail, CallList, OperationResult, Problem, ServiceInfo, Stats } from '@school/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewCall } from '../src/store/index.js';
+import { startTestApp, type TestApp, tempDataDir } from './helpers.js';
+
+const HOUR = 3_600_000;
+const T0 = Date.parse('2026-11-01T10:00:00.000Z');
+
+function call(overrides: Partial<NewCall>): NewCall {
+  return {
+    at: T0,
+    group_name: 'AuthCodeSending',
+    operation: 'AuthCode',
+    binding: 'soap11',
+    caller_ip: '203.0.113.1',
+    user_agent: 'test',
+    params: JSON.stringify({ code: '***', phone: '+447911123456' }),
+    outcome: 'ok',
+    status: 200,
+    error: null,
+    duration_ms: 1.5,
+    request: 'POST /AuthCodeSending.asmx HTTP/1.1\r\n\r\n<soap/>',
+    request_bytes: 40,
+    response: 'HTTP/1.1 200\r\n\r\n<ok/>',
+    response_bytes: 20,
+    ...overrides,
+  };
+}
+
+describe('console API', () => {
+  let t: TestApp;
+  const get = async <T>(url: string) => {
+    const res = await t.app.inject({ method: 'GET', url });
+    return { status: res.statusCode, body: res.json() as T, headers: res.headers };
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    // 30 calls an hour apart, alternating bindings and outcomes, plus a few distinctive ones.
+    for (let i = 0; i < 30; i++) {
+      await t.app.store.calls.record(
+        call({
+          at: T0 + i * HOUR,
+          binding: i % 2 === 0 ? 'soap11' : 'http-get',
+          outcome: i % 3 === 0 ? 'client-error' : 'ok',
+          status: i % 3 === 0 ? 400 : 200,
+          caller_ip: i < 10 ? '198.51.100.7' : '203.0.113.1',
+        }),
+      );
+    }
+    await t.app.store.calls.record(
+      call({
+        at: T0 + 5 * HOUR,
+        group_name: 'NotificationNotes',
+        operation: 'SendMarkNotes',
+        params: JSON.stringify({ id: '88', id_class: '7B', baseUrlSchool: 'https://needle.example.org/' }),
+      }),
+    );
+  });
+  afterAll(() => t.close());
+
+  describe('POST /api/operations/{name}', () => {
+    it('runs the operation as a console call and answers its id', async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: '4821', phone: '+44 7911 123456' },
+      });
+      expect(res.statusCode).toBe(200);
+      const result = res.json() as OperationResult;
+      expect(result).toMatchObject({ outcome: 'ok', status: 200, message: 'Done.' });
+      const detail = (await get<CallDetail>(`/api/calls/${result.id}`)).body;
+      expect(detail).toMatchObject({
+        binding: 'console',
+        operation: 'AuthCode',
+        group: 'AuthCodeSending',
+        outcome: 'ok',
+        params: { code: '***', phone: '+447911123456' },
+      });
+      expect(detail.request).toContain('POST /api/operations/AuthCode HTTP/1.1');
+      expect(detail.request).not.toContain('4821');
+    });
+
+    it('answers bad input with a problem naming the field and the recorded call', async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: '4821', phone: 'nope' },
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      const body = res.json() as Problem;
+      expect(body).toMatchObject({ status: 400, title: 'Invalid request' });
+      expect(body.detail).toMatch(/^Invalid phone: 'nope' is not a valid phone number/);
+      expect(body.errors?.phone).toBe(body.detail);
+      const recorded = (await get<CallDetail>(`/api/calls/${body.callId}`)).body;
+      expect(recorded).toMatchObject({
+        binding: 'console',
+        outcome: 'client-error',
+        status: 400,
+        error: body.detail,
+      });
+    });
+
+    it('says a missing parameter, a non-string value, no book, and an unknown operation plainly', async () => {
+      const missing = await t.app.inject({
+        method: 'POST',
+        url: '/api/operations/SendMarkNotes',
+        payload: { id: '1' },
+      });
+      expect(missing.json()).toMatchObject({ status: 400, detail: 'Missing parameter: id_class.' });
+      const wrongType = await t.app.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: 1234, phone: '+447911123456' },
+      });
+      expect(wrongType.json()).toMatchObject({
+        status: 400,
+        errors: { code: 'Invalid code: it must be a string.' },
+      });
+      const book = await t.app.inject({
+        method: 'POST',
+        url: '/api/operations/GetBookPdfByTerm',
+        payload: { termId: 'T1', srid: 'S', classId: '7B' },
+      });
+      expect(book.statusCode).toBe(404);
+      expect(book.json()).toMatchObject({ detail: "No book exists for term 'T1' and class '7B'." });
+      const unknown = await t.app.inject({ method: 'POST', url: '/api/operations/DropTables', payload: {} });
+      expect(unknown.statusCode).toBe(404);
+      expect(typeof (unknown.json() as Problem).callId).toBe('number');
+      const push = await t.app.inject({ method: 'POST', url: '/api/operations/pushNoti' });
+      expect(push.statusCode).toBe(200);
+    });
+  });
+
+  describe('GET /api/calls', () => {
+    it('lists newest first with keyset paging until the last page', async () => {
+      const seen: number[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const url: string = `/api/calls?limit=7&to=2026-11-03T00:00:00Z${cursor ? `&cursor=${cursor}` : ''}`;
+        const { status, body } = await get<CallList>(url);
+        expect(status).toBe(200);
+        seen.push(...body.items.map((c) => Date.parse(c.at)));
+        cursor = body.nextCursor;
+        pages++;
+      } while (cursor && pages < 10);
+      expect(seen).toHaveLength(31);
+      expect(pages).toBe(5);
+      expect([...seen].sort((a, b) => b - a)).toEqual(seen);
+    });
+
+    it('filters by operation, binding, outcome, time range, caller and free text', async () => {
+      const count = async (query: string) =>
+        (
+          await get<CallList>(
+            `/api/calls?limit=200&${query.includes('to=') ? '' : 'to=2026-11-03T00:00:00Z&'}${query}`,
+          )
+        ).body.items.length;
+      expect(await count('operation=SendMarkNotes')).toBe(1);
+      expect(await count('binding=http-get')).toBe(15);
+      expect(await count('outcome=client-error')).toBe(10);
+      // `from` inclusive, `to` exclusive.
+      expect(await count('from=2026-11-01T12:00:00Z&to=2026-11-01T15:00:00Z')).toBe(3);
+      expect(await count('from=2026-11-01T15:00:00Z&to=2026-11-01T15:00:00.001Z')).toBe(2);
+      expect(await count('ip=198.51.100.7')).toBe(10);
+      expect(await count('q=NEEDLE.example')).toBe(1);
+      expect(await count('q=100%25')).toBe(0);
+      expect(await count('binding=soap11&outcome=client-error')).toBe(5);
+    });
+
+    it('refuses bad filters and cursors with a problem', async () => {
+      for (const query of ['binding=fax', 'limit=0', 'from=yesterday', 'cursor=abc']) {
+        const res = await t.app.inject({ method: 'GET', url: `/api/calls?${query}` });
+        expect(res.statusCode, query).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(Object.keys((res.json() as Problem).errors ?? {}).length).toBeGreaterThan(0);
+      }
+    });
+
+    it('answers 404 for a call that does not exist', async () => {
+      const { status, body } = await get<Problem>('/api/calls/999999');
+      expect(status).toBe(404);
+      expect(body.detail).toBe('There is no call 999999.');
+    });
+  });
+
+  describe('exports', () => {
+    it('streams CSV of what is filtered, as a download, neutralising formulas', async () => {
+      await t.app.store.calls.record(
+        call({
+          at: T0 + 40 * HOUR,
+          operation: 'SendNotificationType',
+          params: JSON.stringify({ id: '=HYPERLINK("x")' }),
+        }),
+      );
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/calls/export?format=csv&operation=SendNotificationType',
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(res.headers['content-disposition']).toMatch(/^attachment; filename="calls-\d{8}T\d{6}\.csv"$/);
+      const lines = res.body.trimEnd().split('\r\n');
+      expect(lines[0]).toBe(
+        'id,at,group,operation,binding,callerIp,userAgent,params,outcome,status,error,durationMs',
+      );
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toContain('"{""id"":""=HYPERLINK(\\""x\\"")""}"');
+    });
+
+    it('streams JSON with raw messages', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/api/calls/export?format=json&ip=198.51.100.7' });
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      const rows = res.json() as CallDetail[];
+      expect(rows).toHaveLength(10);
+      expect(rows[0]?.request).toContain('POST /AuthCodeSending.asmx');
+      const empty = await t.app.inject({ method: 'GET', url: '/api/calls/export?format=json&ip=192.0.2.99' });
+      expect(empty.json()).toEqual([]);
+    });
+  });
+
+  describe('GET /api/stats', () => {
+    it('counts per bucket, operation and outcome', async () => {
+      const { body } = await get<Stats>(
+        '/api/stats?from=2026-11-01T10:00:00Z&to=2026-11-01T13:00:00Z&bucket=hour',
+      );
+      expect(body.bucket).toBe('hour');
+      expect(body.rows).toEqual([
+        { bucket: '2026-11-01T10:00:00.000Z', operation: 'AuthCode', outcome: 'client-error', count: 1 },
+        { bucket: '2026-11-01T11:00:00.000Z', operation: 'AuthCode', outcome: 'ok', count: 1 },
+        { bucket: '2026-11-01T12:00:00.000Z', operation: 'AuthCode', outcome: 'ok', count: 1 },
+      ]);
+      const day = await get<Stats>('/api/stats?from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z&bucket=day');
+      expect(day.body.rows.reduce((n, r) => n + r.count, 0)).toBe(15);
+    });
+
+    it('refuses periods with too many buckets', async () => {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/api/stats?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&bucket=minute',
+      });
+      expect(res.statusCode).toBe(400);
+    });
+  });
+
+  it('GET /api/service describes the endpoints', async () => {
+    const { body } = await t.app
+      .inject({ method: 'GET', url: '/api/service', headers: { host: 'sms.example.org' } })
+      .then((r) => ({ body: r.json() as ServiceInfo }));
+    expect(body.namespace).toBe('http://tempuri.org/');
+    expect(body.groups.map((g) => g.wsdl)).toContain('http://sms.example.org/BookPdf.asmx?wsdl');
+    expect(body.groups.flatMap((g) => g.operations.map((o) => o.name))).toHaveLength(5);
+  });
+
+  it('publishes an OpenAPI document generated from the routes, and its docs page', async () => {
+    const { status, body } = await get<{ openapi: string; paths: Record<string, unknown> }>(
+      '/api/openapi.json',
+    );
+    expect(status).toBe(200);
+    expect(body.openapi).toBe('3.1.0');
+    expect(Object.keys(body.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/operations/{name}',
+        '/api/calls',
+        '/api/calls/{id}',
+        '/api/calls/stream',
+        '/api/calls/export',
+        '/api/stats',
+        '/api/service',
+      ]),
+    );
+    const docs = await t.app.inject({ method: 'GET', url: '/api/docs/' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.body).toContain('swagger');
+  });
+
+  it('answers unknown API paths with a problem, never the console page', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/nope', headers: { accept: 'text/html' } });
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+});
+
+describe('live tail', () => {
+  it('pushes new calls that pass the filters as Server-Sent Events', async () => {
+    const t = await startTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    try {
+      const events: string[] = [];
+      const connected = new Promise<http.IncomingMessage>((resolve) => {
+        http.get(`http://127.0.0.1:${port}/api/calls/stream?operation=pushNoti`, (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => events.push(chunk));
+          resolve(res);
+        });
+      });
+      const res = await connected;
+      expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      await fetch(`http://127.0.0.1:${port}/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456`);
+      await fetch(`http://127.0.0.1:${port}/PushNotificationMobile.asmx/pushNoti`);
+      const deadline = Date.now() + 5000;
+      while (!events.join('').includes('event: call') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      const text = events.join('');
+      const data = text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)));
+      expect(data).toHaveLength(1);
+      expect(data[0]).toMatchObject({ operation: 'pushNoti', binding: 'http-get', outcome: 'ok' });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('console pages', () => {
+  it('serves the built console with client-route fallback, never shadowing /api or .asmx', async () => {
+    const dist = tempDataDir();
+    fs.mkdirSync(path.join(dist.dir, 'assets'));
+    fs.writeFileSync(
+      path.join(dist.dir, 'index.html'),
+      '<!doctype html><title>Console</title><div id="root"></div>',
+    );
+    fs.writeFileSync(path.join(dist.dir, 'assets', 'app-1234.js'), 'console.log(1)');
+    const t = await startTestApp({ CONSOLE_DIR: dist.dir });
+    try {
+      for (const url of ['/', '/history?operation=AuthCode', '/send/AuthCode']) {
+        const res = await t.app.inject({ method: 'GET', url });
+        expect(res.statusCode, url).toBe(200);
+        expect(res.body).toContain('<title>Console</title>');
+      }
+      const asset = await t.app.inject({ method: 'GET', url: '/assets/app-1234.js' });
+      expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect((await t.app.inject({ method: 'GET', url: '/assets/missing.js' })).statusCode).toBe(404);
+      expect((await t.app.inject({ method: 'GET', url: '/NoSuch.asmx' })).statusCode).toBe(404);
+      expect((await t.app.inject({ method: 'GET', url: '/api/calls/x' })).statusCode).toBe(400);
+    } finally {
+      await t.close();
+      dist.remove();
+    }
+  });
+});
