@@ -15,6 +15,7 @@ import {
   CSV_HEADER,
   csvLine,
   decodeCursor,
+  detailJson,
   encodeCursor,
   matches,
   toDetail,
@@ -24,6 +25,8 @@ import {
 import { problem, sendProblem } from './problem.js';
 
 const HEARTBEAT_MS = 15_000;
+// Rows read per query while exporting: small batches keep memory flat whatever the total.
+const EXPORT_BATCH = 100;
 
 /** Call history: list with filters and keyset paging, one call, the live tail, and exports. */
 export const callRoutes: FastifyPluginAsync = async (base) => {
@@ -123,26 +126,40 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       const { format, ...filters } = request.query;
       const query = toQuery(filters);
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
-      async function* csv() {
-        yield CSV_HEADER;
-        for await (const rows of store.calls.scan(query))
-          yield rows.map((r) => csvLine(toSummary(r))).join('');
-      }
-      async function* json() {
-        yield '[';
-        let first = true;
-        for await (const rows of store.calls.scan(query)) {
-          const text = rows.map((r) => JSON.stringify(toDetail(r))).join(',\n');
-          yield first ? `\n${text}` : `,\n${text}`;
-          first = false;
-        }
-        yield '\n]\n';
-      }
-      reply
+      // Pull-based: a batch is read only when the client has taken the previous one, and each
+      // batch becomes one Buffer at once, so memory stays flat however many calls there are.
+      const batches = store.calls.scan(query, EXPORT_BATCH);
+      let started = false;
+      let written = 0;
+      const body = new Readable({
+        highWaterMark: 64 * 1024,
+        read() {
+          batches
+            .next()
+            .then(({ value: rows, done }) => {
+              let text = '';
+              if (!started) text = format === 'csv' ? CSV_HEADER : '[';
+              started = true;
+              for (const row of done ? [] : rows) {
+                text += format === 'csv' ? csvLine(row) : `${written === 0 ? '\n' : ',\n'}${detailJson(row)}`;
+                written++;
+              }
+              if (done && format === 'json') text += '\n]\n';
+              if (text) this.push(Buffer.from(text));
+              if (done) this.push(null);
+            })
+            .catch((err: unknown) => this.destroy(err as Error));
+        },
+        destroy(err, callback) {
+          void batches.return(undefined);
+          callback(err);
+        },
+      });
+      return reply
         .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8')
         .header('content-disposition', `attachment; filename="calls-${stamp}.${format}"`)
-        .header('cache-control', 'no-store');
-      return reply.send(Readable.from(format === 'csv' ? csv() : json(), { objectMode: false }));
+        .header('cache-control', 'no-store')
+        .send(body);
     },
   );
 

@@ -67,7 +67,7 @@ export function decodeCursor(text: string): CallCursor | undefined {
   return { at: Number(match[1]), id: Number(match[2]) };
 }
 
-const CSV_COLUMNS = [
+export const CSV_COLUMNS = [
   'id',
   'at',
   'group',
@@ -88,8 +88,54 @@ export const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
  * One CSV line (RFC 4180). A cell that a spreadsheet would run as a formula (leading = + - @,
  * tab or CR) is prefixed with an apostrophe: exported values come from callers.
  */
-export function csvLine(call: CallSummary): string {
-  return `${CSV_COLUMNS.map((c) => csvCell(c === 'params' ? (call.params ? JSON.stringify(call.params) : '') : call[c])).join(',')}\r\n`;
+export function csvLine(row: CallSummaryRow): string {
+  const cells = [
+    row.id,
+    new Date(row.at).toISOString(),
+    row.group_name,
+    row.operation,
+    row.binding,
+    row.caller_ip,
+    row.user_agent,
+    row.params ?? '',
+    row.outcome,
+    row.status,
+    row.error,
+    Math.round(row.duration_ms * 1000) / 1000,
+  ];
+  return `${cells.map(csvCell).join(',')}\r\n`;
+}
+
+/**
+ * A call as CallDetail JSON, for exports: the stored parameters are already JSON text and are
+ * spliced in as they are. Parsing them back into objects for a million rows is what made the
+ * export's memory climb (the objects outlive young-generation collections).
+ */
+export function detailJson(row: CallRow): string {
+  const { params, ...rest } = toDetailWithoutParams(row);
+  const json = JSON.stringify(rest);
+  return `{"params":${params ?? 'null'},${json.slice(1)}`;
+}
+
+function toDetailWithoutParams(row: CallRow) {
+  return {
+    params: row.params,
+    id: row.id,
+    at: new Date(row.at).toISOString(),
+    group: row.group_name,
+    operation: row.operation,
+    binding: row.binding,
+    callerIp: row.caller_ip,
+    userAgent: row.user_agent,
+    outcome: row.outcome,
+    status: row.status,
+    error: row.error,
+    durationMs: Math.round(row.duration_ms * 1000) / 1000,
+    request: row.request,
+    requestBytes: row.request_bytes,
+    response: row.response,
+    responseBytes: row.response_bytes,
+  };
 }
 
 function csvCell(value: string | number | null): string {

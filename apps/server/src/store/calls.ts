@@ -128,8 +128,10 @@ function applyFilters<O>(
   return out;
 }
 
+// A row-value comparison, so that SQLite and PostgreSQL seek the (…, at, id) index to the cursor
+// instead of re-reading every newer row for each page.
 const after = (cursor: CallCursor) => (eb: ExpressionBuilder<Database, 'calls'>) =>
-  eb.or([eb('at', '<', cursor.at), eb.and([eb('at', '=', cursor.at), eb('id', '<', cursor.id)])]);
+  eb(eb.refTuple('at', 'id'), '<', eb.tuple(cursor.at, cursor.id));
 
 interface Pending {
   readonly call: NewCall;
