@@ -67,7 +67,7 @@ export function decodeCursor(text: string): CallCursor | undefined {
   return { at: Number(match[1]), id: Number(match[2]) };
 }
 
-export const CSV_COLUMNS = [
+const CSV_COLUMNS = [
   'id',
   'at',
   'group',
@@ -89,21 +89,12 @@ export const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
  * tab or CR) is prefixed with an apostrophe: exported values come from callers.
  */
 export function csvLine(row: CallSummaryRow): string {
-  const cells = [
-    row.id,
-    new Date(row.at).toISOString(),
-    row.group_name,
-    row.operation,
-    row.binding,
-    row.caller_ip,
-    row.user_agent,
-    row.params ?? '',
-    row.outcome,
-    row.status,
-    row.error,
-    Math.round(row.duration_ms * 1000) / 1000,
-  ];
-  return `${cells.map(csvCell).join(',')}\r\n`;
+  // Concatenated cell by cell: this runs a million times in an export, so no arrays per row.
+  return (
+    `${row.id},${new Date(row.at).toISOString()},${csvCell(row.group_name)},${csvCell(row.operation)},` +
+    `${row.binding},${csvCell(row.caller_ip)},${csvCell(row.user_agent)},${csvCell(row.params)},` +
+    `${row.outcome},${row.status},${csvCell(row.error)},${Math.round(row.duration_ms * 1000) / 1000}\r\n`
+  );
 }
 
 /**
@@ -138,9 +129,11 @@ function toDetailWithoutParams(row: CallRow) {
   };
 }
 
-function csvCell(value: string | number | null): string {
+function csvCell(value: string | null): string {
   if (value === null) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  const text = FORMULA_START.test(value) ? `'${value}` : value;
+  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NEEDS_QUOTES = /[",\r\n]/;
