@@ -10,7 +10,7 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CallRow } from '../store/index.js';
+import type { CallRow, CallSummaryRow } from '../store/index.js';
 import {
   CSV_HEADER,
   csvLine,
@@ -128,7 +128,8 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
       // Pull-based: a batch is read only when the client has taken the previous one, and each
       // batch becomes one Buffer at once, so memory stays flat however many calls there are.
-      const batches = store.calls.scan(query, EXPORT_BATCH);
+      const batches: AsyncGenerator<CallSummaryRow[] | CallRow[]> =
+        format === 'csv' ? store.calls.scanSummaries(query, EXPORT_BATCH) : store.calls.scan(query, EXPORT_BATCH);
       let started = false;
       let written = 0;
       const body = new Readable({
@@ -141,7 +142,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
               if (!started) text = format === 'csv' ? CSV_HEADER : '[';
               started = true;
               for (const row of done ? [] : rows) {
-                text += format === 'csv' ? csvLine(row) : `${written === 0 ? '\n' : ',\n'}${detailJson(row)}`;
+                text += format === 'csv' ? csvLine(row) : `${written === 0 ? '\n' : ',\n'}${detailJson(row as CallRow)}`;
                 written++;
               }
               if (done && format === 'json') text += '\n]\n';

@@ -55,6 +55,8 @@ export interface CallRepository {
   ): Promise<CallSummaryRow[]>;
   /** Every matching call, newest first, in batches read one at a time: constant memory. */
   scan(query: CallQuery, batchSize?: number): AsyncGenerator<CallRow[]>;
+  /** As `scan`, without the raw request and response. */
+  scanSummaries(query: CallQuery, batchSize?: number): AsyncGenerator<CallSummaryRow[]>;
   /** Counts per time bucket, operation and outcome. */
   stats(range: { from: number; to: number; bucketMs: number }): Promise<StatsRow[]>;
   /** Newest first. */
@@ -173,6 +175,24 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
     }
   }
 
+  async function* scanBy<R extends CallSummaryRow>(
+    query: CallQuery,
+    batchSize: number,
+    columns: (qb: SelectQueryBuilder<Database, 'calls', object>) => SelectQueryBuilder<Database, 'calls', R>,
+  ): AsyncGenerator<R[]> {
+    let cursor: CallCursor | undefined;
+    for (;;) {
+      let qb = applyFilters(columns(db.selectFrom('calls')), query);
+      if (cursor) qb = qb.where(after(cursor));
+      const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
+      if (rows.length === 0) return;
+      yield rows;
+      const last = rows[rows.length - 1] as R;
+      cursor = { at: last.at, id: last.id };
+      if (rows.length < batchSize) return;
+    }
+  }
+
   let timer: NodeJS.Immediate | undefined;
   function commitQueued(): void {
     timer = undefined;
@@ -203,18 +223,11 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
       if (page.after) qb = qb.where(after(page.after));
       return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     },
-    async *scan(query, batchSize = 500) {
-      let cursor: CallCursor | undefined;
-      for (;;) {
-        let qb = applyFilters(db.selectFrom('calls').selectAll(), query);
-        if (cursor) qb = qb.where(after(cursor));
-        const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
-        if (rows.length === 0) return;
-        yield rows;
-        const last = rows[rows.length - 1] as CallRow;
-        cursor = { at: last.at, id: last.id };
-        if (rows.length < batchSize) return;
-      }
+    scan(query, batchSize = 500) {
+      return scanBy(query, batchSize, (qb) => qb.selectAll());
+    },
+    scanSummaries(query, batchSize = 500) {
+      return scanBy(query, batchSize, (qb) => qb.select(SUMMARY_COLUMNS));
     },
     async stats({ from, to, bucketMs }) {
       const rows = await db
