@@ -1,0 +1,36 @@
+import { NavLink, Outlet } from 'react-router';
+import { paths } from '../config/paths';
+
+const links = [
+  { to: paths.send.href(), label: 'Send' },
+  { to: paths.history.href(), label: 'History' },
+  { to: paths.dashboard.href(), label: 'Dashboard' },
+  { to: paths.service.href(), label: 'Service' },
+] as const;
+
+export function Layout() {
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="app-header">
+        <p className="app-name">School Messaging</p>
+        <nav aria-label="Main">
+          <ul className="nav-list">
+            {links.map((link) => (
+              <li key={link.to}>
+                <NavLink to={link.to} className="nav-link">
+                  {link.label}
+                </NavLink>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Outlet />
+      </main>
+    </>
+  );
+}

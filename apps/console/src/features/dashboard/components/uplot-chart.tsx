@@ -1,0 +1,88 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+let canvas2d: boolean | undefined;
+/** Whether this browser can draw on a canvas (uPlot cannot do without). */
+function canDraw(): boolean {
+  canvas2d ??= document.createElement('canvas').getContext('2d') !== null;
+  return canvas2d;
+}
+
+/**
+ * uPlot in React: built when `options` change (memoise them), fed new data with setData, sized to
+ * its container. The canvas means nothing to a screen reader, so the figure is named by `title`
+ * and described by `summary`, which says in words what the picture shows.
+ */
+export function UPlotChart({
+  title,
+  summary,
+  options,
+  data,
+  height = 260,
+}: {
+  title: string;
+  summary: string;
+  options: Omit<uPlot.Options, 'width' | 'height'>;
+  data: uPlot.AlignedData;
+  height?: number;
+}) {
+  const id = useId();
+  const container = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const latest = useRef(data);
+  latest.current = data;
+  const [failed, setFailed] = useState(false);
+
+  useEffect(() => {
+    const element = container.current;
+    if (!element) return;
+    let chart: uPlot;
+    try {
+      if (!canDraw()) throw new Error('no 2D canvas');
+      chart = new uPlot({ ...options, width: element.clientWidth || 640, height }, latest.current, element);
+    } catch {
+      // No canvas (a locked-down browser, a test DOM): the summary still says it all.
+      setFailed(true);
+      return;
+    }
+    plot.current = chart;
+    const observer =
+      typeof ResizeObserver === 'undefined'
+        ? undefined
+        : new ResizeObserver(([entry]) => {
+            const width = Math.floor(entry?.contentRect.width ?? 0);
+            if (width > 0 && width !== chart.width) chart.setSize({ width, height });
+          });
+    observer?.observe(element);
+    return () => {
+      observer?.disconnect();
+      chart.destroy();
+      plot.current = null;
+    };
+  }, [options, height]);
+
+  useEffect(() => {
+    plot.current?.setData(data);
+  }, [data]);
+
+  return (
+    <figure className="chart" aria-labelledby={`${id}-title`} aria-describedby={`${id}-summary`}>
+      <figcaption id={`${id}-title`} className="chart-title">
+        {title}
+      </figcaption>
+      <div
+        ref={container}
+        className="chart-canvas"
+        role="img"
+        aria-labelledby={`${id}-title`}
+        aria-describedby={`${id}-summary`}
+      >
+        {failed ? <p className="muted">The chart cannot be drawn in this browser.</p> : null}
+      </div>
+      <p id={`${id}-summary`} className="chart-summary">
+        {summary}
+      </p>
+    </figure>
+  );
+}

@@ -1,0 +1,41 @@
+import { screen, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { callDetail, problem } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, server } from '../../../testing/server';
+
+describe('Call detail', () => {
+  it('shows the request and the response side by side, XML indented', async () => {
+    server.use(http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7 }))));
+    const { user } = renderApp('/history/7');
+    expect(await screen.findByRole('heading', { name: 'Call #7', level: 1 })).toBeInTheDocument();
+    const request = await screen.findByRole('region', { name: 'Request' });
+    const response = screen.getByRole('region', { name: 'Response' });
+    const message = (region: HTMLElement) => within(region).getByText(/^(POST|HTTP)/).textContent ?? '';
+    const requestText = message(request);
+    expect(requestText).toContain('SOAPAction: "http://tempuri.org/AuthCode"');
+    expect(requestText).toContain('\n    <AuthCode xmlns="http://tempuri.org/">\n      <code>***</code>\n');
+    expect(message(response)).toContain('\n    <AuthCodeResponse xmlns="http://tempuri.org/" />\n');
+
+    await user.click(screen.getByRole('checkbox', { name: /Indent bodies/ }));
+    expect(message(request)).toContain('<soap:Body><AuthCode xmlns="http://tempuri.org/">');
+  });
+
+  it('renders recorded bodies as text, never as HTML', async () => {
+    const hostile =
+      'HTTP/1.1 400\r\nContent-Type: text/html\r\n\r\n<img src=x onerror="alert(1)"><script>alert(2)</script>';
+    server.use(http.get('/api/calls/8', () => HttpResponse.json(callDetail({ id: 8, response: hostile }))));
+    const { container } = renderApp('/history/8');
+    const response = await screen.findByRole('region', { name: 'Response' });
+    expect(within(response).getByText(/^HTTP\/1\.1 400/).textContent).toContain('<script>alert(2)</script>');
+    expect(container.querySelector('img, script')).toBeNull();
+  });
+
+  it('says when there is no such call', async () => {
+    server.use(http.get('/api/calls/99', () => problemJson(problem(404, 'No call 99.'))));
+    renderApp('/history/99');
+    expect(await screen.findByRole('alert')).toHaveTextContent('No call #99: Not found (404)');
+    expect(screen.getByRole('link', { name: '← Back to History' })).toHaveAttribute('href', '/history');
+  });
+});

@@ -1,0 +1,138 @@
+import { BINDING_LABELS, type CallDetail } from '@school/contract';
+import { useId, useRef, useState } from 'react';
+import { Link, useLocation, useParams } from 'react-router';
+import { CopyButton } from '../../../components/ui/copy-button';
+import { ErrorState, Loading } from '../../../components/ui/status';
+import { paths } from '../../../config/paths';
+import { ProblemError } from '../../../lib/api-client';
+import { formatBytes, formatDateTime, formatDuration, OUTCOME_LABELS } from '../../../lib/format';
+import { prettyHttpMessage } from '../../../lib/pretty-message';
+import { useCall } from '../api/get-call';
+
+export function CallPage() {
+  const params = useParams();
+  const location = useLocation();
+  const id = Number(params.id);
+  const valid = Number.isSafeInteger(id) && id > 0;
+  const back = (location.state as { search?: string } | null)?.search ?? '';
+
+  return (
+    <div className="page call-page">
+      <title>{`Call ${params.id ?? ''} · School Messaging`}</title>
+      <p>
+        <Link to={paths.history.href(back)}>← Back to History</Link>
+      </p>
+      <h1>Call #{params.id}</h1>
+      {valid ? <CallView id={id} /> : <p role="alert">“{params.id}” is not a call number.</p>}
+    </div>
+  );
+}
+
+function CallView({ id }: { id: number }) {
+  const call = useCall(id);
+  const [pretty, setPretty] = useState(true);
+  if (call.isPending) return <Loading>Loading call #{id}…</Loading>;
+  if (call.isError) {
+    const notFound = call.error instanceof ProblemError && call.error.status === 404;
+    return (
+      <ErrorState
+        error={call.error}
+        title={notFound ? `No call #${id}` : `Could not load call #${id}`}
+        onRetry={notFound ? undefined : () => call.refetch()}
+      />
+    );
+  }
+  const data = call.data;
+  return (
+    <>
+      <Summary call={data} />
+      <div className="toolbar">
+        <label className="checkbox">
+          <input type="checkbox" checked={pretty} onChange={(e) => setPretty(e.target.checked)} /> Indent
+          bodies (XML, JSON)
+        </label>
+      </div>
+      <div className="messages">
+        <Message title="Request" text={data.request} bytes={data.requestBytes} pretty={pretty} />
+        <Message title="Response" text={data.response} bytes={data.responseBytes} pretty={pretty} />
+      </div>
+    </>
+  );
+}
+
+function Summary({ call }: { call: CallDetail }) {
+  const params = Object.entries(call.params ?? {});
+  return (
+    <dl className="summary">
+      <dt>Time</dt>
+      <dd>
+        <time dateTime={call.at}>{formatDateTime(call.at)}</time>
+      </dd>
+      <dt>Operation</dt>
+      <dd>
+        {call.operation ?? 'unknown'} <span className="muted">({call.group})</span>
+      </dd>
+      <dt>Binding</dt>
+      <dd>{BINDING_LABELS[call.binding]}</dd>
+      <dt>Caller</dt>
+      <dd>
+        {call.callerIp}
+        {call.userAgent ? <span className="muted"> · {call.userAgent}</span> : null}
+      </dd>
+      <dt>Parameters</dt>
+      <dd>
+        {params.length === 0 ? (
+          <span className="muted">{call.params ? 'none' : 'could not be read'}</span>
+        ) : (
+          <ul className="params">
+            {params.map(([name, value]) => (
+              <li key={name}>
+                <span className="param-name">{name}</span>=<span className="param-value">{value}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </dd>
+      <dt>Outcome</dt>
+      <dd>
+        <span className={`badge badge-${call.outcome}`}>
+          {OUTCOME_LABELS[call.outcome]} {call.status}
+        </span>
+        {call.error ? <span className="call-error">{call.error}</span> : null}
+      </dd>
+      <dt>Duration</dt>
+      <dd>{formatDuration(call.durationMs)}</dd>
+    </dl>
+  );
+}
+
+function Message({
+  title,
+  text,
+  bytes,
+  pretty,
+}: {
+  title: string;
+  text: string;
+  bytes: number;
+  pretty: boolean;
+}) {
+  const headingId = useId();
+  const ref = useRef<HTMLPreElement>(null);
+  // Recorded messages use CRLF; lines are shown with LF, copied as recorded.
+  const lf = text.replace(/\r\n/g, '\n');
+  const shown = pretty ? prettyHttpMessage(lf) : lf;
+  return (
+    <section className="message" aria-labelledby={headingId}>
+      <div className="snippet-head">
+        <h2 id={headingId}>{title}</h2>
+        <span className="muted">{formatBytes(bytes)}</span>
+        <CopyButton text={text} label={`Copy ${title.toLowerCase()}`} target={ref} />
+      </div>
+      {/* Text only: recorded bodies are never rendered as HTML. */}
+      <pre ref={ref} className="code">
+        {shown || '(empty)'}
+      </pre>
+    </section>
+  );
+}

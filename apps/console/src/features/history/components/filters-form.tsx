@@ -1,0 +1,129 @@
+import { BINDING_LABELS, BINDINGS, type CallFilters, OUTCOMES, operations } from '@school/contract';
+import { type ChangeEvent, useEffect } from 'react';
+import { useFormContext } from 'react-hook-form';
+import { z } from 'zod';
+import { Form, SelectField, TextField } from '../../../components/ui/form';
+import { OUTCOME_LABELS } from '../../../lib/format';
+import { isoToLocalInput, localInputToIso } from '../utils/filters';
+
+const localDateTime = z
+  .string()
+  .refine((value) => value === '' || localInputToIso(value) !== undefined, 'Enter a date and time.');
+
+const filtersFormSchema = z
+  .object({
+    operation: z.string(),
+    binding: z.string(),
+    outcome: z.string(),
+    from: localDateTime,
+    to: localDateTime,
+    ip: z.string().max(64, 'At most 64 characters.'),
+    q: z.string().max(200, 'At most 200 characters.'),
+  })
+  .refine((v) => !v.from || !v.to || new Date(v.from) < new Date(v.to), {
+    path: ['to'],
+    message: '“To” must be after “From”.',
+  });
+type FiltersFormValues = z.input<typeof filtersFormSchema>;
+
+const any = { value: '', label: 'Any' };
+const operationOptions = [any, ...operations.map((op) => ({ value: op.name, label: op.name }))];
+const bindingOptions = [any, ...BINDINGS.map((b) => ({ value: b, label: BINDING_LABELS[b] }))];
+const outcomeOptions = [any, ...OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABELS[o] }))];
+
+function toFormValues(filters: CallFilters): FiltersFormValues {
+  return {
+    operation: filters.operation ?? '',
+    binding: filters.binding ?? '',
+    outcome: filters.outcome ?? '',
+    from: isoToLocalInput(filters.from),
+    to: isoToLocalInput(filters.to),
+    ip: filters.ip ?? '',
+    q: filters.q ?? '',
+  };
+}
+
+function toFilters(values: FiltersFormValues): CallFilters {
+  const filters: Record<string, string | undefined> = {
+    operation: values.operation || undefined,
+    binding: values.binding || undefined,
+    outcome: values.outcome || undefined,
+    from: localInputToIso(values.from),
+    to: localInputToIso(values.to),
+    ip: values.ip.trim() || undefined,
+    q: values.q.trim() || undefined,
+  };
+  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as CallFilters;
+}
+
+/**
+ * Puts the URL's filters back in the fields when the URL changes by other means (back, forward,
+ * Clear). A reset rather than a remount, so focus stays where it was after Enter or a choice.
+ */
+function SyncWithUrl({ values }: { values: FiltersFormValues }) {
+  const { reset } = useFormContext<FiltersFormValues>();
+  const key = JSON.stringify(values);
+  useEffect(() => {
+    reset(JSON.parse(key) as FiltersFormValues);
+  }, [key, reset]);
+  return null;
+}
+
+/**
+ * The History filters. A choice in a list applies at once; typed fields apply with Enter or the
+ * Apply button (a request per keystroke would be noise). The parent keeps them in the URL.
+ */
+export function FiltersForm({
+  filters,
+  onChange,
+}: {
+  filters: CallFilters;
+  onChange: (filters: CallFilters) => void;
+}) {
+  const applyNow = {
+    onChange: (event: ChangeEvent<HTMLSelectElement>) => event.target.form?.requestSubmit(),
+  };
+  return (
+    <Form
+      schema={filtersFormSchema}
+      options={{ defaultValues: toFormValues(filters) }}
+      onSubmit={(values) => onChange(toFilters(values))}
+      role="search"
+      aria-label="Filter calls"
+      className="filters"
+    >
+      {() => (
+        <>
+          <SyncWithUrl values={toFormValues(filters)} />
+          <SelectField
+            name="operation"
+            label="Operation"
+            options={operationOptions}
+            registerOptions={applyNow}
+          />
+          <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyNow} />
+          <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyNow} />
+          <TextField name="from" label="From" type="datetime-local" />
+          <TextField name="to" label="To" type="datetime-local" />
+          <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />
+          <TextField
+            name="q"
+            label="Text"
+            type="search"
+            description="In parameters and raw bodies."
+            autoComplete="off"
+            className="field-wide"
+          />
+          <div className="actions filters-actions">
+            <button type="submit" className="button button-primary">
+              Apply filters
+            </button>
+            <button type="button" className="button" onClick={() => onChange({})}>
+              Clear filters
+            </button>
+          </div>
+        </>
+      )}
+    </Form>
+  );
+}

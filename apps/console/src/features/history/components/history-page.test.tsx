@@ -1,0 +1,180 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { callList, callSummary, problem } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, recordRequests, server } from '../../../testing/server';
+
+const listRequests = (requests: Request[]) =>
+  requests.filter((r) => new URL(r.url).pathname === '/api/calls').map((r) => new URL(r.url).searchParams);
+
+describe('History', () => {
+  it('shows a call as a row: time, operation, binding, caller, key parameters, outcome, duration', async () => {
+    server.use(
+      http.get('/api/calls', () =>
+        HttpResponse.json(
+          callList([
+            callSummary({
+              id: 7,
+              operation: 'AuthCode',
+              binding: 'soap12',
+              callerIp: '203.0.113.9',
+              params: { code: '***', phone: '+447911123456' },
+              outcome: 'client-error',
+              status: 500,
+              error: 'Too many codes for this phone; try again in 15 minutes.',
+              durationMs: 12.4,
+            }),
+          ]),
+        ),
+      ),
+    );
+    renderApp('/history');
+    const table = await screen.findByRole('table', { name: 'Calls, newest first' });
+    const headers = within(table)
+      .getAllByRole('columnheader')
+      .map((th) => th.textContent);
+    expect(headers).toEqual([
+      'Time',
+      'Operation',
+      'Binding',
+      'Caller',
+      'Key parameters',
+      'Outcome',
+      'Duration',
+    ]);
+    const [, row] = within(table).getAllByRole('row');
+    if (!row) throw new Error('no row');
+    const cells = within(row).getAllByRole('cell');
+    expect(cells[1]).toHaveTextContent('AuthCode');
+    expect(cells[2]).toHaveTextContent('SOAP 1.2');
+    expect(cells[3]).toHaveTextContent('203.0.113.9');
+    expect(cells[4]).toHaveTextContent('code=***');
+    expect(cells[4]).toHaveTextContent('phone=+447911123456');
+    expect(cells[5]).toHaveTextContent('Client error 500');
+    expect(cells[5]).toHaveTextContent('Too many codes for this phone');
+    expect(cells[6]).toHaveTextContent('12 ms');
+    expect(within(row).getByRole('link', { name: /Call 7/ })).toHaveAttribute('href', '/history/7');
+    expect(screen.getByText('One call: that is all.')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
+  });
+
+  it('says so when there are no calls, and when no call matches the filters', async () => {
+    server.use(http.get('/api/calls', () => HttpResponse.json(callList([]))));
+    const first = renderApp('/history');
+    expect(await screen.findByText('No calls recorded yet.')).toBeInTheDocument();
+    expect(screen.queryByRole('table')).not.toBeInTheDocument();
+    first.unmount();
+
+    renderApp('/history?outcome=server-error');
+    expect(await screen.findByText('No calls match these filters.')).toBeInTheDocument();
+  });
+
+  it('puts the filters in the URL and in the query string of the request', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
+    const { user, location } = renderApp('/history');
+    await screen.findByRole('table');
+    expect(listRequests(requests)[0]?.toString()).toBe('limit=50');
+
+    // A choice in a list applies at once.
+    await user.selectOptions(screen.getByLabelText('Operation'), 'AuthCode');
+    await waitFor(() => expect(location().search).toBe('?operation=AuthCode'));
+    await waitFor(() => expect(listRequests(requests).at(-1)?.get('operation')).toBe('AuthCode'));
+
+    // Typed filters apply with Enter.
+    await user.type(screen.getByLabelText('Caller IP'), '203.0.113.9');
+    await user.type(screen.getByLabelText('Text'), '+4479{Enter}');
+    await waitFor(() => expect(location().search).toBe('?operation=AuthCode&ip=203.0.113.9&q=%2B4479'));
+    // Applying keeps the keyboard where it was.
+    expect(screen.getByLabelText('Text')).toHaveFocus();
+    await waitFor(() => {
+      const last = listRequests(requests).at(-1);
+      expect(last?.get('operation')).toBe('AuthCode');
+      expect(last?.get('ip')).toBe('203.0.113.9');
+      expect(last?.get('q')).toBe('+4479');
+      expect(last?.get('limit')).toBe('50');
+    });
+
+    // The exports download what is filtered.
+    expect(screen.getByRole('link', { name: 'Export CSV' })).toHaveAttribute(
+      'href',
+      '/api/calls/export?format=csv&operation=AuthCode&ip=203.0.113.9&q=%2B4479',
+    );
+    expect(screen.getByRole('link', { name: 'Export JSON' })).toHaveAttribute(
+      'href',
+      '/api/calls/export?format=json&operation=AuthCode&ip=203.0.113.9&q=%2B4479',
+    );
+
+    await user.click(screen.getByRole('button', { name: 'Clear filters' }));
+    await waitFor(() => expect(location().search).toBe(''));
+    expect(screen.getByLabelText('Operation')).toHaveValue('');
+    expect(screen.getByLabelText('Text')).toHaveValue('');
+  });
+
+  it('reads the filters back from a shared link, time range included', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
+    renderApp('/history?binding=http-get&from=2026-11-20T08%3A00%3A00.000Z&q=7B&binding_typo=x');
+    await screen.findByRole('table');
+    expect(screen.getByLabelText('Binding')).toHaveValue('http-get');
+    expect(screen.getByLabelText('Text')).toHaveValue('7B');
+    expect(screen.getByLabelText('From')).not.toHaveValue('');
+    const sent = listRequests(requests)[0];
+    expect(sent?.get('binding')).toBe('http-get');
+    expect(sent?.get('from')).toBe('2026-11-20T08:00:00.000Z');
+    expect(sent?.get('q')).toBe('7B');
+    expect(sent?.has('binding_typo')).toBe(false);
+  });
+
+  it('refuses a time range that ends before it starts, without a request', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
+    const { user, location } = renderApp('/history');
+    await screen.findByRole('table');
+    await user.type(screen.getByLabelText('From'), '2026-11-20T10:00');
+    await user.type(screen.getByLabelText('To'), '2026-11-20T09:00');
+    await user.click(screen.getByRole('button', { name: 'Apply filters' }));
+    expect(await screen.findByText('“To” must be after “From”.')).toBeInTheDocument();
+    expect(screen.getByLabelText('To')).toHaveAttribute('aria-invalid', 'true');
+    expect(location().search).toBe('');
+    expect(listRequests(requests)).toHaveLength(1);
+  });
+
+  it('loads older calls with the cursor of the previous page', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/calls', ({ request }) => {
+        const cursor = new URL(request.url).searchParams.get('cursor');
+        return HttpResponse.json(
+          cursor === 'MTc2MzYyNjUzMDAwMC43'
+            ? callList([callSummary({ id: 6, operation: 'SendMarkNotes', group: 'NotificationNotes' })])
+            : callList([callSummary({ id: 7 })], 'MTc2MzYyNjUzMDAwMC43'),
+        );
+      }),
+    );
+    const { user } = renderApp('/history?operation=AuthCode');
+    await screen.findByRole('link', { name: /Call 7/ });
+    await user.click(screen.getByRole('button', { name: 'Load more' }));
+
+    expect(await screen.findByRole('link', { name: /Call 6/ })).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: /Call 7/ })).toBeInTheDocument();
+    const second = listRequests(requests)[1];
+    expect(second?.get('cursor')).toBe('MTc2MzYyNjUzMDAwMC43');
+    expect(second?.get('operation')).toBe('AuthCode');
+    expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
+    expect(screen.getByText('2 calls: that is all.')).toBeInTheDocument();
+  });
+
+  it("shows the problem's title and detail when the history cannot be loaded", async () => {
+    server.use(
+      http.get('/api/calls', () =>
+        problemJson(problem(400, 'Invalid query: from must be an ISO date and time.')),
+      ),
+    );
+    renderApp('/history');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Could not load the history: Invalid request (400)');
+    expect(alert).toHaveTextContent('Invalid query: from must be an ISO date and time.');
+  });
+});

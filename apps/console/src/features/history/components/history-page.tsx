@@ -1,0 +1,96 @@
+import type { CallFilters } from '@school/contract';
+import { useState } from 'react';
+import { useSearchParams } from 'react-router';
+import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { useCallsStream } from '../api/calls-stream';
+import { exportCallsUrl } from '../api/export-calls';
+import { useCalls } from '../api/get-calls';
+import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
+import { CallsTable } from './calls-table';
+import { FiltersForm } from './filters-form';
+
+const STREAM_LABELS = {
+  off: '',
+  connecting: 'Connecting…',
+  open: 'Listening for new calls.',
+  reconnecting: 'Connection lost, reconnecting…',
+  closed: 'The live tail stopped. Turn Live off and on to try again.',
+} as const;
+
+export function HistoryPage() {
+  const [searchParams, setSearchParams] = useSearchParams();
+  const filters = filtersFromSearch(searchParams);
+  const [live, setLive] = useState(false);
+  const calls = useCalls(filters);
+  const stream = useCallsStream(filters, live);
+
+  const setFilters = (next: CallFilters) => setSearchParams(filtersToSearch(next));
+  const items = calls.data?.pages.flatMap((page) => page.items) ?? [];
+
+  return (
+    <div className="page history-page">
+      <title>History · School Messaging</title>
+      <h1>History</h1>
+      <FiltersForm filters={filters} onChange={setFilters} />
+
+      <div className="toolbar">
+        <button
+          type="button"
+          className="button"
+          aria-pressed={live}
+          onClick={() => setLive((on) => !on)}
+          title="Show new calls as they arrive"
+        >
+          Live
+        </button>
+        <span className="live-status" role="status">
+          {live ? `${STREAM_LABELS[stream.state]}${stream.received ? ` ${stream.received} new.` : ''}` : ''}
+        </span>
+        <span className="toolbar-spacer" />
+        <a className="button" href={exportCallsUrl('csv', filters)} download>
+          Export CSV
+        </a>
+        <a className="button" href={exportCallsUrl('json', filters)} download>
+          Export JSON
+        </a>
+      </div>
+
+      {calls.isPending ? (
+        <Loading>Loading calls…</Loading>
+      ) : !calls.data ? (
+        <ErrorState error={calls.error} title="Could not load the history" onRetry={() => calls.refetch()} />
+      ) : items.length === 0 ? (
+        <EmptyState>
+          {hasFilters(filters) ? 'No calls match these filters.' : 'No calls recorded yet.'}
+        </EmptyState>
+      ) : (
+        <>
+          <CallsTable calls={items} />
+          <div className="paging">
+            {calls.hasNextPage ? (
+              <button
+                type="button"
+                className="button"
+                onClick={() => calls.fetchNextPage()}
+                disabled={calls.isFetchingNextPage}
+              >
+                {calls.isFetchingNextPage ? 'Loading more…' : 'Load more'}
+              </button>
+            ) : (
+              <p className="muted">
+                {items.length === 1 ? 'One call' : `${items.length} calls`}: that is all.
+              </p>
+            )}
+            {calls.isFetchNextPageError ? (
+              <ErrorState
+                error={calls.error}
+                title="Could not load more"
+                onRetry={() => calls.fetchNextPage()}
+              />
+            ) : null}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}

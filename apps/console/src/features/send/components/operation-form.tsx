@@ -1,0 +1,82 @@
+import { type OperationDef, operationInputSchema } from '@school/contract';
+import { useMemo } from 'react';
+import { Form, TextField } from '../../../components/ui/form';
+import { ProblemError } from '../../../lib/api-client';
+import { useSendOperation } from '../api/send-operation';
+import { Outcome } from './outcome';
+import { ShowAs } from './show-as';
+
+/**
+ * One operation's form. The fields, their descriptions and their rules all come from the
+ * contract's table, so the console refuses exactly what the server would refuse.
+ */
+export function OperationForm({ op }: { op: OperationDef }) {
+  const schema = useMemo(() => operationInputSchema(op), [op]);
+  const defaultValues = useMemo(() => Object.fromEntries(op.params.map((p) => [p.name, ''])), [op]);
+  const send = useSendOperation();
+
+  return (
+    <Form
+      schema={schema}
+      options={{ defaultValues }}
+      aria-labelledby="operation-heading"
+      className="operation-form"
+      onSubmit={(values, methods) => {
+        send.mutate(
+          { operation: op.name, values },
+          {
+            onError: (error) => {
+              // The server names the parameter it refused: show its message under that field.
+              const errors = error instanceof ProblemError ? error.problem.errors : undefined;
+              for (const [name, message] of Object.entries(errors ?? {})) {
+                if (op.params.some((p) => p.name === name)) {
+                  methods.setError(name, { type: 'server', message });
+                }
+              }
+            },
+          },
+        );
+      }}
+    >
+      {(methods) => (
+        <>
+          {op.params.length === 0 ? (
+            <p>This operation takes no parameters.</p>
+          ) : (
+            op.params.map((param) => (
+              <TextField
+                key={param.name}
+                name={param.name}
+                label={param.name}
+                description={
+                  param.secret ? `${param.description} Masked (***) in the history.` : param.description
+                }
+                placeholder={`e.g. ${param.example}`}
+                autoComplete="off"
+                spellCheck={false}
+              />
+            ))
+          )}
+          <div className="actions">
+            <button type="submit" className="button button-primary" disabled={send.isPending}>
+              {send.isPending ? 'Sending…' : 'Send'}
+            </button>
+            {op.params.length > 0 ? (
+              <button
+                type="button"
+                className="button"
+                onClick={() => {
+                  for (const p of op.params) methods.setValue(p.name, p.example, { shouldValidate: true });
+                }}
+              >
+                Fill with examples
+              </button>
+            ) : null}
+          </div>
+          <Outcome result={send.data} error={send.error} pending={send.isPending} />
+          <ShowAs op={op} />
+        </>
+      )}
+    </Form>
+  );
+}

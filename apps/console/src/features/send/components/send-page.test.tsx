@@ -1,0 +1,171 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { operationResult, problem } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, recordRequests, server } from '../../../testing/server';
+
+const operationPosts = (requests: Request[]) =>
+  requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname.startsWith('/api/operations/'));
+
+describe('Send', () => {
+  it('opens on the first operation with one form per operation to pick from', async () => {
+    const { location } = renderApp('/send');
+    expect(await screen.findByRole('heading', { name: 'AuthCode', level: 2 })).toBeInTheDocument();
+    expect(location().pathname).toBe('/send/AuthCode');
+    const operations = screen.getByRole('navigation', { name: 'Operations' });
+    const names = within(operations)
+      .getAllByRole('link')
+      .map((a) => a.textContent);
+    expect(names).toEqual([
+      'AuthCode',
+      'GetBookPdfByTerm',
+      'SendNotificationType',
+      'SendMarkNotes',
+      'pushNoti',
+    ]);
+    const main = screen.getByRole('navigation', { name: 'Main' });
+    for (const name of ['Send', 'History', 'Dashboard', 'Service']) {
+      expect(within(main).getByRole('link', { name })).toBeInTheDocument();
+    }
+  });
+
+  it("labels each field by its parameter and describes it with the contract's description", () => {
+    renderApp('/send/AuthCode');
+    const phone = screen.getByLabelText('phone');
+    expect(phone).toHaveAccessibleDescription(
+      'The phone number, in international format (+ and country code).',
+    );
+    expect(screen.getByLabelText('code')).toHaveAccessibleDescription(/1 to 16 letters or digits/);
+  });
+
+  it('shows the validation messages of the contract before any request is sent', async () => {
+    const requests = recordRequests();
+    const { user } = renderApp('/send/AuthCode');
+    // code left empty, phone not a number.
+    await user.type(screen.getByLabelText('phone'), '12345');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+
+    const phone = screen.getByLabelText('phone');
+    const code = screen.getByLabelText('code');
+    expect(await screen.findByText(/Invalid phone: '12345' is not a valid phone number/)).toBeInTheDocument();
+    expect(screen.getByText('Invalid code: it must be 1 to 16 letters or digits.')).toBeInTheDocument();
+    expect(phone).toHaveAttribute('aria-invalid', 'true');
+    expect(phone).toHaveAccessibleDescription(/Invalid phone: '12345' is not a valid phone number/);
+    expect(code).toHaveAttribute('aria-invalid', 'true');
+    expect(operationPosts(requests)).toHaveLength(0);
+
+    // Fixing the phone clears its message; the code is still refused.
+    await user.clear(phone);
+    await user.type(phone, '+447911123456');
+    await waitFor(() => expect(screen.queryByText(/Invalid phone/)).not.toBeInTheDocument());
+    expect(phone).not.toHaveAttribute('aria-invalid');
+    expect(screen.getByText('Invalid code: it must be 1 to 16 letters or digits.')).toBeInTheDocument();
+  });
+
+  it('sends valid values and shows the outcome with a link to the call in History', async () => {
+    const requests = recordRequests();
+    server.use(http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ id: 42 }))));
+    const { user } = renderApp('/send/AuthCode');
+    await user.type(screen.getByLabelText('code'), '4821');
+    await user.type(screen.getByLabelText('phone'), '+447911123456');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+
+    expect(await screen.findByText('Sent.')).toBeInTheDocument();
+    expect(screen.getByText(/Done\./)).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'View call #42 in History' })).toHaveAttribute(
+      'href',
+      '/history/42',
+    );
+
+    const [post] = operationPosts(requests);
+    expect(post?.headers.get('content-type')).toBe('application/json');
+    expect(await post?.json()).toEqual({ code: '4821', phone: '+447911123456' });
+  });
+
+  it("shows the server's problem detail, with the refused parameter's message under its field", async () => {
+    const detail = "Unknown school: 'https://unknown.example.org/' is not a registered school.";
+    server.use(
+      http.post('/api/operations/SendMarkNotes', () =>
+        problemJson(problem(400, detail, { errors: { baseUrlSchool: detail }, callId: 43 })),
+      ),
+    );
+    const { user } = renderApp('/send/SendMarkNotes');
+    await user.type(screen.getByLabelText('id'), '88');
+    await user.type(screen.getByLabelText('id_class'), '7B');
+    await user.type(screen.getByLabelText('baseUrlSchool'), 'https://unknown.example.org/');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+
+    expect(await screen.findByText('Not sent: Invalid request (400)')).toBeInTheDocument();
+    expect(screen.getByLabelText('baseUrlSchool')).toHaveAccessibleDescription(
+      new RegExp(`${detail.slice(0, 20)}`),
+    );
+    expect(screen.getByLabelText('baseUrlSchool')).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.getByRole('link', { name: 'View call #43 in History' })).toHaveAttribute(
+      'href',
+      '/history/43',
+    );
+  });
+
+  it('shows a problem without field errors, e.g. no book for that term and class', async () => {
+    const detail = "No book exists for term '2026-1' and class '7B'.";
+    server.use(
+      http.post('/api/operations/GetBookPdfByTerm', () => problemJson(problem(404, detail, { callId: 44 }))),
+    );
+    const { user } = renderApp('/send/GetBookPdfByTerm');
+    await user.click(screen.getByRole('button', { name: 'Fill with examples' }));
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    expect(await screen.findByText(detail)).toBeInTheDocument();
+    expect(screen.getByText('Not sent: Not found (404)')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'View call #44 in History' })).toHaveAttribute(
+      'href',
+      '/history/44',
+    );
+  });
+
+  it('sends pushNoti, which has no fields, with just the Send button', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.post('/api/operations/pushNoti', () =>
+        HttpResponse.json(operationResult({ id: 45, message: 'Done. 3 pushes dispatched.' })),
+      ),
+    );
+    const { user } = renderApp('/send/pushNoti');
+    expect(screen.getByText('This operation takes no parameters.')).toBeInTheDocument();
+    expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    expect(await screen.findByText(/3 pushes dispatched/)).toBeInTheDocument();
+    expect(await operationPosts(requests)[0]?.json()).toEqual({});
+  });
+
+  it('shows the exact SOAP and HTTP requests for the values typed, copyable as curl', async () => {
+    const { user } = renderApp('/send/AuthCode');
+    await user.type(screen.getByLabelText('code'), '4821');
+    await user.type(screen.getByLabelText('phone'), '+447911123456');
+
+    const soap11 = await screen.findByRole('tab', { name: 'SOAP 1.1' });
+    expect(soap11).toHaveAttribute('aria-selected', 'true');
+    const request = () => within(screen.getByRole('figure', { name: 'Request' })).getByText(/HTTP\/1\.1/);
+    expect(request()).toHaveTextContent('POST /AuthCodeSending.asmx HTTP/1.1');
+    expect(request()).toHaveTextContent('Host: school-gateway.example:3000');
+    expect(request()).toHaveTextContent('SOAPAction: "http://tempuri.org/AuthCode"');
+    expect(request().textContent).toContain('<code>4821</code>');
+    expect(request().textContent).toContain('<phone>+447911123456</phone>');
+
+    // Arrow keys move between bindings, as tabs do.
+    soap11.focus();
+    await user.keyboard('{ArrowRight}{ArrowRight}');
+    expect(screen.getByRole('tab', { name: 'HTTP GET' })).toHaveAttribute('aria-selected', 'true');
+    expect(request().textContent).toBe(
+      'GET /AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456 HTTP/1.1\nHost: school-gateway.example:3000',
+    );
+    const curl = within(screen.getByRole('figure', { name: 'curl' })).getByText(/^curl -i/);
+    expect(curl.textContent).toBe(
+      "curl -i 'http://school-gateway.example:3000/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456'",
+    );
+
+    await user.click(screen.getByRole('button', { name: 'Copy curl command' }));
+    expect(await navigator.clipboard.readText()).toBe(curl.textContent);
+    expect(screen.getByText('Copied.')).toBeInTheDocument();
+  });
+});

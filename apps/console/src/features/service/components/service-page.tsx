@@ -1,0 +1,116 @@
+import type { ServiceInfo } from '@school/contract';
+import { Link } from 'react-router';
+import { ErrorState, Loading } from '../../../components/ui/status';
+import { paths } from '../../../config/paths';
+import { useServiceInfo } from '../../../lib/service-info';
+
+export function ServicePage() {
+  const service = useServiceInfo();
+  return (
+    <div className="page service-page">
+      <title>Service · School Messaging</title>
+      <h1>Service</h1>
+      {service.isPending ? (
+        <Loading>Loading the service description…</Loading>
+      ) : service.isError ? (
+        <ErrorState
+          error={service.error}
+          title="Could not load the service"
+          onRetry={() => service.refetch()}
+        />
+      ) : (
+        <ServiceView info={service.data} />
+      )}
+    </div>
+  );
+}
+
+function ServiceView({ info }: { info: ServiceInfo }) {
+  return (
+    <>
+      <dl className="summary">
+        <dt>Namespace</dt>
+        <dd>
+          <code>{info.namespace}</code>
+        </dd>
+        <dt>Base URL</dt>
+        <dd>
+          <code>{info.baseUrl}</code>
+        </dd>
+        <dt>JSON API</dt>
+        <dd>
+          {/* Served by the server, not a console page: a plain link. */}
+          <a href={paths.apiDocs}>API documentation (OpenAPI)</a>
+        </dd>
+      </dl>
+      {info.groups.length === 0 ? <p>The service lists no endpoints.</p> : null}
+      {info.groups.map((group) => (
+        <section key={group.name} className="card" aria-labelledby={`group-${group.name}`}>
+          <h2 id={`group-${group.name}`}>{group.title}</h2>
+          <p>
+            <code className="endpoint">{group.url}</code>
+          </p>
+          <ul className="links">
+            <li>
+              <a href={group.wsdl}>
+                WSDL <span className="visually-hidden">of {group.name}</span>
+              </a>
+            </li>
+            <li>
+              <a href={group.help}>
+                Help page <span className="visually-hidden">of {group.name}</span>
+              </a>
+            </li>
+          </ul>
+          <table className="operations">
+            <caption className="visually-hidden">Operations of {group.title}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Operation</th>
+                <th scope="col">Parameters</th>
+                <th scope="col">Links</th>
+              </tr>
+            </thead>
+            <tbody>
+              {group.operations.map((op) => (
+                <tr key={op.name}>
+                  <td>
+                    <code>{op.name}</code>
+                    <p className="muted">{op.summary}</p>
+                  </td>
+                  <td>
+                    {op.params.length === 0 ? (
+                      <span className="muted">none</span>
+                    ) : (
+                      <ul className="params">
+                        {op.params.map((p) => (
+                          <li key={p.name}>
+                            <code>{p.name}</code>: {p.description}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                  <td>
+                    <ul className="links">
+                      <li>
+                        <a href={op.help}>
+                          Help <span className="visually-hidden">for {op.name}</span>
+                        </a>
+                      </li>
+                      <li>
+                        <Link to={paths.send.href(op.name)}>
+                          Send <span className="visually-hidden">{op.name}</span>
+                        </Link>
+                      </li>
+                    </ul>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      ))}
+    </>
+  );
+}

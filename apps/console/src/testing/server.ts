@@ -1,0 +1,21 @@
+import { HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
+import { serviceInfo } from './data';
+
+/** Handlers every test gets unless it overrides them with server.use(). */
+export const defaultHandlers = [http.get('/api/service', () => HttpResponse.json(serviceInfo))];
+
+/** The network boundary: the console's fetches end here, nothing inside the app is mocked. */
+export const server = setupServer(...defaultHandlers);
+
+/** The requests the app sent, in order, for assertions on paths, query strings and bodies. */
+export function recordRequests(): Request[] {
+  const requests: Request[] = [];
+  server.events.on('request:start', ({ request }) => {
+    requests.push(request.clone());
+  });
+  return requests;
+}
+
+export const problemJson = (body: { status: number }) =>
+  HttpResponse.json(body, { status: body.status, headers: { 'Content-Type': 'application/problem+json' } });
