@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isValidRegion } from '@school/contract';
 import { z } from 'zod';
+import { checkProviderConfig, providerConfigShape } from './providers/config.js';
 
 /** An unset variable and an empty one (`PORT=` in a .env file) both mean "use the default". */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -12,8 +13,19 @@ const integer = (min: number, max: number) => z.coerce.number().int().min(min).m
 const absoluteUrl = (what: string) =>
   z.string().refine((v) => URL.canParse(v), `must be an absolute URI, e.g. ${what}`);
 
+/** A duration: seconds (`600`) or with a unit (`10m`, `90s`, `1h`), as milliseconds. */
+const duration = z
+  .string()
+  .trim()
+  .regex(/^\d+(ms|s|m|h)?$/, 'must be a duration such as 600 (seconds), 90s, 10m or 1h')
+  .transform((v) => {
+    const [, n = '0', unit = 's'] = /^(\d+)(ms|s|m|h)?$/.exec(v) ?? [];
+    return Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  });
+
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
+  ...providerConfigShape,
   PORT: optional(integer(0, 65535).default(3000)),
   HOST: optional(z.string().default('0.0.0.0')),
   DATA_DIR: optional(z.string().default('./data')),
@@ -53,6 +65,13 @@ export const configSchema = z.object({
   ),
   SQLITE_SYNCHRONOUS: optional(z.enum(['FULL', 'NORMAL']).default('FULL')),
   CONSOLE_DIR: optional(z.string().optional()),
+  AUTHCODE_TTL: optional(duration.default(600_000)),
+  DISPATCH_CONCURRENCY: optional(integer(1, 256).default(4)),
+  DELIVERY_MAX_ATTEMPTS: optional(integer(1, 100).default(8)),
+  DELIVERY_RETRY_BASE_MS: optional(integer(1, 3_600_000).default(2000)),
+  DELIVERY_RETRY_MAX_MS: optional(integer(1, 86_400_000).default(600_000)),
+  DISPATCH_POLL_MS: optional(integer(10, 600_000).default(1000)),
+  MAX_BOOK_BYTES: optional(integer(1024, 2 * 1024 * 1024 * 1024).default(50 * 1024 * 1024)),
 });
 
 // apps/server/src/config.ts and the bundled apps/server/dist/server.js both sit two levels below
@@ -72,7 +91,7 @@ export class ConfigError extends Error {
 
 /** Validates the environment once; a bad value is an error naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = configSchema.safeParse(env);
+  const result = configSchema.superRefine(checkProviderConfig).safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);

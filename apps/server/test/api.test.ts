@@ -72,7 +72,7 @@ describe('console API', () => {
       });
       expect(res.statusCode).toBe(200);
       const result = res.json() as OperationResult;
-      expect(result).toMatchObject({ outcome: 'ok', status: 200, message: 'Done.' });
+      expect(result).toMatchObject({ outcome: 'ok', status: 200, message: 'SMS queued to +447911123456.' });
       const detail = (await get<CallDetail>(`/api/calls/${result.id}`)).body;
       expect(detail).toMatchObject({
         binding: 'console',

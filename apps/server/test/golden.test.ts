@@ -32,7 +32,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastCall, startTestApp, type TestApp } from './helpers.js';
+import { lastCall, registerSchool, startTestApp, type TestApp } from './helpers.js';
 
 const GOLDEN_DIR = path.join(import.meta.dirname, 'golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -114,6 +114,8 @@ describe('golden files (asmx-compat.md)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
+    // The notification cases send for this school; it must be registered (issue 4).
+    await registerSchool(t.app);
   });
 
   afterAll(async () => {

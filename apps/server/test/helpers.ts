@@ -43,3 +43,16 @@ export async function lastCall(app: FastifyInstance) {
   if (!row) throw new Error('no call recorded');
   return row;
 }
+
+/** Registers the school the examples and golden files use (https://school.example.org/). */
+export async function registerSchool(
+  app: FastifyInstance,
+  school: { name?: string; baseUrl?: string; topicKey?: string; allowedIps?: string | null } = {},
+) {
+  return app.store.schools.create({
+    name: school.name ?? 'Example School',
+    base_url: school.baseUrl ?? 'https://school.example.org',
+    topic_key: school.topicKey ?? 'example',
+    allowed_ips: school.allowedIps ?? null,
+  });
+}

@@ -7,7 +7,7 @@
 import { type GroupDef, groups } from '@school/contract';
 import * as soap from 'soap';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastCall, startTestApp, type TestApp } from './helpers.js';
+import { lastCall, registerSchool, startTestApp, type TestApp } from './helpers.js';
 
 const NS = 'http://tempuri.org/';
 const PHONE = '+447911123456';
@@ -132,6 +132,7 @@ function clientFor(group: GroupDef, version: Version): soap.Client {
 
 beforeAll(async () => {
   t = await startTestApp();
+  await registerSchool(t.app);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const address = t.app.server.address();
   if (!address || typeof address === 'string') throw new Error('the app is not listening on TCP');

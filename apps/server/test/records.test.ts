@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { lastCall, startTestApp, type TestApp, tempDataDir } from './helpers.js';
+import { lastCall, registerSchool, startTestApp, type TestApp, tempDataDir } from './helpers.js';
 
 const soap11 = (inner: string) =>
   `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>${inner}</soap:Body></soap:Envelope>`;
@@ -146,19 +146,23 @@ describe('durability', () => {
 
   it('answers only after the record is committed, and commits concurrent calls together', async () => {
     const t = await startTestApp();
+    await registerSchool(t.app);
     try {
       const responses = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
           t.app.inject({
             method: 'GET',
-            url: `/NotificationNotes.asmx/SendMarkNotes?id=${i}&id_class=7B&baseUrlSchool=s`,
+            url: `/NotificationNotes.asmx/SendMarkNotes?id=${i}&id_class=7B&baseUrlSchool=https://school.example.org/`,
           }),
         ),
       );
       expect(responses.every((r) => r.statusCode === 200)).toBe(true);
-      // Read straight from the database: every answered call is already there.
+      // Read straight from the database: every answered call is already there, with its push.
       const rows = await t.app.store.db.selectFrom('calls').select(['id', 'params']).execute();
       expect(new Set(rows.map((r) => JSON.parse(r.params ?? '{}').id)).size).toBe(50);
+      const pushes = await t.app.store.db.selectFrom('deliveries').select(['call_id', 'recipient']).execute();
+      expect(pushes).toHaveLength(50);
+      expect(new Set(pushes.map((p) => p.recipient))).toEqual(new Set(['school-example-class-7B']));
     } finally {
       await t.close();
     }

@@ -56,6 +56,8 @@ export const callSummarySchema = z
     status: z.number().int(),
     error: z.string().nullable(),
     durationMs: z.number(),
+    /** What the operation did, in words (e.g. 'SMS queued to +44…', 'Dispatched 3 pending pushes.'). */
+    note: z.string().nullable(),
   })
   .meta({ id: 'CallSummary' });
 export type CallSummary = z.infer<typeof callSummarySchema>;
@@ -147,10 +149,20 @@ export const operationResultSchema = z
   .meta({ id: 'OperationResult' });
 export type OperationResult = z.infer<typeof operationResultSchema>;
 
+const providerInfoSchema = z.object({
+  /** `log`, `twilio`, `http`, `fcm`, `webhook`. */
+  name: z.string(),
+  /** Secret-free: what it sends through (e.g. the From number), or that nothing leaves the machine. */
+  description: z.string(),
+});
+
 export const serviceInfoSchema = z
   .object({
     namespace: z.string(),
     baseUrl: z.string(),
+    /** The region national phone numbers are read in, when one is configured. */
+    defaultPhoneRegion: z.string().nullable(),
+    providers: z.object({ sms: providerInfoSchema, push: providerInfoSchema }),
     groups: z.array(
       z.object({
         name: z.string(),
@@ -190,3 +202,166 @@ export function operationInputSchema(op: OperationDef, options: ValidateOptions 
   }
   return z.object(shape);
 }
+
+// --- deliveries, schools, templates, books (issue 4) -------------------------------------------
+
+export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'dead', 'expired'] as const;
+export const deliveryStatusSchema = z.enum(DELIVERY_STATUSES);
+export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
+export const deliveryKindSchema = z.enum(['sms', 'push']);
+
+export const deliverySchema = z
+  .object({
+    id: z.number().int(),
+    callId: z.number().int(),
+    kind: deliveryKindSchema,
+    provider: z.string(),
+    /** E.164 phone (SMS) or topic (push). */
+    recipient: z.string(),
+    /** SMS: the text with the auth code masked. Push: the notification's title. */
+    title: z.string().nullable(),
+    /** The SMS text (masked) or the push body. */
+    text: z.string(),
+    /** Push data, string values. */
+    data: z.record(z.string(), z.string()).nullable(),
+    status: deliveryStatusSchema,
+    attempts: z.number().int(),
+    nextAttemptAt: z.string().nullable(),
+    expiresAt: z.string().nullable(),
+    providerId: z.string().nullable(),
+    lastError: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    sentAt: z.string().nullable(),
+  })
+  .meta({ id: 'Delivery' });
+export type Delivery = z.infer<typeof deliverySchema>;
+
+export const attemptSchema = z
+  .object({
+    id: z.number().int(),
+    startedAt: z.string(),
+    finishedAt: z.string().nullable(),
+    /** Null while under way; `interrupted` when the server stopped during it. */
+    outcome: z.enum(['sent', 'transient', 'permanent', 'interrupted']).nullable(),
+    status: z.number().int().nullable(),
+    error: z.string().nullable(),
+    /** The provider's answer, secret-free. */
+    response: z.string().nullable(),
+    retryAfterMs: z.number().int().nullable(),
+  })
+  .meta({ id: 'DeliveryAttempt' });
+export type Attempt = z.infer<typeof attemptSchema>;
+
+export const deliveryDetailSchema = deliverySchema.extend({ attemptLog: z.array(attemptSchema) }).meta({
+  id: 'DeliveryDetail',
+});
+export type DeliveryDetail = z.infer<typeof deliveryDetailSchema>;
+
+export const deliveryListQuerySchema = z.object({
+  status: deliveryStatusSchema.optional(),
+  kind: deliveryKindSchema.optional(),
+  callId: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(40).optional(),
+});
+export type DeliveryListQuery = z.input<typeof deliveryListQuerySchema>;
+
+export const deliveryListSchema = z
+  .object({
+    items: z.array(deliverySchema),
+    nextCursor: z.string().nullable(),
+    /** How many deliveries are in each status (all, not only this page). */
+    counts: z.record(deliveryStatusSchema, z.number().int()),
+  })
+  .meta({ id: 'DeliveryList' });
+export type DeliveryList = z.infer<typeof deliveryListSchema>;
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const IPV6 = /^[0-9A-Fa-f:]+(:\d{1,3}(\.\d{1,3}){3})?$/;
+
+/** An IP address or CIDR range: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32. */
+export function isIpRange(text: string): boolean {
+  const [address = '', prefix, extra] = text.split('/');
+  if (extra !== undefined) return false;
+  const v4 = IPV4.test(address);
+  const v6 = !v4 && address.includes(':') && IPV6.test(address) && (address.match(/::/g) ?? []).length <= 1;
+  if (!v4 && !v6) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (v4 ? 32 : 128);
+}
+
+export const schoolInputSchema = z.object({
+  name: z.string().trim().min(1, 'Give the school a name.').max(200),
+  baseUrl: z
+    .string()
+    .trim()
+    .max(500)
+    .refine(
+      (v) => /^https?:\/\/[^/?#\s]+/i.test(v) && URL.canParse(v),
+      'Enter the http(s) URL the school calls with, e.g. https://school.example.org/.',
+    ),
+  topicKey: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'Use 1 to 64 letters, digits, - or _ (it names the push topic).'),
+  /** Empty: any caller. */
+  allowedIps: z
+    .array(z.string().trim().refine(isIpRange, 'Not an IP address or CIDR range (e.g. 203.0.113.0/24).'))
+    .max(100)
+    .default([]),
+});
+export type SchoolInput = z.input<typeof schoolInputSchema>;
+
+export const schoolSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    /** Normalised: lower-case scheme and host, no trailing slash. */
+    baseUrl: z.string(),
+    topicKey: z.string(),
+    /** The push topics: typed notifications and, per class, marks. */
+    topic: z.string(),
+    allowedIps: z.array(z.string()),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'School' });
+export type School = z.infer<typeof schoolSchema>;
+
+export const templateInputSchema = z.object({
+  /** A notification type as sent in TypeNotfication; `*` is the generic fallback, `marks` is SendMarkNotes'. */
+  type: z
+    .string()
+    .trim()
+    .min(1, 'Give the notification type.')
+    .max(100)
+    .refine((v) => !/\s/.test(v), 'A type has no spaces.'),
+  title: z.string().trim().min(1, 'Give a title.').max(200),
+  body: z.string().trim().min(1, 'Give a body.').max(1000),
+});
+export type TemplateInput = z.input<typeof templateInputSchema>;
+
+export const templateSchema = templateInputSchema
+  .extend({ id: z.number().int(), updatedAt: z.string() })
+  .meta({ id: 'Template' });
+export type Template = z.infer<typeof templateSchema>;
+
+/** Placeholders templates may use. */
+export const TEMPLATE_PLACEHOLDERS = ['{type}', '{id}', '{id_class}', '{baseUrlSchool}', '{school}'] as const;
+
+export const bookSchema = z
+  .object({
+    id: z.number().int(),
+    termId: z.string(),
+    classId: z.string(),
+    sha256: z.string(),
+    size: z.number().int(),
+    filename: z.string(),
+    uploadedAt: z.string(),
+    /** The book over the HTTP GET binding, as apps fetch it. */
+    url: z.string(),
+  })
+  .meta({ id: 'Book' });
+export type Book = z.infer<typeof bookSchema>;

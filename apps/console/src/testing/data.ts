@@ -16,6 +16,11 @@ export const BASE_URL = 'http://school-gateway.example:3000';
 export const serviceInfo: ServiceInfo = {
   namespace: 'http://tempuri.org/',
   baseUrl: BASE_URL,
+  defaultPhoneRegion: null,
+  providers: {
+    sms: { name: 'log', description: 'Nothing leaves the machine: texts are written to the log.' },
+    push: { name: 'log', description: 'Nothing leaves the machine: pushes are written to the log.' },
+  },
   groups: groups.map((g) => ({
     name: g.name,
     title: g.title,
@@ -46,6 +51,7 @@ export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
     status: 200,
     error: null,
     durationMs: 12.4,
+    note: 'SMS queued to +447911123456.',
     ...overrides,
   };
 }

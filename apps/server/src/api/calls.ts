@@ -129,7 +129,9 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       // Pull-based: a batch is read only when the client has taken the previous one, and each
       // batch becomes one Buffer at once, so memory stays flat however many calls there are.
       const batches: AsyncGenerator<CallSummaryRow[] | CallRow[]> =
-        format === 'csv' ? store.calls.scanSummaries(query, EXPORT_BATCH) : store.calls.scan(query, EXPORT_BATCH);
+        format === 'csv'
+          ? store.calls.scanSummaries(query, EXPORT_BATCH)
+          : store.calls.scan(query, EXPORT_BATCH);
       let started = false;
       let written = 0;
       const body = new Readable({
@@ -142,7 +144,10 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
               if (!started) text = format === 'csv' ? CSV_HEADER : '[';
               started = true;
               for (const row of done ? [] : rows) {
-                text += format === 'csv' ? csvLine(row) : `${written === 0 ? '\n' : ',\n'}${detailJson(row as CallRow)}`;
+                text +=
+                  format === 'csv'
+                    ? csvLine(row)
+                    : `${written === 0 ? '\n' : ',\n'}${detailJson(row as CallRow)}`;
                 written++;
               }
               if (done && format === 'json') text += '\n]\n';

@@ -15,6 +15,7 @@ export function toSummary(row: CallSummaryRow): CallSummary {
     status: row.status,
     error: row.error,
     durationMs: Math.round(row.duration_ms * 1000) / 1000,
+    note: row.note,
   };
 }
 

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatRequest, formatResponse } from '../calls/http-message.js';
 import { callRecord } from '../calls/record.js';
+import type { NewDelivery } from '../store/index.js';
 import { problem } from './problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -51,6 +52,8 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
       let params: Record<string, string> | null = op ? maskParams(op, received) : null;
       let outcome: 'ok' | 'client-error' | 'server-error' = 'client-error';
       let error: string | null = null;
+      let deliveries: readonly NewDelivery[] | undefined;
+      let note: string | null = null;
       if (!op) {
         status = 404;
         error = `There is no operation named '${name.slice(0, 64)}'.`;
@@ -61,12 +64,14 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
         answer = problem(400, error, { errors: { [wrongType]: error } });
       } else {
         try {
-          const result = await operations.run(op, (n) => received[n]);
+          const result = await operations.run(op, (n) => received[n], { callerIp: request.ip });
           if (result.outcome === 'ok') {
             status = 200;
             outcome = 'ok';
             params = maskParams(op, result.values);
-            answer = { outcome: 'ok', status: 200, message: 'Done.' };
+            deliveries = result.deliveries;
+            note = result.note ?? null;
+            answer = { outcome: 'ok', status: 200, message: result.note ?? 'Done.' };
           } else {
             status = result.status;
             error = result.message;
@@ -107,7 +112,9 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
             ),
             // The id is not known until the record is written, so the stored answer goes without it.
             response: formatResponse(status, { 'content-type': contentType }, JSON.stringify(answer)),
+            note,
           }),
+          deliveries,
         );
       } catch (err) {
         request.log.error({ err }, 'could not record the call');

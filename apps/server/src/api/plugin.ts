@@ -9,6 +9,8 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import { callRoutes } from './calls.js';
+import { catalogRoutes } from './catalog.js';
+import { deliveryRoutes } from './deliveries.js';
 import { operationRoutes } from './operations.js';
 import { problem, sendProblem } from './problem.js';
 import { serviceRoutes } from './service.js';
@@ -65,4 +67,6 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
   await app.register(operationRoutes);
   await app.register(callRoutes);
   await app.register(serviceRoutes);
+  await app.register(deliveryRoutes);
+  await app.register(catalogRoutes);
 };

@@ -26,6 +26,11 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
       return {
         namespace: config.SERVICE_NAMESPACE,
         baseUrl,
+        defaultPhoneRegion: config.DEFAULT_PHONE_REGION ?? null,
+        providers: {
+          sms: { name: app.providers.sms.name, description: app.providers.sms.describe() },
+          push: { name: app.providers.push.name, description: app.providers.push.describe() },
+        },
         groups: groups.map((g) => ({
           name: g.name,
           title: g.title,

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import {
   faultEnvelope,
   httpParamReader,
@@ -12,9 +13,10 @@ import {
 } from '@school/asmx';
 import { type GroupDef, groups, maskParams, type OperationDef } from '@school/contract';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { serveBook } from '../books/serve.js';
 import { formatRequest, formatResponse } from '../calls/http-message.js';
 import { callRecord } from '../calls/record.js';
-import type { Binding, Outcome } from '../store/index.js';
+import type { Binding, NewDelivery, Outcome } from '../store/index.js';
 import { createMetadataPages } from './metadata.js';
 
 declare module 'fastify' {
@@ -42,9 +44,15 @@ interface Exchange {
   readonly status: number;
   readonly error: string | undefined;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: string | Buffer | undefined;
+  readonly body: string | Buffer | Readable | undefined;
   /** The request body as text for the record, secrets masked. */
   readonly requestBody: string;
+  /** Deliveries the call queues, committed with its record. */
+  readonly deliveries?: readonly NewDelivery[] | undefined;
+  /** What the operation did, for the record. */
+  readonly note?: string | undefined;
+  /** The response body as the record shows it, when it is not text (a PDF). */
+  readonly recordedBody?: string;
 }
 
 /**
@@ -81,7 +89,8 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
 
   async function finish(request: FastifyRequest, reply: FastifyReply, ex: Exchange): Promise<FastifyReply> {
     const bodyText =
-      ex.body === undefined ? '' : typeof ex.body === 'string' ? ex.body : ex.body.toString('utf8');
+      ex.recordedBody ??
+      (typeof ex.body === 'string' ? ex.body : Buffer.isBuffer(ex.body) ? ex.body.toString('utf8') : '');
     const url = maskQuery(request.url, secretsOf(ex.group));
     try {
       await store.calls.record(
@@ -101,10 +110,13 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
             ex.requestBody,
           ),
           response: formatResponse(ex.status, ex.headers, bodyText),
+          note: ex.note ?? null,
         }),
+        ex.deliveries,
       );
     } catch (err) {
       // Without a record nothing may be reported as done (product.md: nothing lost).
+      if (ex.body && typeof ex.body === 'object' && 'destroy' in ex.body) ex.body.destroy();
       request.log.error({ err }, 'could not record the call');
       const message =
         'Server was unable to process request. ---> The call could not be recorded; nothing was done.';
@@ -156,15 +168,34 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
     }
     const withOp = { ...base, operation: op, params: maskParams(op, received) };
     try {
-      const result = await operations.run(op, read);
+      const result = await operations.run(op, read, { callerIp: request.ip });
       if (result.outcome === 'ok') {
         const soap = soapVersionOf(base.binding);
-        return {
+        const ok = {
           ...withOp,
           params: maskParams(op, result.values),
-          outcome: 'ok',
-          status: 200,
+          outcome: 'ok' as const,
           error: undefined,
+          deliveries: result.deliveries,
+          note: result.note,
+        };
+        if (result.book && !soap) {
+          // The HTTP bindings answer with the book itself (product.md); SOAP with the empty response.
+          const served = serveBook(config.dataDir, result.book, {
+            ifNoneMatch: header(request, 'if-none-match'),
+            range: header(request, 'range'),
+          });
+          return {
+            ...ok,
+            status: served.status,
+            headers: served.headers,
+            body: served.body,
+            recordedBody: `[${served.summary}]`,
+          };
+        }
+        return {
+          ...ok,
+          status: 200,
           headers: soap
             ? { 'content-type': soapContentType(soap), 'cache-control': SUCCESS_CACHE }
             : { 'cache-control': SUCCESS_CACHE },

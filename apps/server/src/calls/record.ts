@@ -15,6 +15,8 @@ export interface CallFacts {
   /** The whole request and response as HTTP messages, secrets already masked. */
   readonly request: string;
   readonly response: string;
+  /** What the operation did, in words. */
+  readonly note?: string | null;
 }
 
 /** The call record of an exchange, its raw messages capped at `maxBytes` each. */
@@ -42,5 +44,6 @@ export function callRecord(
     request_bytes: req.bytes,
     response: res.text,
     response_bytes: res.bytes,
+    note: facts.note ?? null,
   };
 }

@@ -1,8 +1,19 @@
-import { type OperationDef, type ValidateOptions, validateParams } from '@school/contract';
+import { BlockList, isIP } from 'node:net';
+import { MASK, type OperationDef, type ValidateOptions, validateParams } from '@school/contract';
+import type { BookRow, NewDelivery, SchoolRow, Store } from '../store/index.js';
 
 /** What an operation made of a call, before any binding turns it into a wire response. */
 export type OperationResult =
-  | { readonly outcome: 'ok'; readonly values: Readonly<Record<string, string>> }
+  | {
+      readonly outcome: 'ok';
+      readonly values: Readonly<Record<string, string>>;
+      /** Deliveries to queue, committed with the call record (the outbox). */
+      readonly deliveries?: readonly NewDelivery[];
+      /** What was done, in words, for the call record. */
+      readonly note?: string;
+      /** GetBookPdfByTerm: the book found, for the HTTP bindings to serve. */
+      readonly book?: BookRow;
+    }
   | {
       readonly outcome: 'client-error';
       /** The HTTP status the HTTP bindings answer with (asmx-compat.md §4). */
@@ -14,19 +25,147 @@ export type OperationResult =
       readonly values?: Readonly<Record<string, string>>;
     };
 
+export interface CallContext {
+  /** The caller's address, for schools restricted to IP ranges. */
+  readonly callerIp: string;
+}
+
 export interface OperationRunner {
   /**
    * Validates and performs an operation. `read` returns a parameter as the caller sent it, or
    * undefined when absent. The same code serves every binding and the console.
    */
-  run(op: OperationDef, read: (name: string) => string | undefined): Promise<OperationResult>;
+  run(
+    op: OperationDef,
+    read: (name: string) => string | undefined,
+    context: CallContext,
+  ): Promise<OperationResult>;
 }
 
-export interface OperationRunnerOptions extends ValidateOptions {}
+export interface OperationRunnerOptions extends ValidateOptions {
+  readonly store: Store;
+  /** Provider names recorded on queued deliveries. */
+  readonly smsProvider: string;
+  readonly pushProvider: string;
+  /** The SMS text, with `{code}`. */
+  readonly smsTemplate: string;
+  /** How long an auth code may wait to be sent, in ms. */
+  readonly authCodeTtlMs: number;
+  /** Makes every pending push due now and wakes the dispatcher; returns how many. */
+  readonly dispatchPushesNow: () => number;
+}
+
+/**
+ * A school's base URL as stored: lower-case scheme and host, no default port, no query or
+ * fragment, no trailing slash. Undefined when it is not an http(s) URL.
+ */
+export function normalizeBaseUrl(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** Whether a caller may act for a school (its allowed ranges, if any). */
+export function callerAllowed(school: SchoolRow, callerIp: string): boolean {
+  if (!school.allowed_ips) return true;
+  const ip = callerIp.startsWith('::ffff:') && isIP(callerIp.slice(7)) === 4 ? callerIp.slice(7) : callerIp;
+  const family = isIP(ip);
+  if (family === 0) return false;
+  const list = new BlockList();
+  for (const entry of school.allowed_ips
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const [address = '', prefix] = entry.split('/');
+    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    if (prefix === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, Number(prefix), type);
+  }
+  return list.check(ip, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/** FCM topic names allow `[a-zA-Z0-9-_.~%]`; anything else is percent-encoded. */
+const topicPart = (text: string): string =>
+  Array.from(new TextEncoder().encode(text), (b) => {
+    const ch = String.fromCharCode(b);
+    return /[A-Za-z0-9\-_.~]/.test(ch) ? ch : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }).join('');
+
+export const schoolTopic = (school: SchoolRow): string => `school-${school.topic_key}`;
+export const classTopic = (school: SchoolRow, classId: string): string =>
+  `school-${school.topic_key}-class-${topicPart(classId)}`;
+
+/** `{name}` placeholders filled from `values`; unknown names stay as written. */
+export function fillTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\{(\w+)\}/g, (all, name: string) =>
+    Object.hasOwn(values, name) ? (values[name] ?? '') : all,
+  );
+}
 
 export function createOperationRunner(options: OperationRunnerOptions): OperationRunner {
+  const { store } = options;
+
+  async function schoolFor(
+    baseUrlSchool: string,
+    context: CallContext,
+  ): Promise<{ school: SchoolRow } | { error: OperationResult }> {
+    const normalized = normalizeBaseUrl(baseUrlSchool);
+    const school = normalized ? await store.schools.findByBaseUrl(normalized) : undefined;
+    if (!school) {
+      return {
+        error: {
+          outcome: 'client-error',
+          status: 400,
+          param: 'baseUrlSchool',
+          message: `Unknown school: ${baseUrlSchool.slice(0, 200)}. Register it in the console.`,
+        },
+      };
+    }
+    if (!callerAllowed(school, context.callerIp)) {
+      return {
+        error: {
+          outcome: 'client-error',
+          status: 403,
+          message: `Caller ${context.callerIp} is not allowed to send for the school ${school.name}.`,
+        },
+      };
+    }
+    return { school };
+  }
+
+  async function push(
+    op: OperationDef,
+    values: Readonly<Record<string, string>>,
+    context: CallContext,
+    templateType: string,
+    topic: (school: SchoolRow) => string,
+    data: Readonly<Record<string, string>>,
+  ): Promise<OperationResult> {
+    const found = await schoolFor(values.baseUrlSchool ?? '', context);
+    if ('error' in found) return { ...found.error, values } as OperationResult;
+    const { school } = found;
+    const template = await store.templates.forType(templateType);
+    const fill = { ...values, type: templateType, school: school.name };
+    const title = fillTemplate(template?.title ?? 'New notification', fill);
+    const body = fillTemplate(template?.body ?? '', fill);
+    const recipient = topic(school);
+    return {
+      outcome: 'ok',
+      values,
+      deliveries: [
+        { kind: 'push', provider: options.pushProvider, recipient, payload: { title, body, data } },
+      ],
+      note: `Push queued to ${recipient} for ${op.name === 'SendMarkNotes' ? 'marks' : `type '${templateType}'`}.`,
+    };
+  }
+
   return {
-    async run(op, read) {
+    async run(op, read, context) {
       const validated = validateParams(op, read, options);
       if (!validated.ok) {
         return {
@@ -38,14 +177,58 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
       }
       const { values } = validated;
       switch (op.name) {
-        case 'GetBookPdfByTerm':
-          // There is no book library yet: every lookup truthfully finds nothing.
+        case 'AuthCode': {
+          const code = values.code ?? '';
+          const text = fillTemplate(options.smsTemplate, { code });
           return {
-            outcome: 'client-error',
-            status: 404,
-            message: `No book exists for term '${values.termId}' and class '${values.classId}'.`,
+            outcome: 'ok',
             values,
+            deliveries: [
+              {
+                kind: 'sms',
+                provider: options.smsProvider,
+                recipient: values.phone ?? '',
+                payload: { text, maskedText: fillTemplate(options.smsTemplate, { code: MASK }) },
+                expiresAt: Date.now() + options.authCodeTtlMs,
+              },
+            ],
+            note: `SMS queued to ${values.phone}.`,
           };
+        }
+        case 'GetBookPdfByTerm': {
+          const book = await store.books.find(values.termId ?? '', values.classId ?? '');
+          if (!book) {
+            return {
+              outcome: 'client-error',
+              status: 404,
+              message: `No book exists for term '${values.termId}' and class '${values.classId}'.`,
+              values,
+            };
+          }
+          return { outcome: 'ok', values, book, note: `Book ${book.filename} (${book.size} bytes).` };
+        }
+        case 'SendNotificationType': {
+          const type = values.TypeNotfication ?? '';
+          return push(op, values, context, type, schoolTopic, {
+            type,
+            id: values.id ?? '',
+            baseUrlSchool: values.baseUrlSchool ?? '',
+          });
+        }
+        case 'SendMarkNotes':
+          return push(op, values, context, 'marks', (s) => classTopic(s, values.id_class ?? ''), {
+            id: values.id ?? '',
+            id_class: values.id_class ?? '',
+            baseUrlSchool: values.baseUrlSchool ?? '',
+          });
+        case 'pushNoti': {
+          const count = options.dispatchPushesNow();
+          return {
+            outcome: 'ok',
+            values,
+            note: `Dispatched ${count} pending push${count === 1 ? '' : 'es'}.`,
+          };
+        }
         default:
           return { outcome: 'ok', values };
       }

@@ -1,6 +1,9 @@
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { createDispatcher, type Dispatcher } from '../delivery/dispatcher.js';
 import { createOperationRunner, type OperationRunner } from '../operations/run.js';
+import { createPushProvider, createSmsProvider } from '../providers/index.js';
+import type { PushProvider, SmsProvider } from '../providers/types.js';
 import { openStore, type Store } from '../store/index.js';
 
 declare module 'fastify' {
@@ -11,6 +14,9 @@ declare module 'fastify' {
     store: Store;
     /** The operation code every door (the .asmx bindings, the console) calls. */
     operations: OperationRunner;
+    /** Sends queued deliveries. */
+    dispatcher: Dispatcher;
+    providers: { readonly sms: SmsProvider; readonly push: PushProvider };
   }
 }
 
@@ -18,10 +24,43 @@ declare module 'fastify' {
 export const corePlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const store = await openStore({ dataDir: config.dataDir, synchronous: config.SQLITE_SYNCHRONOUS });
+    const sms = createSmsProvider(config);
+    const push = createPushProvider(config);
+    const dispatcher = createDispatcher({
+      store,
+      sms,
+      push,
+      concurrency: config.DISPATCH_CONCURRENCY,
+      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+      retryBaseMs: config.DELIVERY_RETRY_BASE_MS,
+      retryMaxMs: config.DELIVERY_RETRY_MAX_MS,
+      pollMs: config.DISPATCH_POLL_MS,
+      // Longer than any attempt can take (each is bounded by the provider timeout).
+      leaseMs: config.PROVIDER_TIMEOUT_MS * 3 + 5000,
+      log: app.log.child({ component: 'dispatcher' }),
+    });
     app.decorate('config', config);
     app.decorate('store', store);
-    app.decorate('operations', createOperationRunner({ defaultPhoneRegion: config.DEFAULT_PHONE_REGION }));
+    app.decorate('dispatcher', dispatcher);
+    app.decorate('providers', { sms, push });
+    app.decorate(
+      'operations',
+      createOperationRunner({
+        store,
+        defaultPhoneRegion: config.DEFAULT_PHONE_REGION,
+        smsProvider: sms.name,
+        pushProvider: push.name,
+        smsTemplate: config.SMS_TEMPLATE,
+        authCodeTtlMs: config.AUTHCODE_TTL,
+        dispatchPushesNow: () => dispatcher.dispatchPushesNow(),
+      }),
+    );
+    app.addHook('onReady', async () => {
+      dispatcher.start();
+    });
+    // Attempts under way finish before the database closes; what is left is picked up next start.
     app.addHook('onClose', async () => {
+      await dispatcher.stop();
       await store.close();
     });
   },

@@ -8,6 +8,7 @@ import {
   type SelectQueryBuilder,
   sql,
 } from 'kysely';
+import type { NewDelivery } from './deliveries.js';
 import type { Binding, CallsTable, Database, Outcome } from './schema.js';
 
 export type NewCall = Insertable<CallsTable>;
@@ -46,7 +47,7 @@ export interface CallRepository {
    * same turn of the event loop are committed together in one transaction (group commit), so a
    * burst of concurrent requests pays for one commit, not one each.
    */
-  record(call: NewCall): Promise<number>;
+  record(call: NewCall, deliveries?: readonly NewDelivery[]): Promise<number>;
   findById(id: number): Promise<CallRow | undefined>;
   /** Newest first (by time, then id), after `cursor`; keyset pagination, never OFFSET. */
   search(
@@ -84,6 +85,7 @@ const COLUMNS = [
   'request_bytes',
   'response',
   'response_bytes',
+  'note',
 ] as const satisfies readonly (keyof NewCall)[];
 
 const SUMMARY_COLUMNS = [
@@ -101,6 +103,7 @@ const SUMMARY_COLUMNS = [
   'duration_ms',
   'request_bytes',
   'response_bytes',
+  'note',
 ] as const satisfies readonly (keyof CallRow)[];
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern. */
@@ -137,6 +140,7 @@ const after = (cursor: CallCursor) => (eb: ExpressionBuilder<Database, 'calls'>)
 
 interface Pending {
   readonly call: NewCall;
+  readonly deliveries: readonly NewDelivery[] | undefined;
   readonly resolve: (id: number) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -145,13 +149,22 @@ interface Pending {
  * The call repository on SQLite. The insert, the hot statement of every request, is prepared once
  * and run on better-sqlite3 directly, one transaction per batch; reads go through Kysely.
  */
-export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Database): CallRepository {
+export function createCallRepository(
+  db: Kysely<Database>,
+  sqlite: SQLite.Database,
+  deliveries: { insertFor(callId: number, items: readonly NewDelivery[]): void; notify(): void },
+): CallRepository {
   let queue: Pending[] = [];
   const insert = sqlite.prepare(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
-  const insertAll = sqlite.transaction((calls: readonly NewCall[]) =>
-    calls.map((call) => Number(insert.run(call).lastInsertRowid)),
+  // A call and the deliveries it causes are committed together (the outbox): a 200 means both are.
+  const insertAll = sqlite.transaction((batch: readonly Pending[]) =>
+    batch.map(({ call, deliveries: items }) => {
+      const id = Number(insert.run({ note: null, ...call }).lastInsertRowid);
+      if (items && items.length > 0) deliveries.insertFor(id, items);
+      return id;
+    }),
   );
 
   const events = new EventEmitter<{ recorded: [CallRow[]] }>();
@@ -161,16 +174,17 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
   function commit(batch: Pending[]): void {
     let ids: number[];
     try {
-      ids = insertAll(batch.map((p) => p.call));
+      ids = insertAll(batch);
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
     }
     for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
+    if (batch.some((p) => p.deliveries && p.deliveries.length > 0)) deliveries.notify();
     if (events.listenerCount('recorded') > 0) {
       events.emit(
         'recorded',
-        batch.map(({ call }, i) => ({ ...call, id: ids[i] as number }) as CallRow),
+        batch.map(({ call }, i) => ({ note: null, ...call, id: ids[i] as number }) as CallRow),
       );
     }
   }
@@ -202,9 +216,9 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
   }
 
   return {
-    record(call) {
+    record(call, items) {
       return new Promise<number>((resolve, reject) => {
-        queue.push({ call, resolve, reject });
+        queue.push({ call, deliveries: items, resolve, reject });
         timer ??= setImmediate(commitQueued);
       });
     },
@@ -233,7 +247,10 @@ export function createCallRepository(db: Kysely<Database>, sqlite: SQLite.Databa
       const rows = await db
         .selectFrom('calls')
         .select((eb) => [
-          eb(eb(eb.ref('at'), '/', eb.val(bucketMs)), '*', eb.val(bucketMs)).as('bucket'),
+          // Integer literals: a bound JS number is a REAL to SQLite, which would not truncate.
+          sql<number>`(${sql.ref('at')} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`.as(
+            'bucket',
+          ),
           'operation',
           'outcome',
           eb.fn.countAll<number>().as('count'),

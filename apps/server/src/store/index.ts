@@ -1,15 +1,30 @@
 import type { Kysely } from 'kysely';
 import { type CallRepository, createCallRepository } from './calls.js';
+import {
+  type BookRepository,
+  createBookRepository,
+  createSchoolRepository,
+  createTemplateRepository,
+  type SchoolRepository,
+  type TemplateRepository,
+} from './catalog.js';
 import { type DbOptions, openDatabase } from './db.js';
+import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
 import type { Database } from './schema.js';
 
 export type { CallCursor, CallQuery, CallRow, CallSummaryRow, NewCall, StatsRow } from './calls.js';
-export type { Binding, Outcome } from './schema.js';
+export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
+export type { AttemptResult, AttemptRow, Claimed, DeliveryRow, NewDelivery } from './deliveries.js';
+export type { Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
 
 /** The store: the database and the repositories over it. */
 export interface Store {
   readonly db: Kysely<Database>;
   readonly calls: CallRepository;
+  readonly deliveries: DeliveryRepository;
+  readonly schools: SchoolRepository;
+  readonly templates: TemplateRepository;
+  readonly books: BookRepository;
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
   /** Commits what is pending and closes the database. */
@@ -18,10 +33,15 @@ export interface Store {
 
 export async function openStore(options: DbOptions): Promise<Store> {
   const { db, sqlite } = await openDatabase(options);
-  const calls = createCallRepository(db, sqlite);
+  const deliveries = createDeliveryRepository(db, sqlite);
+  const calls = createCallRepository(db, sqlite, deliveries);
   return {
     db,
     calls,
+    deliveries,
+    schools: createSchoolRepository(db),
+    templates: createTemplateRepository(db),
+    books: createBookRepository(db),
     async ping() {
       await db.selectFrom('calls').select('id').limit(1).execute();
     },

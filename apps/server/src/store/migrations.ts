@@ -39,6 +39,101 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0003_deliveries_schools_templates_books': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('calls').addColumn('note', 'text').execute();
+      await db.schema
+        .createTable('deliveries')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('call_id', 'integer', (c) => c.notNull().references('calls.id'))
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('recipient', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+        .addColumn('lease_until', 'bigint')
+        .addColumn('expires_at', 'bigint')
+        .addColumn('idempotency_key', 'text', (c) => c.notNull().unique())
+        .addColumn('provider_id', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('sent_at', 'bigint')
+        .execute();
+      await db.schema
+        .createIndex('deliveries_due')
+        .on('deliveries')
+        .columns(['status', 'next_attempt_at'])
+        .execute();
+      await db.schema.createIndex('deliveries_call').on('deliveries').columns(['call_id']).execute();
+      await db.schema
+        .createTable('delivery_attempts')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('delivery_id', 'integer', (c) => c.notNull().references('deliveries.id'))
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('finished_at', 'bigint')
+        .addColumn('outcome', 'text')
+        .addColumn('status', 'integer')
+        .addColumn('error', 'text')
+        .addColumn('response', 'text')
+        .addColumn('retry_after_ms', 'integer')
+        .execute();
+      await db.schema
+        .createIndex('delivery_attempts_delivery')
+        .on('delivery_attempts')
+        .columns(['delivery_id'])
+        .execute();
+      await db.schema
+        .createTable('schools')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('base_url', 'text', (c) => c.notNull().unique())
+        .addColumn('topic_key', 'text', (c) => c.notNull().unique())
+        .addColumn('allowed_ips', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('templates')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('type', 'text', (c) => c.notNull().unique())
+        .addColumn('title', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      const now = Date.now();
+      await db
+        .insertInto('templates' as never)
+        .values([
+          {
+            type: '*',
+            title: 'New notification',
+            body: 'There is a new {type} notification for you.',
+            updated_at: now,
+          },
+          {
+            type: 'marks',
+            title: 'New marks',
+            body: 'New marks have been published for class {id_class}.',
+            updated_at: now,
+          },
+        ] as never)
+        .execute();
+      await db.schema
+        .createTable('books')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('term_id', 'text', (c) => c.notNull())
+        .addColumn('class_id', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('size', 'bigint', (c) => c.notNull())
+        .addColumn('filename', 'text', (c) => c.notNull())
+        .addColumn('uploaded_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('books_term_class', ['term_id', 'class_id'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -28,8 +28,97 @@ export interface CallsTable {
   /** The response as an HTTP message, capped. */
   response: string;
   response_bytes: number;
+  /** What the operation did, in words (e.g. how many pushes pushNoti dispatched). */
+  note: string | null;
+}
+
+export type DeliveryKind = 'sms' | 'push';
+/**
+ * pending: waiting for its first try or a retry (next_attempt_at); sending: an attempt is under
+ * way (claimed until lease_until); sent; dead: a permanent error or too many attempts; expired:
+ * an auth code not sent within its validity, never sent late.
+ */
+export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'dead' | 'expired';
+
+export interface DeliveriesTable {
+  id: Generated<number>;
+  call_id: number;
+  kind: DeliveryKind;
+  /** The provider chosen when the delivery was queued (`log`, `twilio`, `fcm`, …). */
+  provider: string;
+  /** E.164 phone for SMS, topic for pushes. */
+  recipient: string;
+  /** JSON: {text, maskedText} for SMS ({maskedText} once settled), {title, body, data} for pushes. */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  /** Auth codes only: not sent after this (epoch ms). */
+  expires_at: number | null;
+  /** Stable across retries; the provider sees it where it supports one. */
+  idempotency_key: string;
+  provider_id: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+}
+
+export type AttemptOutcome = 'sent' | 'transient' | 'permanent' | 'interrupted';
+
+export interface DeliveryAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  started_at: number;
+  finished_at: number | null;
+  /** Null while the attempt is under way. */
+  outcome: AttemptOutcome | null;
+  status: number | null;
+  error: string | null;
+  response: string | null;
+  retry_after_ms: number | null;
+}
+
+export interface SchoolsTable {
+  id: Generated<number>;
+  name: string;
+  /** Normalised: lower-case scheme and host, no default port, no trailing slash. */
+  base_url: string;
+  /** Letters, digits, `-`, `_`: the school's push topic is `school-{topic_key}`. */
+  topic_key: string;
+  /** Comma-separated IPs or CIDR ranges allowed to call for this school; null: any caller. */
+  allowed_ips: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TemplatesTable {
+  id: Generated<number>;
+  /** A notification type, `*` for the generic fallback, `marks` for SendMarkNotes. */
+  type: string;
+  title: string;
+  body: string;
+  updated_at: number;
+}
+
+export interface BooksTable {
+  id: Generated<number>;
+  term_id: string;
+  class_id: string;
+  /** Hex SHA-256 of the file: its name under DATA_DIR/books and its ETag. */
+  sha256: string;
+  size: number;
+  /** The name it was uploaded with, for display. */
+  filename: string;
+  uploaded_at: number;
 }
 
 export interface Database {
   calls: CallsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  schools: SchoolsTable;
+  templates: TemplatesTable;
+  books: BooksTable;
 }

@@ -1,0 +1,291 @@
+import type { Readable } from 'node:stream';
+import {
+  bookSchema,
+  problemSchema,
+  schoolInputSchema,
+  schoolSchema,
+  templateInputSchema,
+  templateSchema,
+} from '@school/contract';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { publicBaseUrl } from '../asmx/base-url.js';
+import { serveBook } from '../books/serve.js';
+import { removeBookFile, storeBook, UploadError } from '../books/storage.js';
+import { normalizeBaseUrl } from '../operations/run.js';
+import { toBook, toSchool, toTemplate } from './catalog-mapping.js';
+import { problem, sendProblem } from './problem.js';
+
+const idParams = z.object({ id: z.coerce.number().int().positive() });
+
+/** A unique-constraint violation, whichever the database. */
+const isConflict = (err: unknown): boolean =>
+  err instanceof Error && /UNIQUE constraint|duplicate key/i.test(err.message);
+
+/** Schools, notification templates and the book library, as the operations use them. */
+export const catalogRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const { store, config } = app;
+
+  // --- schools -------------------------------------------------------------------------------
+  const schoolValues = (input: z.output<typeof schoolInputSchema>) => ({
+    name: input.name,
+    base_url: normalizeBaseUrl(input.baseUrl) ?? input.baseUrl,
+    topic_key: input.topicKey,
+    allowed_ips: input.allowedIps.length > 0 ? input.allowedIps.join(',') : null,
+  });
+  const schoolConflict = (reply: FastifyReply) =>
+    sendProblem(reply, problem(409, 'Another school already has that base URL or topic key.'));
+
+  app.get(
+    '/schools',
+    { schema: { summary: 'List schools', tags: ['schools'], response: { 200: z.array(schoolSchema) } } },
+    async () => (await store.schools.list()).map(toSchool),
+  );
+  app.post(
+    '/schools',
+    {
+      schema: {
+        summary: 'Register a school',
+        tags: ['schools'],
+        body: schoolInputSchema,
+        response: { 201: schoolSchema, 400: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const row = await store.schools.create(schoolValues(request.body));
+        return reply.code(201).send(toSchool(row));
+      } catch (err) {
+        if (isConflict(err)) return schoolConflict(reply);
+        throw err;
+      }
+    },
+  );
+  app.put(
+    '/schools/:id',
+    {
+      schema: {
+        summary: 'Change a school',
+        tags: ['schools'],
+        params: idParams,
+        body: schoolInputSchema,
+        response: { 200: schoolSchema, 400: problemSchema, 404: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const row = await store.schools.update(request.params.id, schoolValues(request.body));
+        if (!row) return sendProblem(reply, problem(404, `There is no school ${request.params.id}.`));
+        return toSchool(row);
+      } catch (err) {
+        if (isConflict(err)) return schoolConflict(reply);
+        throw err;
+      }
+    },
+  );
+  app.delete(
+    '/schools/:id',
+    {
+      schema: {
+        summary: 'Remove a school',
+        tags: ['schools'],
+        params: idParams,
+        response: { 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      if (!(await store.schools.remove(request.params.id))) {
+        return sendProblem(reply, problem(404, `There is no school ${request.params.id}.`));
+      }
+      return (reply as FastifyReply).code(204).send();
+    },
+  );
+
+  // --- templates -----------------------------------------------------------------------------
+  const templateConflict = (reply: FastifyReply) =>
+    sendProblem(reply, problem(409, 'There is already a template for that type.'));
+
+  app.get(
+    '/templates',
+    {
+      schema: {
+        summary: 'List notification templates',
+        tags: ['templates'],
+        response: { 200: z.array(templateSchema) },
+      },
+    },
+    async () => (await store.templates.list()).map(toTemplate),
+  );
+  app.post(
+    '/templates',
+    {
+      schema: {
+        summary: 'Add a template for a notification type',
+        tags: ['templates'],
+        body: templateInputSchema,
+        response: { 201: templateSchema, 400: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      try {
+        return reply.code(201).send(toTemplate(await store.templates.create(request.body)));
+      } catch (err) {
+        if (isConflict(err)) return templateConflict(reply);
+        throw err;
+      }
+    },
+  );
+  app.put(
+    '/templates/:id',
+    {
+      schema: {
+        summary: 'Change a template',
+        tags: ['templates'],
+        params: idParams,
+        body: templateInputSchema,
+        response: { 200: templateSchema, 400: problemSchema, 404: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      try {
+        const current = await store.templates.findById(request.params.id);
+        if (current?.type === '*' && request.body.type !== '*') {
+          return sendProblem(reply, problem(409, 'The generic template (*) keeps its type.'));
+        }
+        const row = await store.templates.update(request.params.id, request.body);
+        if (!row) return sendProblem(reply, problem(404, `There is no template ${request.params.id}.`));
+        return toTemplate(row);
+      } catch (err) {
+        if (isConflict(err)) return templateConflict(reply);
+        throw err;
+      }
+    },
+  );
+  app.delete(
+    '/templates/:id',
+    {
+      schema: {
+        summary: 'Remove a template',
+        description: 'Its type then gets the generic template (*), which cannot be removed.',
+        tags: ['templates'],
+        params: idParams,
+        response: { 404: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const current = await store.templates.findById(request.params.id);
+      if (!current) return sendProblem(reply, problem(404, `There is no template ${request.params.id}.`));
+      if (current.type === '*')
+        return sendProblem(reply, problem(409, 'The generic template (*) cannot be removed.'));
+      await store.templates.remove(current.id);
+      return (reply as FastifyReply).code(204).send();
+    },
+  );
+
+  // --- books ---------------------------------------------------------------------------------
+  // Uploads arrive as a raw PDF body, streamed to disk, never buffered.
+  for (const type of ['application/pdf', 'application/octet-stream']) {
+    app.addContentTypeParser(type, (_request, payload, done) => done(null, payload));
+  }
+
+  app.get(
+    '/books',
+    { schema: { summary: 'List the book library', tags: ['books'], response: { 200: z.array(bookSchema) } } },
+    async (request) => {
+      const { base: baseUrl } = publicBaseUrl(config, request);
+      return (await store.books.list()).map((b) => toBook(b, baseUrl));
+    },
+  );
+  app.put(
+    '/books/:termId/:classId',
+    {
+      schema: {
+        summary: 'Upload (or replace) the book of a term and class',
+        description: `The body is the PDF itself (Content-Type application/pdf), at most MAX_BOOK_BYTES (${config.MAX_BOOK_BYTES} bytes).`,
+        tags: ['books'],
+        params: z.object({ termId: z.string().min(1).max(1024), classId: z.string().min(1).max(1024) }),
+        querystring: z.object({ filename: z.string().max(255).optional() }),
+        response: { 200: bookSchema, 400: problemSchema, 413: problemSchema, 415: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Readable | undefined;
+      if (!body || typeof (body as Readable).pipe !== 'function') {
+        return sendProblem(
+          reply,
+          problem(415, 'Send the PDF as the body, with Content-Type: application/pdf.'),
+        );
+      }
+      let stored: { sha256: string; size: number };
+      try {
+        stored = await storeBook(config.dataDir, body, config.MAX_BOOK_BYTES);
+      } catch (err) {
+        if (err instanceof UploadError) {
+          // The rest of an oversized body is not read; the connection is closed after the answer.
+          if (err.status === 413) reply.header('connection', 'close');
+          return sendProblem(reply, problem(err.status, err.message));
+        }
+        throw err;
+      }
+      const { termId, classId } = request.params;
+      const previous = await store.books.find(termId, classId);
+      const row = await store.books.upsert({
+        term_id: termId,
+        class_id: classId,
+        sha256: stored.sha256,
+        size: stored.size,
+        filename: (request.query.filename ?? `${termId}-${classId}.pdf`).replace(/[\r\n]/g, ' '),
+        uploaded_at: Date.now(),
+      });
+      if (
+        previous &&
+        previous.sha256 !== stored.sha256 &&
+        (await store.books.usesOf(previous.sha256)) === 0
+      ) {
+        await removeBookFile(config.dataDir, previous.sha256);
+      }
+      return toBook(row, publicBaseUrl(config, request).base);
+    },
+  );
+  app.delete(
+    '/books/:id',
+    {
+      schema: {
+        summary: 'Remove a book',
+        tags: ['books'],
+        params: idParams,
+        response: { 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const removed = await store.books.remove(request.params.id);
+      if (!removed) return sendProblem(reply, problem(404, `There is no book ${request.params.id}.`));
+      if ((await store.books.usesOf(removed.sha256)) === 0)
+        await removeBookFile(config.dataDir, removed.sha256);
+      return (reply as FastifyReply).code(204).send();
+    },
+  );
+  app.get(
+    '/books/:id/file',
+    {
+      schema: {
+        summary: 'Open a book (the PDF, inline)',
+        tags: ['books'],
+        params: idParams,
+        produces: ['application/pdf'],
+        response: { 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const book = await store.books.findById(request.params.id);
+      if (!book) return sendProblem(reply, problem(404, `There is no book ${request.params.id}.`));
+      const served = serveBook(config.dataDir, book, {
+        ifNoneMatch: request.headers['if-none-match'],
+        range: request.headers.range,
+      });
+      return (reply as FastifyReply).code(served.status).headers(served.headers).send(served.body);
+    },
+  );
+};

@@ -1,0 +1,112 @@
+import {
+  deliveryDetailSchema,
+  deliveryListQuerySchema,
+  deliveryListSchema,
+  problemSchema,
+} from '@school/contract';
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { toAttempt, toDelivery } from './catalog-mapping.js';
+import { problem, sendProblem } from './problem.js';
+
+const idParams = z.object({ id: z.coerce.number().int().positive() });
+
+/** The outbox: deliveries with their attempts, and retries of dead ones. */
+export const deliveryRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const { store, dispatcher } = app;
+
+  app.get(
+    '/deliveries',
+    {
+      schema: {
+        summary: 'List deliveries, newest first',
+        tags: ['deliveries'],
+        querystring: deliveryListQuerySchema,
+        response: { 200: deliveryListSchema, 400: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor, ...query } = request.query;
+      const before = cursor === undefined ? undefined : Number(cursor);
+      if (cursor !== undefined && !(Number.isInteger(before) && (before as number) > 0)) {
+        return sendProblem(
+          reply,
+          problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
+        );
+      }
+      const rows = await store.deliveries.search(query, { limit: limit + 1, before });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        items: page.map(toDelivery),
+        nextCursor: rows.length > limit && last ? String(last.id) : null,
+        counts: await store.deliveries.counts(),
+      };
+    },
+  );
+
+  app.get(
+    '/deliveries/:id',
+    {
+      schema: {
+        summary: 'One delivery with its attempts',
+        tags: ['deliveries'],
+        params: idParams,
+        response: { 200: deliveryDetailSchema, 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const row = await store.deliveries.findById(request.params.id);
+      if (!row) return sendProblem(reply, problem(404, `There is no delivery ${request.params.id}.`));
+      const attempts = await store.deliveries.attemptsOf(row.id);
+      return { ...toDelivery(row), attemptLog: attempts.map(toAttempt) };
+    },
+  );
+
+  app.post(
+    '/deliveries/:id/retry',
+    {
+      schema: {
+        summary: 'Retry a dead delivery',
+        description:
+          'Back to pending with a fresh set of attempts. Only dead deliveries can be retried: an expired auth code is never sent late.',
+        tags: ['deliveries'],
+        params: idParams,
+        response: { 200: deliveryDetailSchema, 404: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const row = await store.deliveries.findById(id);
+      if (!row) return sendProblem(reply, problem(404, `There is no delivery ${id}.`));
+      if (!store.deliveries.retry(id, Date.now())) {
+        return sendProblem(
+          reply,
+          problem(409, `Delivery ${id} is ${row.status}; only dead deliveries can be retried.`),
+        );
+      }
+      dispatcher.wake();
+      const updated = await store.deliveries.findById(id);
+      const attempts = await store.deliveries.attemptsOf(id);
+      return { ...toDelivery(updated ?? row), attemptLog: attempts.map(toAttempt) };
+    },
+  );
+
+  app.post(
+    '/deliveries/retry-dead',
+    {
+      schema: {
+        summary: 'Retry every dead delivery',
+        tags: ['deliveries'],
+        response: { 200: z.object({ retried: z.number().int() }) },
+      },
+    },
+    async () => {
+      const retried = store.deliveries.retryAllDead(Date.now());
+      dispatcher.wake();
+      return { retried };
+    },
+  );
+};

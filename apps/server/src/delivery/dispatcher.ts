@@ -1,0 +1,188 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { PushProvider, SendResult, SmsProvider } from '../providers/types.js';
+import type { AttemptResult, Claimed, Store } from '../store/index.js';
+
+export interface DispatcherOptions {
+  readonly store: Store;
+  readonly sms: SmsProvider;
+  readonly push: PushProvider;
+  /** Attempts under way at once. */
+  readonly concurrency: number;
+  /** After this many attempts a delivery is dead. */
+  readonly maxAttempts: number;
+  /** Backoff: base × 2^(attempt−1), capped, with full jitter. */
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** How often due retries are looked for when nothing wakes the dispatcher. */
+  readonly pollMs: number;
+  /** How long a claimed delivery stays `sending` before it counts as interrupted. */
+  readonly leaseMs: number;
+  readonly log: FastifyBaseLogger;
+  readonly random?: () => number;
+}
+
+export interface Dispatcher {
+  /** Recovers attempts a previous process left unfinished, then starts sending. */
+  start(): void;
+  /** Stops claiming and waits for the attempts under way. */
+  stop(): Promise<void>;
+  /** Looks for due deliveries now (after a commit that queued some). */
+  wake(): void;
+  /** pushNoti: every pending push due now, retries included; returns how many. */
+  dispatchPushesNow(): number;
+  /** Resolves once nothing is due or under way (for tests and shutdown). */
+  idle(): Promise<void>;
+}
+
+/** The delay before retry `attempt + 1`: exponential with full jitter, never before Retry-After. */
+export function retryDelay(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  base: number,
+  max: number,
+  random: () => number,
+): number {
+  const backoff = Math.min(max, base * 2 ** Math.max(0, attempt - 1));
+  const jittered = Math.round(backoff / 2 + random() * (backoff / 2));
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
+/**
+ * Sends queued deliveries through the providers with bounded concurrency. Each attempt is recorded
+ * before the provider is called (with the delivery's idempotency key), so a crash mid-send loses
+ * nothing and a resend after one is visible as an `interrupted` attempt.
+ */
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { store, log } = options;
+  const random = options.random ?? Math.random;
+  const inflight = new Set<Promise<void>>();
+  let running = false;
+  let woken = false;
+  let poll: NodeJS.Timeout | undefined;
+  let idleWaiters: (() => void)[] = [];
+
+  function toAttempt(claimed: Claimed, result: SendResult, now: number): AttemptResult {
+    if (result.ok) return { outcome: 'sent', providerId: result.providerId, response: result.response };
+    const { attempts, expires_at } = claimed.delivery;
+    let retryAt: number | undefined;
+    if (result.kind === 'transient' && attempts < options.maxAttempts) {
+      retryAt =
+        now + retryDelay(attempts, result.retryAfterMs, options.retryBaseMs, options.retryMaxMs, random);
+      // An auth code whose next try would fall after its validity is left pending: the expiry
+      // sweep marks it expired when the time comes, so it is never sent late.
+      if (expires_at !== null && retryAt > expires_at) retryAt = expires_at;
+    }
+    return {
+      outcome: result.kind,
+      error: result.error,
+      status: result.status,
+      response: result.response,
+      retryAfterMs: result.retryAfterMs,
+      retryAt,
+    };
+  }
+
+  async function attempt(claimed: Claimed): Promise<void> {
+    const { delivery } = claimed;
+    let result: SendResult;
+    try {
+      const payload = JSON.parse(delivery.payload) as Record<string, unknown>;
+      result =
+        delivery.kind === 'sms'
+          ? await options.sms.send({
+              to: delivery.recipient,
+              text: String(payload.text ?? ''),
+              idempotencyKey: delivery.idempotency_key,
+            })
+          : await options.push.send({
+              topic: delivery.recipient,
+              title: String(payload.title ?? ''),
+              body: String(payload.body ?? ''),
+              data: (payload.data ?? {}) as Record<string, string>,
+              idempotencyKey: delivery.idempotency_key,
+            });
+    } catch (err) {
+      // Providers do not throw; if one does, the attempt is a transient failure, not a crash.
+      log.error({ err, delivery: delivery.id }, 'provider threw');
+      result = { ok: false, kind: 'transient', error: 'The provider failed unexpectedly.' };
+    }
+    const now = Date.now();
+    const outcome = toAttempt(claimed, result, now);
+    store.deliveries.finishAttempt(claimed, now, outcome);
+    log.info(
+      { delivery: delivery.id, kind: delivery.kind, attempt: delivery.attempts, outcome: outcome.outcome },
+      'delivery attempt',
+    );
+  }
+
+  function pump(): void {
+    woken = false;
+    if (!running) return;
+    const now = Date.now();
+    try {
+      store.deliveries.expireStale(now);
+      const free = options.concurrency - inflight.size;
+      const claimed = store.deliveries.claimDue(now, free, now + options.leaseMs);
+      for (const c of claimed) {
+        const done: Promise<void> = attempt(c)
+          .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
+          .finally(() => {
+            inflight.delete(done);
+            wake();
+          });
+        inflight.add(done);
+      }
+      if (claimed.length === 0 && inflight.size === 0) {
+        for (const resolve of idleWaiters) resolve();
+        idleWaiters = [];
+      }
+    } catch (err) {
+      log.error({ err }, 'dispatcher pass failed');
+    }
+  }
+
+  function wake(): void {
+    if (!running || woken) return;
+    woken = true;
+    setImmediate(pump);
+  }
+
+  const onQueued = () => wake();
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      const recovered = store.deliveries.recoverInterrupted(Date.now());
+      if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
+      store.deliveries.events.on('queued', onQueued);
+      poll = setInterval(() => {
+        // A lease can only run out here if an attempt outlived it; that one is recovered too.
+        store.deliveries.recoverInterrupted(Date.now());
+        wake();
+      }, options.pollMs);
+      poll.unref();
+      wake();
+    },
+    async stop() {
+      running = false;
+      if (poll) clearInterval(poll);
+      store.deliveries.events.off('queued', onQueued);
+      await Promise.all(inflight);
+      for (const resolve of idleWaiters) resolve();
+      idleWaiters = [];
+    },
+    wake,
+    dispatchPushesNow() {
+      const count = store.deliveries.makePushesDue(Date.now());
+      wake();
+      return count;
+    },
+    idle() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        wake();
+      });
+    },
+  };
+}

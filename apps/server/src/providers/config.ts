@@ -1,0 +1,202 @@
+/**
+ * The providers' environment variables. `providerConfigSchema` is an object schema the server's
+ * configuration merges; `checkProviderConfig` holds the checks that span several variables
+ * (which provider needs which). Zod drops refinements when only a shape is merged, so the
+ * server's schema applies the check itself:
+ *
+ *   z.object({ ... }).extend(providerConfigShape).superRefine(checkProviderConfig)
+ *
+ * or starts from this schema: `providerConfigSchema.extend({ ... })` keeps the check.
+ */
+import { z } from 'zod';
+import { encoderFor, fillTemplate } from './http-gateway.js';
+import { readServiceAccount } from './service-account.js';
+import { DEFAULT_SMS_TEMPLATE } from './sms-text.js';
+
+/** An unset variable and an empty one both mean "use the default" (as in ../config.ts). */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
+
+const httpUrl = (example: string) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), `must be an http(s) URL, e.g. ${example}`);
+
+/** A base URL: paths are appended to it, so a trailing slash is dropped. */
+const baseUrl = (example: string) => httpUrl(example).transform((v) => v.replace(/\/+$/, ''));
+
+const sid = (prefix: string, what: string) =>
+  z
+    .string()
+    .trim()
+    .regex(new RegExp(`^${prefix}[0-9a-fA-F]{32}$`), `must be ${what}: ${prefix} followed by 32 hex digits`);
+
+/** Provider names are read case-insensitively (`Twilio` is `twilio`). */
+const lowerEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.string().trim().toLowerCase().pipe(z.enum(values));
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the gateway request sets itself. */
+const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection']);
+
+const headersJson = z.string().transform((text, ctx): Record<string, string> => {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object, e.g. {"Authorization":"Bearer …"}' });
+    return z.NEVER;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of header names to string values' });
+    return z.NEVER;
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (!HEADER_NAME.test(name)) {
+      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is not a valid header name` });
+    } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must not set ${name}${name.toLowerCase() === 'content-type' ? ' (use SMS_HTTP_CONTENT_TYPE)' : ''}`,
+      });
+    } else if (typeof v !== 'string' || /[\r\n\0]/.test(v)) {
+      ctx.addIssue({ code: 'custom', message: `the value of ${name} must be a string on one line` });
+    } else {
+      headers[name] = v;
+    }
+  }
+  return headers;
+});
+
+/** Every provider variable; see the README's table. */
+export const providerConfigShape = {
+  SMS_PROVIDER: optional(lowerEnum(['log', 'twilio', 'http']).default('log')),
+  SMS_TEMPLATE: optional(z.string().default(DEFAULT_SMS_TEMPLATE)),
+
+  TWILIO_BASE_URL: optional(baseUrl('https://api.twilio.com').default('https://api.twilio.com')),
+  TWILIO_ACCOUNT_SID: optional(sid('AC', 'an account SID').optional()),
+  TWILIO_AUTH_TOKEN: optional(z.string().trim().optional()),
+  TWILIO_API_KEY_SID: optional(sid('SK', 'an API key SID').optional()),
+  TWILIO_API_KEY_SECRET: optional(z.string().trim().optional()),
+  TWILIO_FROM: optional(
+    z
+      .string()
+      .trim()
+      .refine(
+        (v) => /^\+[1-9]\d{6,14}$/.test(v) || /^\d{3,8}$/.test(v) || /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/.test(v),
+        'must be an E.164 number (+15551234567), a short code or an alphanumeric sender ID (up to 11 characters)',
+      )
+      .optional(),
+  ),
+  TWILIO_MESSAGING_SERVICE_SID: optional(sid('MG', 'a messaging service SID').optional()),
+  TWILIO_STATUS_CALLBACK_URL: optional(httpUrl('https://sms.example.org/twilio/status').optional()),
+
+  SMS_HTTP_URL: optional(httpUrl('https://gateway.example.com/send').optional()),
+  SMS_HTTP_METHOD: optional(z.string().trim().toUpperCase().pipe(z.enum(['POST', 'GET'])).default('POST')),
+  SMS_HTTP_HEADERS: optional(headersJson.default({})),
+  SMS_HTTP_BODY: optional(z.string().optional()),
+  SMS_HTTP_CONTENT_TYPE: optional(
+    z
+      .string()
+      .trim()
+      .regex(/^[\w.+-]+\/[\w.+-]+\s*(;.*)?$/, 'must be a media type, e.g. application/json')
+      .default('application/x-www-form-urlencoded'),
+  ),
+
+  PUSH_PROVIDER: optional(lowerEnum(['log', 'fcm', 'webhook']).default('log')),
+  FCM_SERVICE_ACCOUNT_FILE: optional(z.string().trim().optional()),
+  FCM_BASE_URL: optional(baseUrl('https://fcm.googleapis.com').default('https://fcm.googleapis.com')),
+  FCM_TOKEN_URL: optional(httpUrl('https://oauth2.googleapis.com/token').optional()),
+
+  PUSH_WEBHOOK_URL: optional(httpUrl('https://push.example.org/hook').optional()),
+  PUSH_WEBHOOK_SECRET: optional(z.string().optional()),
+
+  PROVIDER_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000).default(10_000)),
+};
+
+type ProviderValues = z.output<z.ZodObject<typeof providerConfigShape>>;
+
+/** The cross-variable rules; each issue is reported on the variable to set or fix. */
+export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx): void {
+  const issue = (variable: string, message: string) => ctx.addIssue({ code: 'custom', path: [variable], message });
+
+  if (!config.SMS_TEMPLATE.includes('{code}')) {
+    issue('SMS_TEMPLATE', 'must contain {code}, where the auth code goes');
+  }
+
+  if (config.SMS_PROVIDER === 'twilio') {
+    if (!config.TWILIO_ACCOUNT_SID) issue('TWILIO_ACCOUNT_SID', 'is required when SMS_PROVIDER=twilio');
+    const keySid = config.TWILIO_API_KEY_SID;
+    const keySecret = config.TWILIO_API_KEY_SECRET;
+    if (keySid && !keySecret) issue('TWILIO_API_KEY_SECRET', 'is required with TWILIO_API_KEY_SID');
+    if (keySecret && !keySid) issue('TWILIO_API_KEY_SID', 'is required with TWILIO_API_KEY_SECRET');
+    if (!config.TWILIO_AUTH_TOKEN && !keySid && !keySecret) {
+      issue(
+        'TWILIO_AUTH_TOKEN',
+        'is required when SMS_PROVIDER=twilio, unless TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET are set',
+      );
+    }
+    if (!config.TWILIO_FROM && !config.TWILIO_MESSAGING_SERVICE_SID) {
+      issue('TWILIO_FROM', 'is required when SMS_PROVIDER=twilio, unless TWILIO_MESSAGING_SERVICE_SID is set');
+    }
+  }
+
+  if (config.SMS_PROVIDER === 'http') {
+    const url = config.SMS_HTTP_URL;
+    const body = config.SMS_HTTP_BODY;
+    if (!url) issue('SMS_HTTP_URL', 'is required when SMS_PROVIDER=http');
+    if (config.SMS_HTTP_METHOD === 'POST' && body === undefined) {
+      issue('SMS_HTTP_BODY', 'is required when SMS_PROVIDER=http and SMS_HTTP_METHOD=POST, e.g. to={to}&text={text}');
+    } else {
+      // With GET the placeholders may sit in the URL's query instead of the template.
+      const where = `${body ?? ''}${config.SMS_HTTP_METHOD === 'GET' ? (url ?? '') : ''}`;
+      const missing = ['{to}', '{text}'].filter((p) => !where.includes(p));
+      if (missing.length > 0) {
+        issue(
+          'SMS_HTTP_BODY',
+          `must contain ${missing.join(' and ')}${config.SMS_HTTP_METHOD === 'GET' ? ' (or SMS_HTTP_URL must)' : ''}`,
+        );
+      }
+    }
+    const contentType = config.SMS_HTTP_CONTENT_TYPE;
+    if (body !== undefined && config.SMS_HTTP_METHOD === 'POST' && /[/+]json\b/i.test(contentType)) {
+      const sample = fillTemplate(body, { to: '+15550000000', text: 'a "b"', idempotencyKey: 'k' }, encoderFor(contentType));
+      try {
+        JSON.parse(sample);
+      } catch {
+        issue('SMS_HTTP_BODY', 'is not valid JSON once filled in (put {to} and {text} inside quotes: "{to}")');
+      }
+    }
+  }
+
+  if (config.PUSH_PROVIDER === 'fcm') {
+    const file = config.FCM_SERVICE_ACCOUNT_FILE;
+    if (!file) {
+      issue('FCM_SERVICE_ACCOUNT_FILE', 'is required when PUSH_PROVIDER=fcm (the service-account JSON key file)');
+    } else {
+      try {
+        const account = readServiceAccount(file);
+        if (!account.tokenUri && !config.FCM_TOKEN_URL) {
+          issue('FCM_TOKEN_URL', `is required: ${file} has no token_uri`);
+        }
+      } catch (error) {
+        issue('FCM_SERVICE_ACCOUNT_FILE', (error as Error).message);
+      }
+    }
+  }
+
+  if (config.PUSH_PROVIDER === 'webhook') {
+    if (!config.PUSH_WEBHOOK_URL) issue('PUSH_WEBHOOK_URL', 'is required when PUSH_PROVIDER=webhook');
+    const secret = config.PUSH_WEBHOOK_SECRET;
+    if (!secret) issue('PUSH_WEBHOOK_SECRET', 'is required when PUSH_PROVIDER=webhook (at least 16 characters)');
+    else if (secret.length < 16) issue('PUSH_WEBHOOK_SECRET', 'must be at least 16 characters');
+  }
+}
+
+/** The provider variables on their own, with the cross-variable checks. */
+export const providerConfigSchema = z.object(providerConfigShape).superRefine(checkProviderConfig);
+
+/** The validated provider configuration (the server's Config is a superset of it). */
+export type ProviderConfig = z.output<typeof providerConfigSchema>;

@@ -1,0 +1,180 @@
+/**
+ * What every HTTP provider shares: one request with a timeout that never throws, Retry-After
+ * parsing, status classification, and keeping secrets and bulk out of what gets recorded.
+ */
+import type { SendResult } from './types.js';
+
+export type Failure = Extract<SendResult, { ok: false }>;
+
+/** Recorded responses are cut to about this many characters (the attempt's record is not a log). */
+export const RESPONSE_MAX_CHARS = 500;
+/** More than this is never read from a provider's answer. */
+const READ_MAX_BYTES = 64 * 1024;
+
+export interface HttpRequest {
+  readonly url: string;
+  readonly method: 'GET' | 'POST';
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly timeoutMs: number;
+  /** The dispatcher's signal (shutdown); aborting it ends the request as a transient failure. */
+  readonly signal?: AbortSignal | undefined;
+  /** Who is called, for error texts: `Twilio`, `FCM token endpoint`, … */
+  readonly what: string;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The body as text, at most 64 KiB of it. */
+  readonly text: string;
+}
+
+/**
+ * Sends one request. A network error, a timeout or an abort comes back as a transient failure
+ * (the request may or may not have reached the provider, so it is worth trying again, with the
+ * same idempotency key); it never throws. Redirects are not followed: a provider API that
+ * redirects is misconfigured, and following one could carry credentials to another host.
+ */
+export async function httpRequest(request: HttpRequest): Promise<HttpResponse | Failure> {
+  const timeout = AbortSignal.timeout(request.timeoutMs);
+  const signal = request.signal ? AbortSignal.any([timeout, request.signal]) : timeout;
+  try {
+    const response = await fetch(request.url, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      redirect: 'manual',
+      signal,
+    });
+    const text = await readText(response);
+    return { status: response.status, headers: response.headers, text };
+  } catch (error) {
+    if (timeout.aborted) {
+      return { ok: false, kind: 'transient', error: `${request.what}: no answer within ${request.timeoutMs} ms` };
+    }
+    if (request.signal?.aborted) {
+      return { ok: false, kind: 'transient', error: `${request.what}: request aborted` };
+    }
+    return { ok: false, kind: 'transient', error: `${request.what}: ${networkError(error)}` };
+  }
+}
+
+export function isFailure(value: HttpResponse | Failure): value is Failure {
+  return 'ok' in value;
+}
+
+async function readText(response: Response): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+    if (total >= READ_MAX_BYTES) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, READ_MAX_BYTES));
+}
+
+/** `connection refused (ECONNREFUSED)` rather than undici's bare `fetch failed`. */
+function networkError(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  const known: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host name lookup failed',
+    ETIMEDOUT: 'connection timed out',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    UND_ERR_SOCKET: 'connection closed',
+  };
+  if (typeof code === 'string') return `${known[code] ?? 'network error'} (${code})`;
+  const message = cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return `network error: ${message}`;
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP date, as milliseconds from `now`.
+ * Undefined when absent or unreadable; never negative.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = value.trim();
+  if (text === '') return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Only the HTTP-date forms; Date.parse alone would also read "7.5" or "2024" as a date.
+  if (!/[a-z]/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/**
+ * The common rule for an HTTP answer that is not a success: 429 and 5xx are worth retrying
+ * (after Retry-After when given); anything else (4xx, an unexpected redirect) will not get better.
+ */
+export function classifyStatus(
+  status: number,
+  headers: Headers,
+  now: number = Date.now(),
+): { kind: 'transient' | 'permanent'; retryAfterMs?: number } {
+  if (status === 429 || status >= 500) {
+    const retryAfterMs = parseRetryAfter(headers.get('retry-after'), now);
+    return retryAfterMs === undefined ? { kind: 'transient' } : { kind: 'transient', retryAfterMs };
+  }
+  return { kind: 'permanent' };
+}
+
+/** Cuts a text to about `max` characters, saying how much was left out. */
+export function truncate(text: string, max: number = RESPONSE_MAX_CHARS): string {
+  const flat = text.trim();
+  if (flat.length <= max) return flat;
+  return `${flat.slice(0, max)}… (${flat.length - max} more characters)`;
+}
+
+/**
+ * Replaces every occurrence of a secret in a text with `[redacted]`. Providers pass their
+ * credentials (and derived forms: the Basic header, the access token) so that a provider echoing
+ * one back in an error never puts it in the attempt's record.
+ */
+export function redact(text: string, secrets: Iterable<string | undefined>): string {
+  let out = text;
+  // Longest first, so a secret containing another is removed whole.
+  const list = [...new Set([...secrets].filter((s): s is string => typeof s === 'string' && s.length >= 4))].sort(
+    (a, b) => b.length - a.length,
+  );
+  for (const secret of list) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+/** A URL as it may be shown: origin and path, no credentials, no query (it may hold an API key). */
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** JSON.parse that answers undefined instead of throwing. */
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+

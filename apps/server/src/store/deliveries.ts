@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type SQLite from 'better-sqlite3';
+import type { Kysely, Selectable } from 'kysely';
+import type {
+  AttemptOutcome,
+  Database,
+  DeliveriesTable,
+  DeliveryAttemptsTable,
+  DeliveryKind,
+  DeliveryStatus,
+} from './schema.js';
+
+export type DeliveryRow = Selectable<DeliveriesTable>;
+export type AttemptRow = Selectable<DeliveryAttemptsTable>;
+
+/** A delivery an operation queues; stored with its call, in the same transaction. */
+export interface NewDelivery {
+  readonly kind: DeliveryKind;
+  readonly provider: string;
+  readonly recipient: string;
+  /** {text, maskedText} for SMS; {title, body, data} for pushes. */
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** Auth codes: not sent after this (epoch ms). */
+  readonly expiresAt?: number;
+}
+
+/** A delivery claimed for one attempt. */
+export interface Claimed {
+  readonly delivery: DeliveryRow;
+  readonly attemptId: number;
+}
+
+/** How an attempt ended, and what becomes of the delivery. */
+export type AttemptResult =
+  | { readonly outcome: 'sent'; readonly providerId?: string | undefined; readonly response: string }
+  | {
+      readonly outcome: 'transient' | 'permanent';
+      readonly error: string;
+      readonly status?: number | undefined;
+      readonly response?: string | undefined;
+      readonly retryAfterMs?: number | undefined;
+      /** The next try's time; undefined: the delivery is dead. */
+      readonly retryAt: number | undefined;
+    };
+
+export interface DeliveryQuery {
+  readonly status?: DeliveryStatus | undefined;
+  readonly kind?: DeliveryKind | undefined;
+  readonly callId?: number | undefined;
+}
+
+export interface DeliveryRepository {
+  /** Inserts the deliveries of a call; called inside the call's transaction. */
+  insertFor(callId: number, items: readonly NewDelivery[]): void;
+  /** Tells the dispatcher there is new work (after a commit). */
+  notify(): void;
+  readonly events: EventEmitter<{ queued: [] }>;
+  /**
+   * Claims up to `limit` due deliveries for an attempt each: status `sending` until `leaseUntil`,
+   * attempts + 1, and an attempt row written before the provider is called, all committed at once.
+   */
+  claimDue(now: number, limit: number, leaseUntil: number): Claimed[];
+  /** Records how an attempt ended and settles or reschedules its delivery. */
+  finishAttempt(claimed: Claimed, now: number, result: AttemptResult): void;
+  /**
+   * Deliveries left `sending` by a process that stopped mid-attempt: their attempt is marked
+   * `interrupted` and they are due again (with the same idempotency key). Returns how many.
+   */
+  recoverInterrupted(now: number): number;
+  /** Auth codes past their validity become `expired`; never sent late. Returns how many. */
+  expireStale(now: number): number;
+  /** Makes every pending push due now (pushNoti). Returns how many. */
+  makePushesDue(now: number): number;
+  /** A dead delivery back to pending with fresh attempts; false when it is not dead. */
+  retry(id: number, now: number): boolean;
+  /** Every dead delivery back to pending. Returns how many. */
+  retryAllDead(now: number): number;
+  findById(id: number): Promise<DeliveryRow | undefined>;
+  attemptsOf(id: number): Promise<AttemptRow[]>;
+  /** Newest first, after the id `before`. */
+  search(query: DeliveryQuery, page: { limit: number; before?: number | undefined }): Promise<DeliveryRow[]>;
+  counts(): Promise<Record<DeliveryStatus, number>>;
+}
+
+const SETTLED: readonly DeliveryStatus[] = ['sent', 'dead', 'expired'];
+
+/** Once settled, an SMS payload keeps only the masked text: auth codes are not kept in clear. */
+function settledPayload(kind: DeliveryKind, payload: string): string {
+  if (kind !== 'sms') return payload;
+  const { maskedText } = JSON.parse(payload) as { maskedText?: string };
+  return JSON.stringify({ maskedText: maskedText ?? '' });
+}
+
+/**
+ * The outbox on SQLite. Every write is one synchronous better-sqlite3 transaction, so it can never
+ * interleave with the call recorder's group commits on the same connection; reads use Kysely.
+ */
+export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Database): DeliveryRepository {
+  const events = new EventEmitter<{ queued: [] }>();
+  const insert = sqlite.prepare(
+    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at,
+       lease_until, expires_at, idempotency_key, created_at, updated_at)
+     VALUES (@call_id, @kind, @provider, @recipient, @payload, 'pending', 0, @now, NULL, @expires_at,
+       @idempotency_key, @now, @now)`,
+  );
+  const claim = sqlite.prepare(
+    `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @lease, updated_at = @now
+     WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= @now
+                  ORDER BY next_attempt_at, id LIMIT @limit)
+     RETURNING *`,
+  );
+  const startAttempt = sqlite.prepare(
+    'INSERT INTO delivery_attempts (delivery_id, started_at) VALUES (?, ?)',
+  );
+  const endAttempt = sqlite.prepare(
+    `UPDATE delivery_attempts SET finished_at = @now, outcome = @outcome, status = @status, error = @error,
+       response = @response, retry_after_ms = @retry_after_ms WHERE id = @id`,
+  );
+  const settle = sqlite.prepare(
+    `UPDATE deliveries SET status = @status, lease_until = NULL, next_attempt_at = @next, provider_id = @provider_id,
+       last_error = @last_error, sent_at = @sent_at, payload = @payload, updated_at = @now WHERE id = @id`,
+  );
+  const getPayload = sqlite.prepare('SELECT kind, payload FROM deliveries WHERE id = ?');
+
+  const finish = sqlite.transaction((claimed: Claimed, now: number, result: AttemptResult) => {
+    const { delivery, attemptId } = claimed;
+    endAttempt.run({
+      id: attemptId,
+      now,
+      outcome: result.outcome,
+      status: result.outcome === 'sent' ? null : (result.status ?? null),
+      error: result.outcome === 'sent' ? null : result.error,
+      response: result.response ?? null,
+      retry_after_ms: result.outcome === 'sent' ? null : (result.retryAfterMs ?? null),
+    });
+    const status: DeliveryStatus =
+      result.outcome === 'sent' ? 'sent' : result.retryAt === undefined ? 'dead' : 'pending';
+    const row = getPayload.get(delivery.id) as { kind: DeliveryKind; payload: string };
+    settle.run({
+      id: delivery.id,
+      now,
+      status,
+      next: result.outcome === 'sent' || result.retryAt === undefined ? now : result.retryAt,
+      provider_id: result.outcome === 'sent' ? (result.providerId ?? null) : delivery.provider_id,
+      last_error: result.outcome === 'sent' ? null : result.error,
+      sent_at: result.outcome === 'sent' ? now : null,
+      payload: SETTLED.includes(status) ? settledPayload(row.kind, row.payload) : row.payload,
+    });
+  });
+
+  const claimAll = sqlite.transaction((now: number, limit: number, lease: number): Claimed[] => {
+    const rows = claim.all({ now, limit, lease }) as DeliveryRow[];
+    return rows.map((delivery) => ({
+      delivery,
+      attemptId: Number(startAttempt.run(delivery.id, now).lastInsertRowid),
+    }));
+  });
+
+  const recover = sqlite.transaction((now: number): number => {
+    const stuck = sqlite
+      .prepare("SELECT id FROM deliveries WHERE status = 'sending' AND lease_until < ?")
+      .all(now) as { id: number }[];
+    for (const { id } of stuck) {
+      sqlite
+        .prepare(
+          "UPDATE delivery_attempts SET outcome = 'interrupted', finished_at = ?, error = ? WHERE delivery_id = ? AND outcome IS NULL",
+        )
+        .run(now, 'The server stopped during this attempt; it is retried with the same idempotency key.', id);
+      sqlite
+        .prepare(
+          "UPDATE deliveries SET status = 'pending', lease_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+        )
+        .run(now, now, id);
+    }
+    return stuck.length;
+  });
+
+  const expire = sqlite.transaction((now: number): number => {
+    const stale = sqlite
+      .prepare(
+        "SELECT id, kind, payload FROM deliveries WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?",
+      )
+      .all(now) as { id: number; kind: DeliveryKind; payload: string }[];
+    const update = sqlite.prepare(
+      "UPDATE deliveries SET status = 'expired', payload = ?, last_error = ?, updated_at = ? WHERE id = ?",
+    );
+    for (const row of stale) {
+      update.run(
+        settledPayload(row.kind, row.payload),
+        'Not sent within its validity; an auth code is never sent late.',
+        now,
+        row.id,
+      );
+    }
+    return stale.length;
+  });
+
+  return {
+    events,
+    insertFor(callId, items) {
+      const now = Date.now();
+      for (const item of items) {
+        insert.run({
+          call_id: callId,
+          kind: item.kind,
+          provider: item.provider,
+          recipient: item.recipient,
+          payload: JSON.stringify(item.payload),
+          expires_at: item.expiresAt ?? null,
+          idempotency_key: randomUUID(),
+          now,
+        });
+      }
+    },
+    notify() {
+      events.emit('queued');
+    },
+    claimDue(now, limit, leaseUntil) {
+      return limit > 0 ? claimAll(now, limit, leaseUntil) : [];
+    },
+    finishAttempt(claimed, now, result) {
+      finish(claimed, now, result);
+    },
+    recoverInterrupted(now) {
+      return recover(now);
+    },
+    expireStale(now) {
+      return expire(now);
+    },
+    makePushesDue(now) {
+      return sqlite
+        .prepare(
+          "UPDATE deliveries SET next_attempt_at = ?, updated_at = ? WHERE status = 'pending' AND kind = 'push'",
+        )
+        .run(now, now).changes;
+    },
+    retry(id, now) {
+      return (
+        sqlite
+          .prepare(
+            "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'dead'",
+          )
+          .run(now, now, id).changes === 1
+      );
+    },
+    retryAllDead(now) {
+      return sqlite
+        .prepare(
+          "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE status = 'dead'",
+        )
+        .run(now, now).changes;
+    },
+    findById(id) {
+      return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    attemptsOf(id) {
+      return db
+        .selectFrom('delivery_attempts')
+        .selectAll()
+        .where('delivery_id', '=', id)
+        .orderBy('id')
+        .execute();
+    },
+    search(query, page) {
+      let qb = db.selectFrom('deliveries').selectAll();
+      if (query.status) qb = qb.where('status', '=', query.status);
+      if (query.kind) qb = qb.where('kind', '=', query.kind);
+      if (query.callId !== undefined) qb = qb.where('call_id', '=', query.callId);
+      if (page.before !== undefined) qb = qb.where('id', '<', page.before);
+      return qb.orderBy('id', 'desc').limit(page.limit).execute();
+    },
+    async counts() {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+        .groupBy('status')
+        .execute();
+      const counts: Record<DeliveryStatus, number> = { pending: 0, sending: 0, sent: 0, dead: 0, expired: 0 };
+      for (const r of rows) counts[r.status] = Number(r.n);
+      return counts;
+    },
+  };
+}
+
+export type { AttemptOutcome, DeliveryKind, DeliveryStatus };

@@ -1,0 +1,316 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registerSchool, startTestApp, type TestApp } from './helpers.js';
+
+/** A fake provider: a real HTTP server whose answers a test decides, recording what it received. */
+async function fakeProvider(
+  answer: (
+    req: http.IncomingMessage,
+    body: string,
+    n: number,
+  ) => { status: number; headers?: Record<string, string> },
+) {
+  const received: { headers: http.IncomingHttpHeaders; body: string; status: number }[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      const { status, headers } = answer(req, body, received.length);
+      received.push({ headers: req.headers, body, status });
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(status < 300 ? '{"ok":true}' : '{"error":"unavailable"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+async function until(check: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const FAST = { DELIVERY_RETRY_BASE_MS: '20', DELIVERY_RETRY_MAX_MS: '200', DISPATCH_POLL_MS: '20' };
+
+describe('outbox and dispatcher', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  async function app(env: Record<string, string>): Promise<TestApp> {
+    const t = await startTestApp({ ...FAST, ...env });
+    cleanups.push(() => t.close());
+    return t;
+  }
+
+  it('sends every SMS exactly once through an outage of the provider', async () => {
+    let down = true;
+    const gateway = await fakeProvider(() =>
+      down ? { status: 503, headers: { 'retry-after': '0' } } : { status: 200 },
+    );
+    cleanups.push(gateway.close);
+    const t = await app({
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: `${gateway.url}/send`,
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+    });
+    const codes = Array.from({ length: 8 }, (_, i) => `C0DE${i}`);
+    for (const code of codes) {
+      const res = await t.app.inject({
+        method: 'GET',
+        url: `/AuthCodeSending.asmx/AuthCode?code=${code}&phone=%2B447911123456`,
+      });
+      expect(res.statusCode).toBe(200);
+    }
+    await until(() => gateway.received.length >= 16, 'failed attempts during the outage');
+    down = false;
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 8, 'all sent');
+    const accepted = gateway.received
+      .filter((r) => r.status === 200)
+      .map((r) => new URLSearchParams(r.body).get('text'));
+    expect(accepted.sort()).toEqual(codes.map((c) => `Your verification code is ${c}`).sort());
+    // Settled deliveries keep no auth code in clear.
+    const payloads = await t.app.store.db.selectFrom('deliveries').select('payload').execute();
+    for (const { payload } of payloads)
+      expect(payload).toBe('{"maskedText":"Your verification code is ***"}');
+    const attempts = await t.app.store.db
+      .selectFrom('delivery_attempts')
+      .select(['outcome', 'status'])
+      .execute();
+    expect(attempts.filter((a) => a.outcome === 'transient').every((a) => a.status === 503)).toBe(true);
+  });
+
+  it('gives up after the maximum attempts, and a dead delivery can be retried from the API', async () => {
+    let fail = true;
+    const gateway = await fakeProvider(() => ({ status: fail ? 500 : 200 }));
+    cleanups.push(gateway.close);
+    const t = await app({
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: `${gateway.url}/send`,
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+      DELIVERY_MAX_ATTEMPTS: '3',
+    });
+    await t.app.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456' });
+    await until(async () => (await t.app.store.deliveries.counts()).dead === 1, 'dead');
+    expect(gateway.received).toHaveLength(3);
+    fail = false;
+    const [dead] = await t.app.store.deliveries.search({ status: 'dead' }, { limit: 1 });
+    const res = await t.app.inject({ method: 'POST', url: `/api/deliveries/${dead?.id}/retry` });
+    expect(res.statusCode).toBe(200);
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 1, 'sent after retry');
+    const again = await t.app.inject({ method: 'POST', url: `/api/deliveries/${dead?.id}/retry` });
+    expect(again.statusCode).toBe(409);
+    const detail = (await t.app.inject({ method: 'GET', url: `/api/deliveries/${dead?.id}` })).json();
+    expect(detail.attemptLog.map((a: { outcome: string }) => a.outcome)).toEqual([
+      'transient',
+      'transient',
+      'transient',
+      'sent',
+    ]);
+  });
+
+  it('never retries a permanent error', async () => {
+    const gateway = await fakeProvider(() => ({ status: 400 }));
+    cleanups.push(gateway.close);
+    const t = await app({
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: `${gateway.url}/send`,
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+    });
+    await t.app.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456' });
+    await until(async () => (await t.app.store.deliveries.counts()).dead === 1, 'dead');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(gateway.received).toHaveLength(1);
+  });
+
+  it('lets a stale auth code expire and never sends it late', async () => {
+    let up = false;
+    const gateway = await fakeProvider(() => ({ status: up ? 200 : 503 }));
+    cleanups.push(gateway.close);
+    const t = await app({
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: `${gateway.url}/send`,
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+      AUTHCODE_TTL: '300ms',
+      DELIVERY_MAX_ATTEMPTS: '100',
+    });
+    await t.app.inject({
+      method: 'GET',
+      url: '/AuthCodeSending.asmx/AuthCode?code=777&phone=%2B447911123456',
+    });
+    await until(async () => (await t.app.store.deliveries.counts()).expired === 1, 'expired', 5000);
+    const seen = gateway.received.length;
+    up = true;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(gateway.received).toHaveLength(seen);
+    const [row] = await t.app.store.deliveries.search({}, { limit: 1 });
+    expect(row?.last_error).toMatch(/never sent late/);
+    expect(row?.payload).not.toContain('777');
+    // An expired code cannot be retried either.
+    expect((await t.app.inject({ method: 'POST', url: `/api/deliveries/${row?.id}/retry` })).statusCode).toBe(
+      409,
+    );
+  });
+
+  it('pushes typed notifications and marks to the school topics, and pushNoti says how many it dispatched', async () => {
+    let up = false;
+    const secret = 'a-webhook-secret-of-some-length';
+    const hook = await fakeProvider(() => ({ status: up ? 200 : 503, headers: { 'retry-after': '3600' } }));
+    cleanups.push(hook.close);
+    const t = await app({
+      PUSH_PROVIDER: 'webhook',
+      PUSH_WEBHOOK_URL: `${hook.url}/push`,
+      PUSH_WEBHOOK_SECRET: secret,
+    });
+    await registerSchool(t.app, { topicKey: 'lycee-12' });
+    await t.app.store.templates.create({
+      type: 'homework',
+      title: 'Homework at {school}',
+      body: 'New homework ({id}).',
+    });
+    const base = 'baseUrlSchool=HTTPS://School.Example.org';
+    await t.app.inject({
+      method: 'GET',
+      url: `/NotificationNotes.asmx/SendNotificationType?id=41&${base}&TypeNotfication=homework`,
+    });
+    await t.app.inject({
+      method: 'GET',
+      url: `/NotificationNotes.asmx/SendNotificationType?id=42&${base}&TypeNotfication=unheard-of`,
+    });
+    await t.app.inject({
+      method: 'GET',
+      url: `/NotificationNotes.asmx/SendMarkNotes?id=43&id_class=7%20B&${base}`,
+    });
+    // The provider is down and asks for an hour's wait: the pushes wait for their retry.
+    await until(() => hook.received.length === 3, 'first attempts');
+    up = true;
+    const res = await t.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
+    expect(res.statusCode).toBe(200);
+    const call = (await t.app.store.calls.list({ limit: 1 }))[0];
+    expect(call?.note).toBe('Dispatched 3 pending pushes.');
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 3, 'sent after pushNoti');
+    const bodies = hook.received.filter((r) => r.status === 200).map((r) => JSON.parse(r.body));
+    expect(bodies.map((b) => [b.topic, b.title, b.body, b.data]).sort()).toEqual(
+      [
+        [
+          'school-lycee-12',
+          'Homework at Example School',
+          'New homework (41).',
+          { type: 'homework', id: '41', baseUrlSchool: 'HTTPS://School.Example.org' },
+        ],
+        [
+          'school-lycee-12',
+          'New notification',
+          'There is a new unheard-of notification for you.',
+          { type: 'unheard-of', id: '42', baseUrlSchool: 'HTTPS://School.Example.org' },
+        ],
+        [
+          'school-lycee-12-class-7%20B',
+          'New marks',
+          'New marks have been published for class 7 B.',
+          { id: '43', id_class: '7 B', baseUrlSchool: 'HTTPS://School.Example.org' },
+        ],
+      ].sort(),
+    );
+  });
+});
+
+describe('schools', () => {
+  const SOAP11 = (op: string, inner: string) => ({
+    headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"http://tempuri.org/${op}"` },
+    payload: `<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><${op} xmlns="http://tempuri.org/">${inner}</${op}></soap:Body></soap:Envelope>`,
+  });
+  const SOAP12 = (op: string, inner: string) => ({
+    headers: { 'content-type': 'application/soap+xml; charset=utf-8' },
+    payload: `<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body><${op} xmlns="http://tempuri.org/">${inner}</${op}></soap:Body></soap:Envelope>`,
+  });
+
+  async function callEveryBinding(t: TestApp, baseUrlSchool: string, remoteAddress: string) {
+    const inner = `<id>1</id><baseUrlSchool>${baseUrlSchool}</baseUrlSchool><TypeNotfication>homework</TypeNotfication>`;
+    const query = `id=1&baseUrlSchool=${encodeURIComponent(baseUrlSchool)}&TypeNotfication=homework`;
+    const path = '/NotificationNotes.asmx';
+    return {
+      soap11: await t.app.inject({
+        method: 'POST',
+        url: path,
+        remoteAddress,
+        ...SOAP11('SendNotificationType', inner),
+      }),
+      soap12: await t.app.inject({
+        method: 'POST',
+        url: path,
+        remoteAddress,
+        ...SOAP12('SendNotificationType', inner),
+      }),
+      get: await t.app.inject({ method: 'GET', url: `${path}/SendNotificationType?${query}`, remoteAddress }),
+      post: await t.app.inject({
+        method: 'POST',
+        url: `${path}/SendNotificationType`,
+        remoteAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: query,
+      }),
+    };
+  }
+
+  it('refuses an unregistered school in all four bindings, saying how to fix it', async () => {
+    const t = await startTestApp();
+    try {
+      const r = await callEveryBinding(t, 'https://unknown.example.net/', '203.0.113.5');
+      const text = 'Unknown school: https://unknown.example.net/. Register it in the console.';
+      for (const soap of [r.soap11, r.soap12]) {
+        expect(soap.statusCode).toBe(500);
+        expect(soap.body).toContain(text);
+      }
+      expect(r.soap11.body).toContain('<faultcode>soap:Client</faultcode>');
+      expect(r.soap12.body).toContain('<soap:Value>soap:Sender</soap:Value>');
+      for (const plain of [r.get, r.post]) {
+        expect(plain.statusCode).toBe(400);
+        expect(plain.body).toBe(text);
+      }
+      expect(await t.app.store.db.selectFrom('deliveries').selectAll().execute()).toHaveLength(0);
+      const calls = await t.app.store.calls.list({ limit: 4 });
+      expect(calls.map((c) => c.outcome)).toEqual([
+        'client-error',
+        'client-error',
+        'client-error',
+        'client-error',
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a caller outside the school ranges (403 / Client fault) and serves one inside', async () => {
+    const t = await startTestApp();
+    try {
+      await registerSchool(t.app, { allowedIps: '198.51.100.0/24,2001:db8::/32' });
+      const outside = await callEveryBinding(t, 'https://school.example.org/', '203.0.113.5');
+      const text = 'Caller 203.0.113.5 is not allowed to send for the school Example School.';
+      expect(outside.soap11.statusCode).toBe(500);
+      expect(outside.soap11.body).toContain(
+        `<faultcode>soap:Client</faultcode><faultstring>${text}</faultstring>`,
+      );
+      expect(outside.soap12.body).toContain('soap:Sender');
+      for (const plain of [outside.get, outside.post]) {
+        expect(plain.statusCode).toBe(403);
+        expect(plain.body).toBe(text);
+      }
+      const inside = await callEveryBinding(t, 'https://school.example.org/', '198.51.100.77');
+      expect([inside.soap11, inside.soap12, inside.get, inside.post].map((r) => r.statusCode)).toEqual([
+        200, 200, 200, 200,
+      ]);
+      expect(await t.app.store.db.selectFrom('deliveries').selectAll().execute()).toHaveLength(4);
+    } finally {
+      await t.close();
+    }
+  });
+});
