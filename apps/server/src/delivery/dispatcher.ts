@@ -153,7 +153,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     start() {
       if (running) return;
       running = true;
-      const recovered = store.deliveries.recoverInterrupted(Date.now());
+      // One process owns an embedded database: whatever is still `sending` at start was left by a
+      // process that stopped mid-attempt, whatever its lease said.
+      const recovered = store.deliveries.recoverInterrupted(Date.now(), { ignoreLeases: true });
       if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
       store.deliveries.events.on('queued', onQueued);
       poll = setInterval(() => {

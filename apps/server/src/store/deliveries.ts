@@ -67,7 +67,7 @@ export interface DeliveryRepository {
    * Deliveries left `sending` by a process that stopped mid-attempt: their attempt is marked
    * `interrupted` and they are due again (with the same idempotency key). Returns how many.
    */
-  recoverInterrupted(now: number): number;
+  recoverInterrupted(now: number, options?: { ignoreLeases?: boolean }): number;
   /** Auth codes past their validity become `expired`; never sent late. Returns how many. */
   expireStale(now: number): number;
   /** Makes every pending push due now (pushNoti). Returns how many. */
@@ -157,10 +157,10 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     }));
   });
 
-  const recover = sqlite.transaction((now: number): number => {
+  const recover = sqlite.transaction((now: number, ignoreLeases: boolean): number => {
     const stuck = sqlite
-      .prepare("SELECT id FROM deliveries WHERE status = 'sending' AND lease_until < ?")
-      .all(now) as { id: number }[];
+      .prepare("SELECT id FROM deliveries WHERE status = 'sending' AND (? OR lease_until < ?)")
+      .all(ignoreLeases ? 1 : 0, now) as { id: number }[];
     for (const { id } of stuck) {
       sqlite
         .prepare(
@@ -222,8 +222,8 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     finishAttempt(claimed, now, result) {
       finish(claimed, now, result);
     },
-    recoverInterrupted(now) {
-      return recover(now);
+    recoverInterrupted(now, options = {}) {
+      return recover(now, options.ignoreLeases === true);
     },
     expireStale(now) {
       return expire(now);
