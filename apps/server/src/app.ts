@@ -5,6 +5,7 @@ import { apiPlugin } from './api/plugin.js';
 import { asmxPlugin } from './asmx/plugin.js';
 import { canonicalAsmxUrl } from './asmx/rewrite.js';
 import type { Config } from './config.js';
+import { twilioHooks } from './hooks/twilio.js';
 import { consolePlugin } from './plugins/console.js';
 import { corePlugin } from './plugins/core.js';
 import { healthRoutes } from './routes/health.js';
@@ -48,6 +49,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(healthRoutes);
   await app.register(asmxPlugin);
   await app.register(apiPlugin, { prefix: '/api' });
+  await app.register(twilioHooks);
   await app.register(consolePlugin, { root: config.consoleDir });
   app.log.debug({ groups: groups.map((g) => g.path) }, 'asmx endpoints registered');
   return app;

@@ -314,3 +314,95 @@ describe('schools', () => {
     }
   });
 });
+
+describe('Twilio', () => {
+  it('sends the SMS through the Messages API and takes signed status callbacks', async () => {
+    const requests: { path: string; auth: string; idem: string; form: URLSearchParams }[] = [];
+    const fake = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        requests.push({
+          path: req.url ?? '',
+          auth: String(req.headers.authorization),
+          idem: String(req.headers['i-twilio-idempotency-token']),
+          form: new URLSearchParams(body),
+        });
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ sid: 'SM0123456789abcdef0123456789abcdef', status: 'queued' }));
+      });
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    const callback = 'https://sms.example.org/hooks/twilio/status';
+    const token = 'twilio-auth-token-0123456789abcdef';
+    const t = await startTestApp({
+      ...FAST,
+      SMS_PROVIDER: 'twilio',
+      TWILIO_BASE_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`,
+      TWILIO_ACCOUNT_SID: `AC${'1'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: token,
+      TWILIO_FROM: '+15005550006',
+      TWILIO_STATUS_CALLBACK_URL: callback,
+    });
+    try {
+      await t.app.inject({
+        method: 'GET',
+        url: '/AuthCodeSending.asmx/AuthCode?code=9911&phone=%2B447911123456',
+      });
+      await until(async () => (await t.app.store.deliveries.counts()).sent === 1, 'sent');
+      expect(requests).toHaveLength(1);
+      const [req] = requests;
+      expect(req?.path).toBe(`/2010-04-01/Accounts/AC${'1'.repeat(32)}/Messages.json`);
+      expect(req?.auth).toBe(`Basic ${Buffer.from(`AC${'1'.repeat(32)}:${token}`).toString('base64')}`);
+      expect(Object.fromEntries(req?.form ?? [])).toEqual({
+        To: '+447911123456',
+        From: '+15005550006',
+        Body: 'Your verification code is 9911',
+        StatusCallback: callback,
+      });
+      const [delivery] = await t.app.store.deliveries.search({}, { limit: 1 });
+      expect(req?.idem).toBe(delivery?.idempotency_key);
+      expect(delivery?.provider_id).toBe('SM0123456789abcdef0123456789abcdef');
+
+      const fields = {
+        MessageSid: 'SM0123456789abcdef0123456789abcdef',
+        MessageStatus: 'undelivered',
+        ErrorCode: '30003',
+      };
+      const { createHmac } = await import('node:crypto');
+      const signed = createHmac('sha1', token)
+        .update(
+          callback +
+            Object.keys(fields)
+              .sort()
+              .map((k) => k + fields[k as keyof typeof fields])
+              .join(''),
+        )
+        .digest('base64');
+      const form = new URLSearchParams(fields).toString();
+      const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+      const forged = await t.app.inject({
+        method: 'POST',
+        url: '/hooks/twilio/status',
+        headers: { ...headers, 'x-twilio-signature': 'bad' },
+        payload: form,
+      });
+      expect(forged.statusCode).toBe(403);
+      const ok = await t.app.inject({
+        method: 'POST',
+        url: '/hooks/twilio/status',
+        headers: { ...headers, 'x-twilio-signature': signed },
+        payload: form,
+      });
+      expect(ok.statusCode).toBe(204);
+      const updated = (await t.app.inject({ method: 'GET', url: `/api/deliveries/${delivery?.id}` })).json();
+      expect(updated.providerStatus).toBe('undelivered (error 30003)');
+      expect(updated.text).toBe('Your verification code is ***');
+    } finally {
+      await t.close();
+      await new Promise((r) => fake.close(r));
+    }
+  });
+});

@@ -229,6 +229,8 @@ export const deliverySchema = z
     nextAttemptAt: z.string().nullable(),
     expiresAt: z.string().nullable(),
     providerId: z.string().nullable(),
+    /** What the provider reported later about the message (Twilio status callbacks). */
+    providerStatus: z.string().nullable(),
     lastError: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),

@@ -21,6 +21,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     expiresAt: iso(row.expires_at),
     providerId: row.provider_id,
+    providerStatus: row.provider_status,
     lastError: row.last_error,
     createdAt: iso(row.created_at) as string,
     updatedAt: iso(row.updated_at) as string,

@@ -77,6 +77,8 @@ export interface DeliveryRepository {
   /** Every dead delivery back to pending. Returns how many. */
   retryAllDead(now: number): number;
   findById(id: number): Promise<DeliveryRow | undefined>;
+  /** Records what the provider reported later about the message it accepted; false if unknown. */
+  recordProviderStatus(providerId: string, status: string, now: number): boolean;
   attemptsOf(id: number): Promise<AttemptRow[]>;
   /** Newest first, after the id `before`. */
   search(query: DeliveryQuery, page: { limit: number; before?: number | undefined }): Promise<DeliveryRow[]>;
@@ -250,6 +252,13 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
           "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE status = 'dead'",
         )
         .run(now, now).changes;
+    },
+    recordProviderStatus(providerId, status, now) {
+      return (
+        sqlite
+          .prepare('UPDATE deliveries SET provider_status = ?, updated_at = ? WHERE provider_id = ?')
+          .run(status, now, providerId).changes > 0
+      );
     },
     findById(id) {
       return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();

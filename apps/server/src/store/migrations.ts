@@ -134,6 +134,17 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0004_delivery_provider_status': {
+    // What the provider later reported about a sent message (Twilio status callbacks).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('deliveries').addColumn('provider_status', 'text').execute();
+      await db.schema
+        .createIndex('deliveries_provider_id')
+        .on('deliveries')
+        .columns(['provider_id'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -59,6 +59,8 @@ export interface DeliveriesTable {
   /** Stable across retries; the provider sees it where it supports one. */
   idempotency_key: string;
   provider_id: string | null;
+  /** What the provider reported later (e.g. Twilio's `delivered`, `undelivered (30003)`). */
+  provider_status: string | null;
   last_error: string | null;
   created_at: number;
   updated_at: number;
