@@ -24,8 +24,9 @@ declare module 'fastify' {
 export const corePlugin = fp<{ config: Config }>(
   async (app, { config }) => {
     const store = await openStore({ dataDir: config.dataDir, synchronous: config.SQLITE_SYNCHRONOUS });
-    const sms = createSmsProvider(config);
-    const push = createPushProvider(config);
+    const providerLog = { logger: app.log.child({ component: 'provider' }) };
+    const sms = createSmsProvider(config, providerLog);
+    const push = createPushProvider(config, providerLog);
     const dispatcher = createDispatcher({
       store,
       sms,

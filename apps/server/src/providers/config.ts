@@ -38,7 +38,13 @@ const lowerEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the gateway request sets itself. */
-const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection']);
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'transfer-encoding',
+  'connection',
+]);
 
 const headersJson = z.string().transform((text, ctx): Record<string, string> => {
   let value: unknown;
@@ -85,7 +91,8 @@ export const providerConfigShape = {
       .string()
       .trim()
       .refine(
-        (v) => /^\+[1-9]\d{6,14}$/.test(v) || /^\d{3,8}$/.test(v) || /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/.test(v),
+        (v) =>
+          /^\+[1-9]\d{6,14}$/.test(v) || /^\d{3,8}$/.test(v) || /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/.test(v),
         'must be an E.164 number (+15551234567), a short code or an alphanumeric sender ID (up to 11 characters)',
       )
       .optional(),
@@ -94,7 +101,14 @@ export const providerConfigShape = {
   TWILIO_STATUS_CALLBACK_URL: optional(httpUrl('https://sms.example.org/twilio/status').optional()),
 
   SMS_HTTP_URL: optional(httpUrl('https://gateway.example.com/send').optional()),
-  SMS_HTTP_METHOD: optional(z.string().trim().toUpperCase().pipe(z.enum(['POST', 'GET'])).default('POST')),
+  SMS_HTTP_METHOD: optional(
+    z
+      .string()
+      .trim()
+      .toUpperCase()
+      .pipe(z.enum(['POST', 'GET']))
+      .default('POST'),
+  ),
   SMS_HTTP_HEADERS: optional(headersJson.default({})),
   SMS_HTTP_BODY: optional(z.string().optional()),
   SMS_HTTP_CONTENT_TYPE: optional(
@@ -120,9 +134,10 @@ type ProviderValues = z.output<z.ZodObject<typeof providerConfigShape>>;
 
 /** The cross-variable rules; each issue is reported on the variable to set or fix. */
 export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx): void {
-  const issue = (variable: string, message: string) => ctx.addIssue({ code: 'custom', path: [variable], message });
+  const issue = (variable: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [variable], message });
 
-  if (!config.SMS_TEMPLATE.includes('{code}')) {
+  if (typeof config.SMS_TEMPLATE === 'string' && !config.SMS_TEMPLATE.includes('{code}')) {
     issue('SMS_TEMPLATE', 'must contain {code}, where the auth code goes');
   }
 
@@ -139,7 +154,10 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
       );
     }
     if (!config.TWILIO_FROM && !config.TWILIO_MESSAGING_SERVICE_SID) {
-      issue('TWILIO_FROM', 'is required when SMS_PROVIDER=twilio, unless TWILIO_MESSAGING_SERVICE_SID is set');
+      issue(
+        'TWILIO_FROM',
+        'is required when SMS_PROVIDER=twilio, unless TWILIO_MESSAGING_SERVICE_SID is set',
+      );
     }
   }
 
@@ -148,7 +166,10 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
     const body = config.SMS_HTTP_BODY;
     if (!url) issue('SMS_HTTP_URL', 'is required when SMS_PROVIDER=http');
     if (config.SMS_HTTP_METHOD === 'POST' && body === undefined) {
-      issue('SMS_HTTP_BODY', 'is required when SMS_PROVIDER=http and SMS_HTTP_METHOD=POST, e.g. to={to}&text={text}');
+      issue(
+        'SMS_HTTP_BODY',
+        'is required when SMS_PROVIDER=http and SMS_HTTP_METHOD=POST, e.g. to={to}&text={text}',
+      );
     } else {
       // With GET the placeholders may sit in the URL's query instead of the template.
       const where = `${body ?? ''}${config.SMS_HTTP_METHOD === 'GET' ? (url ?? '') : ''}`;
@@ -162,11 +183,18 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
     }
     const contentType = config.SMS_HTTP_CONTENT_TYPE;
     if (body !== undefined && config.SMS_HTTP_METHOD === 'POST' && /[/+]json\b/i.test(contentType)) {
-      const sample = fillTemplate(body, { to: '+15550000000', text: 'a "b"', idempotencyKey: 'k' }, encoderFor(contentType));
+      const sample = fillTemplate(
+        body,
+        { to: '+15550000000', text: 'a "b"', idempotencyKey: 'k' },
+        encoderFor(contentType),
+      );
       try {
         JSON.parse(sample);
       } catch {
-        issue('SMS_HTTP_BODY', 'is not valid JSON once filled in (put {to} and {text} inside quotes: "{to}")');
+        issue(
+          'SMS_HTTP_BODY',
+          'is not valid JSON once filled in (put {to} and {text} inside quotes: "{to}")',
+        );
       }
     }
   }
@@ -174,7 +202,10 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
   if (config.PUSH_PROVIDER === 'fcm') {
     const file = config.FCM_SERVICE_ACCOUNT_FILE;
     if (!file) {
-      issue('FCM_SERVICE_ACCOUNT_FILE', 'is required when PUSH_PROVIDER=fcm (the service-account JSON key file)');
+      issue(
+        'FCM_SERVICE_ACCOUNT_FILE',
+        'is required when PUSH_PROVIDER=fcm (the service-account JSON key file)',
+      );
     } else {
       try {
         const account = readServiceAccount(file);
@@ -190,7 +221,8 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
   if (config.PUSH_PROVIDER === 'webhook') {
     if (!config.PUSH_WEBHOOK_URL) issue('PUSH_WEBHOOK_URL', 'is required when PUSH_PROVIDER=webhook');
     const secret = config.PUSH_WEBHOOK_SECRET;
-    if (!secret) issue('PUSH_WEBHOOK_SECRET', 'is required when PUSH_PROVIDER=webhook (at least 16 characters)');
+    if (!secret)
+      issue('PUSH_WEBHOOK_SECRET', 'is required when PUSH_PROVIDER=webhook (at least 16 characters)');
     else if (secret.length < 16) issue('PUSH_WEBHOOK_SECRET', 'must be at least 16 characters');
   }
 }

@@ -74,7 +74,8 @@ export function signServiceAccountJwt(
 export function fcmPayloadBytes(message: Pick<PushMessage, 'title' | 'body' | 'data'>): number {
   let bytes = Buffer.byteLength('title') + Buffer.byteLength(message.title);
   bytes += Buffer.byteLength('body') + Buffer.byteLength(message.body);
-  for (const [key, value] of Object.entries(message.data)) bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+  for (const [key, value] of Object.entries(message.data))
+    bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
   return bytes;
 }
 
@@ -84,16 +85,21 @@ export function createFcmProvider(options: FcmOptions): PushProvider {
   const tokenUrl = options.tokenUrl ?? account.tokenUri ?? 'https://oauth2.googleapis.com/token';
   const sendUrl = `${options.baseUrl}/v1/projects/${encodeURIComponent(account.projectId)}/messages:send`;
   const key = createPrivateKey(account.privateKey);
-  // Access tokens join these as they are issued; none of them may reach a record.
-  const secrets = new Set<string>([account.privateKey]);
+  // The key and the latest assertions and access tokens (a few: an answer may concern the one
+  // before); none of them may reach a record.
+  const recent: string[] = [];
+  const remember = (secret: string) => {
+    recent.push(secret);
+    if (recent.length > 6) recent.shift();
+  };
   let cached: CachedToken | undefined;
   let pending: Promise<CachedToken | Failure> | undefined;
 
-  const clean = (text: string) => truncate(redact(text, secrets));
+  const clean = (text: string) => truncate(redact(text, [account.privateKey, ...recent]));
 
   async function fetchToken(signal?: AbortSignal): Promise<CachedToken | Failure> {
     const assertion = signServiceAccountJwt(account, key, tokenUrl, now());
-    secrets.add(assertion);
+    remember(assertion);
     const answer = await httpRequest({
       url: tokenUrl,
       method: 'POST',
@@ -107,12 +113,22 @@ export function createFcmProvider(options: FcmOptions): PushProvider {
     const json = tryParseJson(answer.text);
     const body = isRecord(json) ? json : {};
     if (answer.status >= 200 && answer.status < 300 && typeof body.access_token === 'string') {
-      secrets.add(body.access_token);
-      const lifetimeMs = (typeof body.expires_in === 'number' ? body.expires_in : 3600) * 1000;
-      return { value: body.access_token, refreshAt: now() + lifetimeMs - Math.min(TOKEN_MARGIN_MS, lifetimeMs / 2) };
+      remember(body.access_token);
+      const expiresIn = Number(body.expires_in);
+      const lifetimeMs = (Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : 3600) * 1000;
+      return {
+        value: body.access_token,
+        refreshAt: now() + lifetimeMs - Math.min(TOKEN_MARGIN_MS, lifetimeMs / 2),
+      };
     }
     if (answer.status >= 200 && answer.status < 300) {
-      return { ok: false, kind: 'permanent', error: 'FCM token endpoint answered without an access_token', status: answer.status, response: clean(answer.text) };
+      return {
+        ok: false,
+        kind: 'permanent',
+        error: 'FCM token endpoint answered without an access_token',
+        status: answer.status,
+        response: clean(answer.text),
+      };
     }
     const { kind, retryAfterMs } = classifyStatus(answer.status, answer.headers, now());
     // invalid_grant, invalid_client, unauthorized_client: the key, the account or the clock is wrong.
@@ -163,7 +179,11 @@ export function createFcmProvider(options: FcmOptions): PushProvider {
 
     async send(message: PushMessage, signal?: AbortSignal): Promise<SendResult> {
       if (!TOPIC.test(message.topic)) {
-        return { ok: false, kind: 'permanent', error: `invalid FCM topic name ${JSON.stringify(message.topic)}` };
+        return {
+          ok: false,
+          kind: 'permanent',
+          error: `invalid FCM topic name ${JSON.stringify(message.topic)}`,
+        };
       }
       const bytes = fcmPayloadBytes(message);
       if (bytes > FCM_TOPIC_PAYLOAD_LIMIT) {
@@ -210,7 +230,9 @@ export function createFcmProvider(options: FcmOptions): PushProvider {
     const details = Array.isArray(error.details) ? error.details : [];
     const fcmError = details.find(
       (d): d is Record<string, unknown> =>
-        isRecord(d) && typeof d['@type'] === 'string' && d['@type'].endsWith('google.firebase.fcm.v1.FcmError'),
+        isRecord(d) &&
+        typeof d['@type'] === 'string' &&
+        d['@type'].endsWith('google.firebase.fcm.v1.FcmError'),
     );
     const errorCode = typeof fcmError?.errorCode === 'string' ? fcmError.errorCode : undefined;
     const status = typeof error.status === 'string' ? error.status : undefined;

@@ -55,7 +55,9 @@ export function encoderFor(contentType: string): Encoder {
 
 /** Fills the placeholders in one pass, so a `{to}` inside the text is not filled in again. */
 export function fillTemplate(template: string, values: TemplateValues, encode: Encoder): string {
-  return template.replace(/\{(to|text|idempotencyKey)\}/g, (_, name: keyof TemplateValues) => encode(values[name]));
+  return template.replace(/\{(to|text|idempotencyKey)\}/g, (_, name: keyof TemplateValues) =>
+    encode(values[name]),
+  );
 }
 
 /** Header values that look like credentials (anything but the obviously harmless ones). */
@@ -73,7 +75,8 @@ function secretsOf(options: HttpGatewayOptions): string[] {
   try {
     const url = new URL(options.url);
     if (url.password) secrets.push(decodeURIComponent(url.password), url.password);
-    for (const value of url.searchParams.values()) if (!/\{\w+\}/.test(value) && value.length >= 8) secrets.push(value);
+    for (const value of url.searchParams.values())
+      if (!/\{\w+\}/.test(value) && value.length >= 8) secrets.push(value);
   } catch {
     // The configuration checked the URL.
   }
@@ -82,7 +85,6 @@ function secretsOf(options: HttpGatewayOptions): string[] {
 
 export function createHttpGatewayProvider(options: HttpGatewayOptions): SmsProvider {
   const secrets = secretsOf(options);
-  const clean = (text: string) => truncate(redact(text, secrets));
   const bodyEncoder = encoderFor(options.contentType);
 
   return {
@@ -90,7 +92,19 @@ export function createHttpGatewayProvider(options: HttpGatewayOptions): SmsProvi
     describe: () => `HTTP gateway: ${options.method} ${displayUrl(options.url)} (${options.contentType})`,
 
     async send(message: SmsMessage, signal?: AbortSignal): Promise<SendResult> {
-      const values: TemplateValues = { to: message.to, text: message.text, idempotencyKey: message.idempotencyKey };
+      const values: TemplateValues = {
+        to: message.to,
+        text: message.text,
+        idempotencyKey: message.idempotencyKey,
+      };
+      // A gateway echoing the text back (raw, form, JSON or XML encoded) would put the auth code in
+      // the attempt's record.
+      const hidden = [
+        ...secrets,
+        ...[formEncode, jsonEncode, xmlEncode].map((encode) => encode(message.text)),
+        message.text,
+      ];
+      const clean = (text: string) => truncate(redact(text, hidden));
       let url = fillTemplate(options.url, values, encodeURIComponent);
       const headers: Record<string, string> = {
         Accept: 'application/json, text/plain;q=0.9, */*;q=0.1',

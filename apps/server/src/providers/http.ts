@@ -51,7 +51,11 @@ export async function httpRequest(request: HttpRequest): Promise<HttpResponse | 
     return { status: response.status, headers: response.headers, text };
   } catch (error) {
     if (timeout.aborted) {
-      return { ok: false, kind: 'transient', error: `${request.what}: no answer within ${request.timeoutMs} ms` };
+      return {
+        ok: false,
+        kind: 'transient',
+        error: `${request.what}: no answer within ${request.timeoutMs} ms`,
+      };
     }
     if (request.signal?.aborted) {
       return { ok: false, kind: 'transient', error: `${request.what}: request aborted` };
@@ -105,7 +109,10 @@ function networkError(error: unknown): string {
  * Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP date, as milliseconds from `now`.
  * Undefined when absent or unreadable; never negative.
  */
-export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  value: string | null | undefined,
+  now: number = Date.now(),
+): number | undefined {
   if (value === null || value === undefined) return undefined;
   const text = value.trim();
   if (text === '') return undefined;
@@ -148,9 +155,9 @@ export function truncate(text: string, max: number = RESPONSE_MAX_CHARS): string
 export function redact(text: string, secrets: Iterable<string | undefined>): string {
   let out = text;
   // Longest first, so a secret containing another is removed whole.
-  const list = [...new Set([...secrets].filter((s): s is string => typeof s === 'string' && s.length >= 4))].sort(
-    (a, b) => b.length - a.length,
-  );
+  const list = [
+    ...new Set([...secrets].filter((s): s is string => typeof s === 'string' && s.length >= 4)),
+  ].sort((a, b) => b.length - a.length);
   for (const secret of list) out = out.split(secret).join('[redacted]');
   return out;
 }
@@ -177,4 +184,3 @@ export function tryParseJson(text: string): unknown {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-

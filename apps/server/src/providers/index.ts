@@ -11,7 +11,12 @@ import { createTwilioProvider } from './twilio.js';
 import type { PushProvider, SmsProvider } from './types.js';
 import { createWebhookProvider } from './webhook.js';
 
-export { checkProviderConfig, type ProviderConfig, providerConfigSchema, providerConfigShape } from './config.js';
+export {
+  checkProviderConfig,
+  type ProviderConfig,
+  providerConfigSchema,
+  providerConfigShape,
+} from './config.js';
 export { parseRetryAfter } from './http.js';
 export type { ProviderLogger } from './log.js';
 export { DEFAULT_SMS_TEMPLATE, renderSmsText } from './sms-text.js';
@@ -65,7 +70,9 @@ export function createPushProvider(config: ProviderConfig, deps: ProviderDeps = 
       return createLogPushProvider(deps.logger);
     case 'fcm':
       return createFcmProvider({
-        serviceAccount: readServiceAccount(required(config.FCM_SERVICE_ACCOUNT_FILE, 'FCM_SERVICE_ACCOUNT_FILE')),
+        serviceAccount: readServiceAccount(
+          required(config.FCM_SERVICE_ACCOUNT_FILE, 'FCM_SERVICE_ACCOUNT_FILE'),
+        ),
         baseUrl: config.FCM_BASE_URL,
         tokenUrl: config.FCM_TOKEN_URL,
         timeoutMs: config.PROVIDER_TIMEOUT_MS,

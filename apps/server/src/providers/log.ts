@@ -18,7 +18,12 @@ export function createLogSmsProvider(logger?: ProviderLogger): SmsProvider {
     async send(message: SmsMessage): Promise<SendResult> {
       // The text is not logged: it holds the auth code, which the call history masks.
       logger?.info(
-        { provider: 'log', to: message.to, characters: message.text.length, idempotencyKey: message.idempotencyKey },
+        {
+          provider: 'log',
+          to: message.to,
+          characters: message.text.length,
+          idempotencyKey: message.idempotencyKey,
+        },
         'SMS not sent (SMS_PROVIDER=log)',
       );
       return { ok: true, response: LOGGED_RESPONSE };
@@ -32,7 +37,12 @@ export function createLogPushProvider(logger?: ProviderLogger): PushProvider {
     describe: () => 'log: pushes are logged, not sent (PUSH_PROVIDER=log)',
     async send(message: PushMessage): Promise<SendResult> {
       logger?.info(
-        { provider: 'log', topic: message.topic, title: message.title, idempotencyKey: message.idempotencyKey },
+        {
+          provider: 'log',
+          topic: message.topic,
+          title: message.title,
+          idempotencyKey: message.idempotencyKey,
+        },
         'Push not sent (PUSH_PROVIDER=log)',
       );
       return { ok: true, response: LOGGED_RESPONSE };

@@ -40,7 +40,9 @@ export function readServiceAccount(file: string): ServiceAccount {
   }
   const record = json as Record<string, unknown>;
   if (record.type !== undefined && record.type !== 'service_account') {
-    throw new ServiceAccountError(`${file} has type ${JSON.stringify(record.type)}, expected "service_account"`);
+    throw new ServiceAccountError(
+      `${file} has type ${JSON.stringify(record.type)}, expected "service_account"`,
+    );
   }
   const missing = ['project_id', 'client_email', 'private_key'].filter(
     (field) => typeof record[field] !== 'string' || (record[field] as string).trim() === '',

@@ -4,7 +4,16 @@
  * the idempotency key lets it drop our retries of a message it already has.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { classifyStatus, displayUrl, httpRequest, isFailure, isRecord, redact, truncate, tryParseJson } from './http.js';
+import {
+  classifyStatus,
+  displayUrl,
+  httpRequest,
+  isFailure,
+  isRecord,
+  redact,
+  truncate,
+  tryParseJson,
+} from './http.js';
 import type { PushMessage, PushProvider, SendResult } from './types.js';
 
 export interface WebhookOptions {
@@ -15,7 +24,11 @@ export interface WebhookOptions {
 }
 
 /** `sha256=` + hex HMAC-SHA256 with the shared secret over `${timestamp}.${rawBody}`. */
-export function webhookSignature(secret: string, timestamp: number | string, rawBody: string | Uint8Array): string {
+export function webhookSignature(
+  secret: string,
+  timestamp: number | string,
+  rawBody: string | Uint8Array,
+): string {
   const hmac = createHmac('sha256', secret);
   hmac.update(`${timestamp}.`, 'utf8');
   hmac.update(rawBody);
@@ -84,7 +97,10 @@ export function createWebhookProvider(options: WebhookOptions): PushProvider {
 
       if (answer.status >= 200 && answer.status < 300) {
         const json = tryParseJson(answer.text);
-        const id = isRecord(json) && (typeof json.id === 'string' || typeof json.id === 'number') ? String(json.id) : '';
+        const id =
+          isRecord(json) && (typeof json.id === 'string' || typeof json.id === 'number')
+            ? String(json.id)
+            : '';
         return {
           ok: true,
           ...(id ? { providerId: id } : {}),

@@ -4,7 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkProviderConfig, providerConfigSchema, providerConfigShape } from '../../src/providers/config.js';
+import {
+  checkProviderConfig,
+  providerConfigSchema,
+  providerConfigShape,
+} from '../../src/providers/config.js';
 
 const ACCOUNT_SID = `AC${'0'.repeat(32)}`;
 const KEY_SID = `SK${'1'.repeat(32)}`;
@@ -104,7 +108,12 @@ describe('provider configuration: defaults', () => {
 });
 
 describe('provider configuration: what each provider needs', () => {
-  const twilio = { SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: 'token', TWILIO_FROM: '+15005550006' };
+  const twilio = {
+    SMS_PROVIDER: 'twilio',
+    TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+    TWILIO_AUTH_TOKEN: 'token',
+    TWILIO_FROM: '+15005550006',
+  };
 
   it('twilio: account SID, credentials and a sender', () => {
     expect(issues(twilio)).toEqual([]);
@@ -139,7 +148,11 @@ describe('provider configuration: what each provider needs', () => {
   });
 
   it('http: a URL and a body template with {to} and {text}', () => {
-    const http = { SMS_PROVIDER: 'http', SMS_HTTP_URL: 'https://gw.example.com/send', SMS_HTTP_BODY: 'to={to}&msg={text}' };
+    const http = {
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: 'https://gw.example.com/send',
+      SMS_HTTP_BODY: 'to={to}&msg={text}',
+    };
     expect(issues(http)).toEqual([]);
     expect(issues({ SMS_PROVIDER: 'http' })).toEqual([
       'SMS_HTTP_URL: is required when SMS_PROVIDER=http',
@@ -148,7 +161,12 @@ describe('provider configuration: what each provider needs', () => {
     expect(issues({ ...http, SMS_HTTP_BODY: 'to={to}' })).toEqual(['SMS_HTTP_BODY: must contain {text}']);
     // With GET the placeholders may be in the URL.
     expect(
-      issues({ ...http, SMS_HTTP_METHOD: 'GET', SMS_HTTP_BODY: '', SMS_HTTP_URL: 'https://gw.example.com/s?to={to}&m={text}' }),
+      issues({
+        ...http,
+        SMS_HTTP_METHOD: 'GET',
+        SMS_HTTP_BODY: '',
+        SMS_HTTP_URL: 'https://gw.example.com/s?to={to}&m={text}',
+      }),
     ).toEqual([]);
     expect(issues({ ...http, SMS_HTTP_METHOD: 'GET', SMS_HTTP_BODY: '' })).toEqual([
       'SMS_HTTP_BODY: must contain {to} and {text} (or SMS_HTTP_URL must)',
@@ -180,7 +198,11 @@ describe('provider configuration: what each provider needs', () => {
       ['text.json', 'not json', 'is not JSON'],
       ['array.json', [], 'is not a JSON object'],
       ['user.json', { ...account, type: 'authorized_user' }, 'expected "service_account"'],
-      ['partial.json', { ...account, project_id: '', client_email: undefined }, 'lacks project_id, client_email'],
+      [
+        'partial.json',
+        { ...account, project_id: '', client_email: undefined },
+        'lacks project_id, client_email',
+      ],
       ['badkey.json', { ...account, private_key: 'not a key' }, 'private_key is not an RSA private key'],
     ];
     for (const [name, content, message] of cases) {
@@ -195,12 +217,20 @@ describe('provider configuration: what each provider needs', () => {
       `FCM_TOKEN_URL: is required: ${noTokenUri} has no token_uri`,
     ]);
     expect(
-      issues({ PUSH_PROVIDER: 'fcm', FCM_SERVICE_ACCOUNT_FILE: noTokenUri, FCM_TOKEN_URL: 'http://127.0.0.1:1/token' }),
+      issues({
+        PUSH_PROVIDER: 'fcm',
+        FCM_SERVICE_ACCOUNT_FILE: noTokenUri,
+        FCM_TOKEN_URL: 'http://127.0.0.1:1/token',
+      }),
     ).toEqual([]);
   });
 
   it('webhook: a URL and a secret of at least 16 characters', () => {
-    const hook = { PUSH_PROVIDER: 'webhook', PUSH_WEBHOOK_URL: 'https://relay.example.org/push', PUSH_WEBHOOK_SECRET: 'x'.repeat(16) };
+    const hook = {
+      PUSH_PROVIDER: 'webhook',
+      PUSH_WEBHOOK_URL: 'https://relay.example.org/push',
+      PUSH_WEBHOOK_SECRET: 'x'.repeat(16),
+    };
     expect(issues(hook)).toEqual([]);
     expect(issues({ PUSH_PROVIDER: 'webhook' })).toEqual([
       'PUSH_WEBHOOK_URL: is required when PUSH_PROVIDER=webhook',
@@ -221,16 +251,19 @@ describe('provider configuration: merged into the server’s schema', () => {
   it('keeps the cross-variable checks when the shape is merged and the check applied', () => {
     const schema = z.object(server).extend(providerConfigShape).superRefine(checkProviderConfig);
     expect(schema.parse({}).PORT).toBe(3000);
-    const result = schema.safeParse({ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: 't' });
+    const result = schema.safeParse({
+      SMS_PROVIDER: 'twilio',
+      TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+      TWILIO_AUTH_TOKEN: 't',
+    });
     expect(result.success).toBe(false);
     expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['TWILIO_FROM']);
   });
 
   it('keeps them when extending the provider schema', () => {
     const schema = providerConfigSchema.extend(server);
-    expect(schema.safeParse({ PUSH_PROVIDER: 'webhook' }).error?.issues.map((i) => i.path.join('.'))).toEqual([
-      'PUSH_WEBHOOK_URL',
-      'PUSH_WEBHOOK_SECRET',
-    ]);
+    expect(schema.safeParse({ PUSH_PROVIDER: 'webhook' }).error?.issues.map((i) => i.path.join('.'))).toEqual(
+      ['PUSH_WEBHOOK_URL', 'PUSH_WEBHOOK_SECRET'],
+    );
   });
 });

@@ -52,7 +52,8 @@ export async function startFakeServer(handler: FakeHandler = () => ({ status: 20
         if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
         if (res.destroyed) return;
         const isJson = typeof answer.body === 'object';
-        const body = answer.body === undefined ? '' : isJson ? JSON.stringify(answer.body) : String(answer.body);
+        const body =
+          answer.body === undefined ? '' : isJson ? JSON.stringify(answer.body) : String(answer.body);
         res.writeHead(answer.status, {
           ...(isJson ? { 'Content-Type': 'application/json' } : {}),
           ...answer.headers,

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPushProvider, providerConfigSchema } from '../../src/providers/index.js';
 import type { PushMessage, PushProvider, SendResult } from '../../src/providers/types.js';
-import { type FakeAnswer, type FakeServer, type ReceivedRequest, refusedUrl, resultText, startFakeServer } from './fake-server.js';
+import {
+  type FakeAnswer,
+  type FakeServer,
+  type ReceivedRequest,
+  refusedUrl,
+  resultText,
+  startFakeServer,
+} from './fake-server.js';
 
 const PROJECT = 'school-app-1234';
 const CLIENT_EMAIL = 'push-sender@school-app-1234.iam.gserviceaccount.com';
@@ -39,7 +46,12 @@ function decodeJwt(jwt: string, key: string | KeyObject = publicKey): Decoded {
   return {
     header: json(header),
     claims: json(claims),
-    signatureValid: verify('sha256', Buffer.from(`${header}.${claims}`), key, Buffer.from(signature, 'base64url')),
+    signatureValid: verify(
+      'sha256',
+      Buffer.from(`${header}.${claims}`),
+      key,
+      Buffer.from(signature, 'base64url'),
+    ),
   };
 }
 
@@ -81,14 +93,20 @@ beforeEach(() => {
   sendRequests = [];
   tokensIssued = 0;
   onToken = () => undefined;
-  onSend = () => ({ status: 200, body: { name: `projects/${PROJECT}/messages/0:1500415314455276%31bd1c9631bd1c96` } });
+  onSend = () => ({
+    status: 200,
+    body: { name: `projects/${PROJECT}/messages/0:1500415314455276%31bd1c9631bd1c96` },
+  });
   fake.answer((request) => {
     if (request.url === '/token' || request.url === '/oauth/alt-token') {
       tokenRequests.push(request);
       const scripted = onToken(request);
       if (scripted) return scripted;
       tokensIssued += 1;
-      return { status: 200, body: { access_token: `ya29.access-${tokensIssued}`, expires_in: 3599, token_type: 'Bearer' } };
+      return {
+        status: 200,
+        body: { access_token: `ya29.access-${tokensIssued}`, expires_in: 3599, token_type: 'Bearer' },
+      };
     }
     if (request.url === SEND_PATH) {
       sendRequests.push(request);
@@ -185,12 +203,19 @@ describe('FCM: the access token', () => {
     expect((await provider.send(message)).ok).toBe(true);
     expect((await provider.send(message)).ok).toBe(true);
     expect(tokenRequests).toHaveLength(1);
-    expect(sendRequests.map((r) => r.headers.authorization)).toEqual(['Bearer ya29.access-1', 'Bearer ya29.access-1']);
+    expect(sendRequests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer ya29.access-1',
+      'Bearer ya29.access-1',
+    ]);
   });
 
   it('is shared by concurrent sends', async () => {
     const provider = fcm();
-    const results = await Promise.all([provider.send(message), provider.send(message), provider.send(message)]);
+    const results = await Promise.all([
+      provider.send(message),
+      provider.send(message),
+      provider.send(message),
+    ]);
     expect(results.every((r) => r.ok)).toBe(true);
     expect(tokenRequests).toHaveLength(1);
   });
@@ -214,16 +239,31 @@ describe('FCM: the access token', () => {
   it('is refreshed once on a 401, and the send retried with the new one', async () => {
     onSend = (token) =>
       token === 'ya29.access-1'
-        ? { status: 401, body: { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } } }
+        ? {
+            status: 401,
+            body: {
+              error: {
+                code: 401,
+                message: 'Request had invalid authentication credentials.',
+                status: 'UNAUTHENTICATED',
+              },
+            },
+          }
         : { status: 200, body: { name: `projects/${PROJECT}/messages/2` } };
     const result = await fcm().send(message);
     expect(result).toMatchObject({ ok: true, providerId: `projects/${PROJECT}/messages/2` });
     expect(tokenRequests).toHaveLength(2);
-    expect(sendRequests.map((r) => r.headers.authorization)).toEqual(['Bearer ya29.access-1', 'Bearer ya29.access-2']);
+    expect(sendRequests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer ya29.access-1',
+      'Bearer ya29.access-2',
+    ]);
   });
 
   it('a 401 after the refresh is permanent (misconfiguration), without a third try', async () => {
-    onSend = () => ({ status: 401, body: { error: { code: 401, message: 'invalid credentials', status: 'UNAUTHENTICATED' } } });
+    onSend = () => ({
+      status: 401,
+      body: { error: { code: 401, message: 'invalid credentials', status: 'UNAUTHENTICATED' } },
+    });
     const result = await fcm().send(message);
     expect(result).toMatchObject({ ok: false, kind: 'permanent', status: 401 });
     expect(tokenRequests).toHaveLength(2);
@@ -240,20 +280,29 @@ describe('FCM: the access token', () => {
   });
 
   it('a refused grant (invalid_grant) is permanent and nothing is sent', async () => {
-    onToken = () => ({ status: 400, body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } });
+    onToken = () => ({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' },
+    });
     const result = await fcm().send(message);
     expect(result).toMatchObject({
       ok: false,
       kind: 'permanent',
       status: 400,
-      error: 'FCM token endpoint refused the service account (invalid_grant: Invalid JWT Signature.) (HTTP 400)',
+      error:
+        'FCM token endpoint refused the service account (invalid_grant: Invalid JWT Signature.) (HTTP 400)',
     });
     expect(sendRequests).toHaveLength(0);
   });
 
   it('an unavailable token endpoint is transient, honouring Retry-After', async () => {
     onToken = () => ({ status: 503, headers: { 'Retry-After': '4' } });
-    expect(await fcm().send(message)).toMatchObject({ ok: false, kind: 'transient', retryAfterMs: 4000, status: 503 });
+    expect(await fcm().send(message)).toMatchObject({
+      ok: false,
+      kind: 'transient',
+      retryAfterMs: 4000,
+      status: 503,
+    });
     expect(sendRequests).toHaveLength(0);
   });
 });
@@ -264,7 +313,9 @@ describe('FCM: classification of errors', () => {
       code: status,
       message: `FCM says ${errorCode ?? grpc}`,
       status: grpc,
-      details: errorCode ? [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode }] : [],
+      details: errorCode
+        ? [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode }]
+        : [],
     },
   });
 
@@ -282,12 +333,20 @@ describe('FCM: classification of errors', () => {
   });
 
   it('QUOTA_EXCEEDED is transient, after at least 60 s', async () => {
-    onSend = () => ({ status: 429, headers: { 'Retry-After': '10' }, body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED') });
+    onSend = () => ({
+      status: 429,
+      headers: { 'Retry-After': '10' },
+      body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED'),
+    });
     const result = await fcm().send(message);
     expect(result).toMatchObject({ ok: false, kind: 'transient', retryAfterMs: 60_000, status: 429 });
     expect(result.ok || result.error).toContain('QUOTA_EXCEEDED');
 
-    onSend = () => ({ status: 429, headers: { 'Retry-After': '120' }, body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED') });
+    onSend = () => ({
+      status: 429,
+      headers: { 'Retry-After': '120' },
+      body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED'),
+    });
     expect(await fcm().send(message)).toMatchObject({ kind: 'transient', retryAfterMs: 120_000 });
 
     onSend = () => ({ status: 429, body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED') });
@@ -300,7 +359,12 @@ describe('FCM: classification of errors', () => {
     [502, 'UNKNOWN', undefined],
   ])('HTTP %i %s (%s) is transient, honouring Retry-After', async (status, grpc, errorCode) => {
     onSend = () => ({ status, headers: { 'Retry-After': '5' }, body: fcmError(status, grpc, errorCode) });
-    expect(await fcm().send(message)).toMatchObject({ ok: false, kind: 'transient', retryAfterMs: 5000, status });
+    expect(await fcm().send(message)).toMatchObject({
+      ok: false,
+      kind: 'transient',
+      retryAfterMs: 5000,
+      status,
+    });
     onSend = () => ({ status, body: '<html>bad gateway</html>' });
     const plain = await fcm().send(message);
     expect(plain).toMatchObject({ ok: false, kind: 'transient', status });
@@ -319,7 +383,8 @@ describe('FCM: classification of errors', () => {
 
   it('a payload of exactly 2048 bytes (keys and values) is sent', async () => {
     // title+body keys (9 bytes) + data keys and values; fill the body to the limit.
-    const used = Buffer.byteLength(`title${message.title}body`) +
+    const used =
+      Buffer.byteLength(`title${message.title}body`) +
       Object.entries(message.data).reduce((n, [k, v]) => n + Buffer.byteLength(k + v), 0);
     const fits = { ...message, body: 'b'.repeat(2048 - used) };
     expect((await fcm().send(fits)).ok).toBe(true);
@@ -329,7 +394,10 @@ describe('FCM: classification of errors', () => {
   });
 
   it('an invalid topic name is permanent, and nothing is sent', async () => {
-    expect(await fcm().send({ ...message, topic: '/topics/a b' })).toMatchObject({ ok: false, kind: 'permanent' });
+    expect(await fcm().send({ ...message, topic: '/topics/a b' })).toMatchObject({
+      ok: false,
+      kind: 'permanent',
+    });
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -363,11 +431,17 @@ describe('FCM: classification of errors', () => {
   it('never records the private key, the assertion or an access token', async () => {
     const results: SendResult[] = [];
     // Answers echoing what they received: the bearer token, the assertion.
-    onSend = (token) => ({ status: 500, body: { error: { code: 500, message: `token ${token} rejected`, status: 'INTERNAL' } } });
+    onSend = (token) => ({
+      status: 500,
+      body: { error: { code: 500, message: `token ${token} rejected`, status: 'INTERNAL' } },
+    });
     results.push(await fcm().send(message));
     onSend = (token) => ({ status: 401, body: `Bearer ${token}` });
     results.push(await fcm().send(message));
-    onToken = (request) => ({ status: 400, body: { error: 'invalid_grant', error_description: `bad ${request.body}` } });
+    onToken = (request) => ({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: `bad ${request.body}` },
+    });
     results.push(await fcm().send(message));
 
     const text = results.map(resultText).join('\n');

@@ -36,7 +36,11 @@ describe('HTTP gateway: the request the gateway receives', () => {
   it('POSTs a form body by default, values URL-encoded, with the configured headers', async () => {
     const result = await gateway({ SMS_HTTP_BODY: 'to={to}&text={text}&ref={idempotencyKey}' }).send(message);
 
-    expect(result).toEqual({ ok: true, providerId: 'gw-123', response: 'HTTP 200: {"id":"gw-123","status":"accepted"}' });
+    expect(result).toEqual({
+      ok: true,
+      providerId: 'gw-123',
+      response: 'HTTP 200: {"id":"gw-123","status":"accepted"}',
+    });
     const [request] = fake.requests;
     expect(request?.method).toBe('POST');
     expect(request?.url).toBe('/sms/send');
@@ -108,8 +112,13 @@ describe('HTTP gateway: the request the gateway receives', () => {
   });
 
   it('describes itself without the query or credentials', () => {
-    const provider = gateway({ SMS_HTTP_URL: `${fake.url}/send?api_key=${API_KEY}`, SMS_HTTP_BODY: 'to={to}&t={text}' });
-    expect(provider.describe()).toBe(`HTTP gateway: POST ${fake.url}/send (application/x-www-form-urlencoded)`);
+    const provider = gateway({
+      SMS_HTTP_URL: `${fake.url}/send?api_key=${API_KEY}`,
+      SMS_HTTP_BODY: 'to={to}&t={text}',
+    });
+    expect(provider.describe()).toBe(
+      `HTTP gateway: POST ${fake.url}/send (application/x-www-form-urlencoded)`,
+    );
   });
 });
 
@@ -157,12 +166,25 @@ describe('HTTP gateway: classification of answers', () => {
 
   it('timeout and connection refused are transient', async () => {
     fake.answer(() => ({ status: 200, delayMs: 1500 }));
-    expect(await gateway({ SMS_HTTP_BODY: 'to={to}&text={text}', PROVIDER_TIMEOUT_MS: '200' }).send(message)).toEqual(
-      { ok: false, kind: 'transient', error: 'SMS gateway: no answer within 200 ms' },
-    );
     expect(
-      await gateway({ SMS_HTTP_URL: `${await refusedUrl()}/send`, SMS_HTTP_BODY: 'to={to}&text={text}' }).send(message),
+      await gateway({ SMS_HTTP_BODY: 'to={to}&text={text}', PROVIDER_TIMEOUT_MS: '200' }).send(message),
+    ).toEqual({ ok: false, kind: 'transient', error: 'SMS gateway: no answer within 200 ms' });
+    expect(
+      await gateway({
+        SMS_HTTP_URL: `${await refusedUrl()}/send`,
+        SMS_HTTP_BODY: 'to={to}&text={text}',
+      }).send(message),
     ).toEqual({ ok: false, kind: 'transient', error: 'SMS gateway: connection refused (ECONNREFUSED)' });
+  });
+
+  it('keeps an echoed message text (the auth code) out of the record', async () => {
+    fake.answer((request) => ({
+      status: 200,
+      body: { id: 'gw-9', echo: new URLSearchParams(request.body).get('text') },
+    }));
+    const result = await gateway({ SMS_HTTP_BODY: 'to={to}&text={text}' }).send(message);
+    expect(result).toMatchObject({ ok: true, providerId: 'gw-9' });
+    expect(resultText(result)).not.toContain('4711');
   });
 
   it('never records header credentials or a key in the URL', async () => {
@@ -172,12 +194,16 @@ describe('HTTP gateway: classification of answers', () => {
     }));
     const result = await gateway({
       SMS_HTTP_URL: `${fake.url}/send?api_key=url-secret-987654321`,
-      SMS_HTTP_HEADERS: JSON.stringify({ 'X-Api-Key': API_KEY, Authorization: 'Bearer bearer-secret-123456' }),
+      SMS_HTTP_HEADERS: JSON.stringify({
+        'X-Api-Key': API_KEY,
+        Authorization: 'Bearer bearer-secret-123456',
+      }),
       SMS_HTTP_BODY: 'to={to}&text={text}',
     }).send(message);
     expect(result).toMatchObject({ ok: false, kind: 'permanent' });
     const text = resultText(result);
     expect(text).toContain('[redacted]');
-    for (const secret of [API_KEY, 'bearer-secret-123456', 'url-secret-987654321']) expect(text).not.toContain(secret);
+    for (const secret of [API_KEY, 'bearer-secret-123456', 'url-secret-987654321'])
+      expect(text).not.toContain(secret);
   });
 });

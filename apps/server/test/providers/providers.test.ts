@@ -10,7 +10,9 @@ import { startFakeServer } from './fake-server.js';
 
 describe('the log providers (the default)', () => {
   const logged: { object: Record<string, unknown>; message: string }[] = [];
-  const logger = { info: (object: Record<string, unknown>, message: string) => logged.push({ object, message }) };
+  const logger = {
+    info: (object: Record<string, unknown>, message: string) => logged.push({ object, message }),
+  };
   afterEach(() => {
     logged.length = 0;
   });
@@ -26,8 +28,18 @@ describe('the log providers (the default)', () => {
     try {
       const withUrls = providerConfigSchema.parse({ TWILIO_BASE_URL: fake.url, FCM_BASE_URL: fake.url });
       const results = [
-        await createSmsProvider(withUrls).send({ to: '+447911123456', text: 'Your code is 4711', idempotencyKey: 'k1' }),
-        await createPushProvider(withUrls).send({ topic: 't', title: 'T', body: 'B', data: {}, idempotencyKey: 'k2' }),
+        await createSmsProvider(withUrls).send({
+          to: '+447911123456',
+          text: 'Your code is 4711',
+          idempotencyKey: 'k1',
+        }),
+        await createPushProvider(withUrls).send({
+          topic: 't',
+          title: 'T',
+          body: 'B',
+          data: {},
+          idempotencyKey: 'k2',
+        }),
       ];
       expect(results).toEqual([
         { ok: true, response: 'logged, not sent' },
@@ -70,7 +82,8 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Mon, 31 Dec 2029 23:59:00 GMT', now)).toBe(0);
   });
   it('ignores what it cannot read', () => {
-    for (const value of [null, undefined, '', '-5', '1.5', 'soon', 'Funday, 99 Foo 2030']) expect(parseRetryAfter(value, now)).toBeUndefined();
+    for (const value of [null, undefined, '', '-5', '1.5', 'soon', 'Funday, 99 Foo 2030'])
+      expect(parseRetryAfter(value, now)).toBeUndefined();
   });
 });
 

@@ -40,7 +40,8 @@ function twilio(env: Record<string, string> = {}): SmsProvider {
   );
 }
 
-const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('Twilio: the request Twilio receives', () => {
   it('posts the message form to the account Messages.json with Basic auth (account SID + auth token)', async () => {
@@ -48,7 +49,11 @@ describe('Twilio: the request Twilio receives', () => {
       message,
     );
 
-    expect(result).toEqual({ ok: true, providerId: MESSAGE_SID, response: `HTTP 201: queued, sid ${MESSAGE_SID}` });
+    expect(result).toEqual({
+      ok: true,
+      providerId: MESSAGE_SID,
+      response: `HTTP 201: queued, sid ${MESSAGE_SID}`,
+    });
     expect(fake.requests).toHaveLength(1);
     const [request] = fake.requests;
     expect(request?.method).toBe('POST');
@@ -89,7 +94,10 @@ describe('Twilio: the request Twilio receives', () => {
     const provider = twilio();
     await provider.send(message);
     await provider.send(message);
-    expect(fake.requests.map((r) => r.headers['i-twilio-idempotency-token'])).toEqual(['delivery-42', 'delivery-42']);
+    expect(fake.requests.map((r) => r.headers['i-twilio-idempotency-token'])).toEqual([
+      'delivery-42',
+      'delivery-42',
+    ]);
   });
 
   it('keeps the message text (the auth code) out of the recorded response', async () => {
@@ -153,7 +161,12 @@ describe('Twilio: classification of answers', () => {
   it.each([500, 502, 503])('HTTP %i is transient, honouring Retry-After when given', async (status) => {
     fake.answer(() => ({ status, body: '<html>Service Unavailable</html>' }));
     const plain = await twilio().send(message);
-    expect(plain).toMatchObject({ ok: false, kind: 'transient', status, response: '<html>Service Unavailable</html>' });
+    expect(plain).toMatchObject({
+      ok: false,
+      kind: 'transient',
+      status,
+      response: '<html>Service Unavailable</html>',
+    });
     expect(plain.ok || plain.retryAfterMs).toBeUndefined();
 
     fake.answer(() => ({ status, headers: { 'Retry-After': '2' }, body: error(20500, status) }));
@@ -173,7 +186,11 @@ describe('Twilio: classification of answers', () => {
 
   it('connection refused is transient', async () => {
     const result = await twilio({ TWILIO_BASE_URL: await refusedUrl() }).send(message);
-    expect(result).toEqual({ ok: false, kind: 'transient', error: 'Twilio: connection refused (ECONNREFUSED)' });
+    expect(result).toEqual({
+      ok: false,
+      kind: 'transient',
+      error: 'Twilio: connection refused (ECONNREFUSED)',
+    });
   });
 
   it('an abort from the dispatcher is transient', async () => {
@@ -246,9 +263,9 @@ describe('verifyTwilioSignature', () => {
   it('refuses a changed parameter, URL, token or signature, and a missing header', () => {
     expect(verifyTwilioSignature(url, { ...params, Digits: '9999' }, documented, '12345')).toBe(false);
     expect(verifyTwilioSignature(url, { ...params, Extra: '' }, documented, '12345')).toBe(false);
-    expect(verifyTwilioSignature('https://mycompany.com/myapp.php?foo=1&bar=3', params, documented, '12345')).toBe(
-      false,
-    );
+    expect(
+      verifyTwilioSignature('https://mycompany.com/myapp.php?foo=1&bar=3', params, documented, '12345'),
+    ).toBe(false);
     expect(verifyTwilioSignature(url, params, documented, '12346')).toBe(false);
     expect(verifyTwilioSignature(url, params, documented.slice(0, -2), '12345')).toBe(false);
     expect(verifyTwilioSignature(url, params, undefined, '12345')).toBe(false);
@@ -256,11 +273,11 @@ describe('verifyTwilioSignature', () => {
   });
 
   it('accepts the URL with or without its default port, as Twilio’s libraries do', () => {
-    expect(verifyTwilioSignature('https://mycompany.com:443/myapp.php?foo=1&bar=2', params, documented, '12345')).toBe(
-      true,
-    );
-    expect(verifyTwilioSignature('https://mycompany.com:8443/myapp.php?foo=1&bar=2', params, documented, '12345')).toBe(
-      false,
-    );
+    expect(
+      verifyTwilioSignature('https://mycompany.com:443/myapp.php?foo=1&bar=2', params, documented, '12345'),
+    ).toBe(true);
+    expect(
+      verifyTwilioSignature('https://mycompany.com:8443/myapp.php?foo=1&bar=2', params, documented, '12345'),
+    ).toBe(false);
   });
 });

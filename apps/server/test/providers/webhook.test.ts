@@ -1,6 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPushProvider, providerConfigSchema, verifyWebhookSignature } from '../../src/providers/index.js';
+import {
+  createPushProvider,
+  providerConfigSchema,
+  verifyWebhookSignature,
+} from '../../src/providers/index.js';
 import type { PushMessage, PushProvider } from '../../src/providers/types.js';
 import { type FakeServer, refusedUrl, resultText, startFakeServer } from './fake-server.js';
 
@@ -97,12 +101,16 @@ describe('verifyWebhookSignature', () => {
   });
 
   it('refuses a wrong secret, a changed body or timestamp, a stale or future timestamp, a malformed header', () => {
-    expect(verifyWebhookSignature('another-secret-0123456789', timestamp, body, signature, 300, NOW)).toBe(false);
+    expect(verifyWebhookSignature('another-secret-0123456789', timestamp, body, signature, 300, NOW)).toBe(
+      false,
+    );
     expect(verifyWebhookSignature(SECRET, timestamp, `${body} `, signature, 300, NOW)).toBe(false);
     expect(verifyWebhookSignature(SECRET, timestamp + 1, body, signature, 300, NOW)).toBe(false);
     expect(verifyWebhookSignature(SECRET, timestamp, body, signature, 300, NOW + 301_000)).toBe(false);
     expect(verifyWebhookSignature(SECRET, timestamp, body, signature, 300, NOW - 301_000)).toBe(false);
-    expect(verifyWebhookSignature(SECRET, timestamp, body, signature.replace('sha256=', ''), 300, NOW)).toBe(false);
+    expect(verifyWebhookSignature(SECRET, timestamp, body, signature.replace('sha256=', ''), 300, NOW)).toBe(
+      false,
+    );
     expect(verifyWebhookSignature(SECRET, timestamp, body, signature.slice(0, -2), 300, NOW)).toBe(false);
     expect(verifyWebhookSignature(SECRET, timestamp, body, undefined, 300, NOW)).toBe(false);
     expect(verifyWebhookSignature(SECRET, 'yesterday', body, signature, 300, NOW)).toBe(false);
@@ -117,7 +125,11 @@ describe('Webhook: classification of answers', () => {
 
   it('keeps the receiver’s id when it answers one', async () => {
     fake.answer(() => ({ status: 200, body: { id: 'relay-77' } }));
-    expect(await webhook().send(message)).toEqual({ ok: true, providerId: 'relay-77', response: 'HTTP 200: {"id":"relay-77"}' });
+    expect(await webhook().send(message)).toEqual({
+      ok: true,
+      providerId: 'relay-77',
+      response: 'HTTP 200: {"id":"relay-77"}',
+    });
   });
 
   it('429 with Retry-After: 7 is transient after 7 s', async () => {
@@ -134,7 +146,12 @@ describe('Webhook: classification of answers', () => {
 
   it.each([500, 503])('HTTP %i is transient', async (status) => {
     fake.answer(() => ({ status, body: 'down' }));
-    expect(await webhook().send(message)).toMatchObject({ ok: false, kind: 'transient', status, response: 'down' });
+    expect(await webhook().send(message)).toMatchObject({
+      ok: false,
+      kind: 'transient',
+      status,
+      response: 'down',
+    });
   });
 
   it.each([400, 401, 404, 410, 422])('HTTP %i is permanent', async (status) => {
