@@ -1,7 +1,7 @@
 import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
 import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../store/index.js';
 
-export function toSummary(row: CallSummaryRow): CallSummary {
+function toSummaryWithoutParams(row: CallSummaryRow): Omit<CallSummary, 'params'> {
   return {
     id: row.id,
     at: new Date(row.at).toISOString(),
@@ -10,7 +10,6 @@ export function toSummary(row: CallSummaryRow): CallSummary {
     binding: row.binding,
     callerIp: row.caller_ip,
     userAgent: row.user_agent,
-    params: row.params === null ? null : (JSON.parse(row.params) as Record<string, string>),
     outcome: row.outcome,
     status: row.status,
     error: row.error,
@@ -19,14 +18,22 @@ export function toSummary(row: CallSummaryRow): CallSummary {
   };
 }
 
-export function toDetail(row: CallRow): CallDetail {
+const rawMessages = (row: CallRow) => ({
+  request: row.request,
+  requestBytes: row.request_bytes,
+  response: row.response,
+  responseBytes: row.response_bytes,
+});
+
+export function toSummary(row: CallSummaryRow): CallSummary {
   return {
-    ...toSummary(row),
-    request: row.request,
-    requestBytes: row.request_bytes,
-    response: row.response,
-    responseBytes: row.response_bytes,
+    ...toSummaryWithoutParams(row),
+    params: row.params === null ? null : (JSON.parse(row.params) as Record<string, string>),
   };
+}
+
+export function toDetail(row: CallRow): CallDetail {
+  return { ...toSummary(row), ...rawMessages(row) };
 }
 
 export function toQuery(filters: CallFilters): CallQuery {
@@ -104,30 +111,8 @@ export function csvLine(row: CallSummaryRow): string {
  * export's memory climb (the objects outlive young-generation collections).
  */
 export function detailJson(row: CallRow): string {
-  const { params, ...rest } = toDetailWithoutParams(row);
-  const json = JSON.stringify(rest);
-  return `{"params":${params ?? 'null'},${json.slice(1)}`;
-}
-
-function toDetailWithoutParams(row: CallRow) {
-  return {
-    params: row.params,
-    id: row.id,
-    at: new Date(row.at).toISOString(),
-    group: row.group_name,
-    operation: row.operation,
-    binding: row.binding,
-    callerIp: row.caller_ip,
-    userAgent: row.user_agent,
-    outcome: row.outcome,
-    status: row.status,
-    error: row.error,
-    durationMs: Math.round(row.duration_ms * 1000) / 1000,
-    request: row.request,
-    requestBytes: row.request_bytes,
-    response: row.response,
-    responseBytes: row.response_bytes,
-  };
+  const json = JSON.stringify({ ...toSummaryWithoutParams(row), ...rawMessages(row) });
+  return `{"params":${row.params ?? 'null'},${json.slice(1)}`;
 }
 
 function csvCell(value: string | null): string {

@@ -88,23 +88,12 @@ const COLUMNS = [
   'note',
 ] as const satisfies readonly (keyof NewCall)[];
 
-const SUMMARY_COLUMNS = [
+type SummaryColumn = Exclude<(typeof COLUMNS)[number], 'request' | 'response'>;
+/** Everything but the raw messages, which lists and the live tail do not carry. */
+const SUMMARY_COLUMNS: readonly ('id' | SummaryColumn)[] = [
   'id',
-  'at',
-  'group_name',
-  'operation',
-  'binding',
-  'caller_ip',
-  'user_agent',
-  'params',
-  'outcome',
-  'status',
-  'error',
-  'duration_ms',
-  'request_bytes',
-  'response_bytes',
-  'note',
-] as const satisfies readonly (keyof CallRow)[];
+  ...COLUMNS.filter((c): c is SummaryColumn => c !== 'request' && c !== 'response'),
+];
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern. */
 const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
