@@ -60,6 +60,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let woken = false;
   let poll: NodeJS.Timeout | undefined;
   let idleWaiters: (() => void)[] = [];
+  /** Attempts that ended since the last pass: recorded together, in one commit. */
+  let finished: { claimed: Claimed; now: number; result: AttemptResult }[] = [];
+
+  function recordFinished(): void {
+    if (finished.length === 0) return;
+    const batch = finished;
+    finished = [];
+    store.deliveries.finishAttempts(batch);
+  }
 
   function toAttempt(claimed: Claimed, result: SendResult, now: number): AttemptResult {
     if (result.ok) return { outcome: 'sent', providerId: result.providerId, response: result.response };
@@ -108,7 +117,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const now = Date.now();
     const outcome = toAttempt(claimed, result, now);
-    store.deliveries.finishAttempt(claimed, now, outcome);
+    finished.push({ claimed, now, result: outcome });
     log.info(
       { delivery: delivery.id, kind: delivery.kind, attempt: delivery.attempts, outcome: outcome.outcome },
       'delivery attempt',
@@ -117,10 +126,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   function pump(): void {
     woken = false;
+    try {
+      recordFinished();
+    } catch (err) {
+      log.error({ err }, 'could not record finished attempts');
+    }
     if (!running) return;
     const now = Date.now();
     try {
-      store.deliveries.expireStale(now);
       const free = options.concurrency - inflight.size;
       const claimed = store.deliveries.claimDue(now, free, now + options.leaseMs);
       for (const c of claimed) {
@@ -159,8 +172,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
       store.deliveries.events.on('queued', onQueued);
       poll = setInterval(() => {
-        // A lease can only run out here if an attempt outlived it; that one is recovered too.
-        store.deliveries.recoverInterrupted(Date.now());
+        try {
+          const now = Date.now();
+          store.deliveries.expireStale(now);
+          // A lease can only run out here if an attempt outlived it; that one is recovered too.
+          store.deliveries.recoverInterrupted(now);
+        } catch (err) {
+          log.error({ err }, 'dispatcher sweep failed');
+        }
         wake();
       }, options.pollMs);
       poll.unref();
@@ -171,6 +190,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (poll) clearInterval(poll);
       store.deliveries.events.off('queued', onQueued);
       await Promise.all(inflight);
+      recordFinished();
       for (const resolve of idleWaiters) resolve();
       idleWaiters = [];
     },

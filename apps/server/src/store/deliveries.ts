@@ -61,14 +61,17 @@ export interface DeliveryRepository {
    * attempts + 1, and an attempt row written before the provider is called, all committed at once.
    */
   claimDue(now: number, limit: number, leaseUntil: number): Claimed[];
-  /** Records how an attempt ended and settles or reschedules its delivery. */
-  finishAttempt(claimed: Claimed, now: number, result: AttemptResult): void;
+  /** Records how attempts ended and settles or reschedules their deliveries, in one commit. */
+  finishAttempts(finished: readonly { claimed: Claimed; now: number; result: AttemptResult }[]): void;
   /**
    * Deliveries left `sending` by a process that stopped mid-attempt: their attempt is marked
    * `interrupted` and they are due again (with the same idempotency key). Returns how many.
    */
   recoverInterrupted(now: number, options?: { ignoreLeases?: boolean }): number;
-  /** Auth codes past their validity become `expired`; never sent late. Returns how many. */
+  /**
+   * Auth codes past their validity become `expired`. (A claim never takes one that is past it, so
+   * this sweep only has to run now and then.) Returns how many.
+   */
   expireStale(now: number): number;
   /** Makes every pending push due now (pushNoti). Returns how many. */
   makePushesDue(now: number): number;
@@ -109,6 +112,7 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
   const claim = sqlite.prepare(
     `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @lease, updated_at = @now
      WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= @now
+                  AND (expires_at IS NULL OR expires_at > @now)
                   ORDER BY next_attempt_at, id LIMIT @limit)
      RETURNING *`,
   );
@@ -151,6 +155,12 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     });
   });
 
+  const finishAll = sqlite.transaction(
+    (finished: readonly { claimed: Claimed; now: number; result: AttemptResult }[]) => {
+      for (const f of finished) finish(f.claimed, f.now, f.result);
+    },
+  );
+
   const claimAll = sqlite.transaction((now: number, limit: number, lease: number): Claimed[] => {
     const rows = claim.all({ now, limit, lease }) as DeliveryRow[];
     return rows.map((delivery) => ({
@@ -159,36 +169,38 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     }));
   });
 
+  const stuckSending = sqlite.prepare(
+    "SELECT id FROM deliveries WHERE status = 'sending' AND (? OR lease_until < ?)",
+  );
+  const interruptAttempts = sqlite.prepare(
+    "UPDATE delivery_attempts SET outcome = 'interrupted', finished_at = ?, error = ? WHERE delivery_id = ? AND outcome IS NULL",
+  );
+  const requeue = sqlite.prepare(
+    "UPDATE deliveries SET status = 'pending', lease_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+  );
   const recover = sqlite.transaction((now: number, ignoreLeases: boolean): number => {
-    const stuck = sqlite
-      .prepare("SELECT id FROM deliveries WHERE status = 'sending' AND (? OR lease_until < ?)")
-      .all(ignoreLeases ? 1 : 0, now) as { id: number }[];
+    const stuck = stuckSending.all(ignoreLeases ? 1 : 0, now) as { id: number }[];
     for (const { id } of stuck) {
-      sqlite
-        .prepare(
-          "UPDATE delivery_attempts SET outcome = 'interrupted', finished_at = ?, error = ? WHERE delivery_id = ? AND outcome IS NULL",
-        )
-        .run(now, 'The server stopped during this attempt; it is retried with the same idempotency key.', id);
-      sqlite
-        .prepare(
-          "UPDATE deliveries SET status = 'pending', lease_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id = ?",
-        )
-        .run(now, now, id);
+      interruptAttempts.run(
+        now,
+        'The server stopped during this attempt; it is retried with the same idempotency key.',
+        id,
+      );
+      requeue.run(now, now, id);
     }
     return stuck.length;
   });
 
+  const staleCodes = sqlite.prepare(
+    "SELECT id, kind, payload FROM deliveries WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?",
+  );
+  const markExpired = sqlite.prepare(
+    "UPDATE deliveries SET status = 'expired', payload = ?, last_error = ?, updated_at = ? WHERE id = ?",
+  );
   const expire = sqlite.transaction((now: number): number => {
-    const stale = sqlite
-      .prepare(
-        "SELECT id, kind, payload FROM deliveries WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?",
-      )
-      .all(now) as { id: number; kind: DeliveryKind; payload: string }[];
-    const update = sqlite.prepare(
-      "UPDATE deliveries SET status = 'expired', payload = ?, last_error = ?, updated_at = ? WHERE id = ?",
-    );
+    const stale = staleCodes.all(now) as { id: number; kind: DeliveryKind; payload: string }[];
     for (const row of stale) {
-      update.run(
+      markExpired.run(
         settledPayload(row.kind, row.payload),
         'Not sent within its validity; an auth code is never sent late.',
         now,
@@ -221,8 +233,8 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     claimDue(now, limit, leaseUntil) {
       return limit > 0 ? claimAll(now, limit, leaseUntil) : [];
     },
-    finishAttempt(claimed, now, result) {
-      finish(claimed, now, result);
+    finishAttempts(finished) {
+      finishAll(finished);
     },
     recoverInterrupted(now, options = {}) {
       return recover(now, options.ignoreLeases === true);
