@@ -4,7 +4,11 @@ import { paths } from '../config/paths';
 const links = [
   { to: paths.send.href(), label: 'Send' },
   { to: paths.history.href(), label: 'History' },
+  { to: paths.deliveries.href(), label: 'Deliveries' },
   { to: paths.dashboard.href(), label: 'Dashboard' },
+  { to: paths.books.href(), label: 'Books' },
+  { to: paths.schools.href(), label: 'Schools' },
+  { to: paths.templates.href(), label: 'Templates' },
   { to: paths.service.href(), label: 'Service' },
 ] as const;
 

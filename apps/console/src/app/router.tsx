@@ -6,9 +6,9 @@ import { SendPage } from '../features/send/components/send-page';
 import { Layout } from './layout';
 
 // Send is in the first bundle (it is the landing page); the other pages load on first visit, so
-// uPlot and the history table cost nothing until they are opened. Declarative routes rather than
-// a data router: the console has no loaders or actions, and this mode is about 17 KB gzipped
-// smaller (bench/bundle-size.mjs).
+// uPlot, the history table and the management pages (deliveries, books, schools, templates) cost
+// nothing until they are opened. Declarative routes rather than a data router: the console has no
+// loaders or actions, and this mode is about 17 KB gzipped smaller (bench/bundle-size.mjs).
 const HistoryPage = lazy(() =>
   import('../features/history/components/history-page').then((m) => ({ default: m.HistoryPage })),
 );
@@ -17,6 +17,21 @@ const CallPage = lazy(() =>
 );
 const DashboardPage = lazy(() =>
   import('../features/dashboard/components/dashboard-page').then((m) => ({ default: m.DashboardPage })),
+);
+const DeliveriesPage = lazy(() =>
+  import('../features/deliveries/components/deliveries-page').then((m) => ({ default: m.DeliveriesPage })),
+);
+const DeliveryPage = lazy(() =>
+  import('../features/deliveries/components/delivery-page').then((m) => ({ default: m.DeliveryPage })),
+);
+const BooksPage = lazy(() =>
+  import('../features/books/components/books-page').then((m) => ({ default: m.BooksPage })),
+);
+const SchoolsPage = lazy(() =>
+  import('../features/schools/components/schools-page').then((m) => ({ default: m.SchoolsPage })),
+);
+const TemplatesPage = lazy(() =>
+  import('../features/templates/components/templates-page').then((m) => ({ default: m.TemplatesPage })),
 );
 const ServicePage = lazy(() =>
   import('../features/service/components/service-page').then((m) => ({ default: m.ServicePage })),
@@ -30,7 +45,12 @@ export function AppRoutes() {
         <Route path={paths.send.pattern} element={<SendPage />} />
         <Route path={paths.history.pattern} element={<Page>{<HistoryPage />}</Page>} />
         <Route path={paths.call.pattern} element={<Page>{<CallPage />}</Page>} />
+        <Route path={paths.deliveries.pattern} element={<Page>{<DeliveriesPage />}</Page>} />
+        <Route path={paths.delivery.pattern} element={<Page>{<DeliveryPage />}</Page>} />
         <Route path={paths.dashboard.pattern} element={<Page>{<DashboardPage />}</Page>} />
+        <Route path={paths.books.pattern} element={<Page>{<BooksPage />}</Page>} />
+        <Route path={paths.schools.pattern} element={<Page>{<SchoolsPage />}</Page>} />
+        <Route path={paths.templates.pattern} element={<Page>{<TemplatesPage />}</Page>} />
         <Route path={paths.service.pattern} element={<Page>{<ServicePage />}</Page>} />
         <Route path="*" element={<NotFound />} />
       </Route>

@@ -42,12 +42,19 @@ export function apiPath(path: string, query?: QueryParams): string {
 export interface RequestOptions<S extends z.ZodType> {
   /** Checks and types the answer: the contract's schema for this endpoint. */
   readonly schema: S;
-  readonly method?: 'GET' | 'POST';
+  readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly query?: QueryParams;
   /** Sent as JSON. */
   readonly body?: unknown;
   readonly signal?: AbortSignal | undefined;
 }
+
+const networkProblem: Problem = {
+  type: 'about:blank',
+  title: 'Network error',
+  status: 0,
+  detail: 'The server could not be reached. Check the connection and try again.',
+};
 
 const absolute = (path: string): string =>
   // fetch in some environments (tests under Node) needs an absolute URL; the browser resolves it the same.
@@ -71,18 +78,79 @@ export async function request<S extends z.ZodType>(
     });
   } catch (error) {
     if (signal?.aborted) throw error;
-    throw new ProblemError({
-      type: 'about:blank',
-      title: 'Network error',
-      status: 0,
-      detail: 'The server could not be reached. Check the connection and try again.',
-    });
+    throw new ProblemError(networkProblem);
   }
 
-  const text = await response.text();
-  const json = parseJson(text);
+  return checkAnswer(schema, `${method} /api${path}`, response, await response.text());
+}
 
-  if (!response.ok) throw new ProblemError(toProblem(response, json, text));
+/** Upload progress, in bytes; `total` is unknown until the browser says. */
+export interface UploadProgress {
+  readonly loaded: number;
+  readonly total: number | undefined;
+}
+
+export interface UploadOptions<S extends z.ZodType> {
+  readonly schema: S;
+  readonly method?: 'PUT' | 'POST';
+  readonly query?: QueryParams;
+  /** Sent as is (a File streams from disk), with `contentType`. */
+  readonly body: Blob;
+  readonly contentType: string;
+  readonly onProgress?: (progress: UploadProgress) => void;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * A request whose body is a file, sent with XMLHttpRequest because fetch cannot report upload
+ * progress. Answers and failures are handled exactly as `request` handles them.
+ */
+export function upload<S extends z.ZodType>(path: string, options: UploadOptions<S>): Promise<z.output<S>> {
+  const { schema, method = 'PUT', query, body, contentType, onProgress, signal } = options;
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, absolute(apiPath(path, query)));
+    xhr.setRequestHeader('Accept', 'application/json, application/problem+json');
+    xhr.setRequestHeader('Content-Type', contentType);
+    xhr.upload.addEventListener('progress', (event) => {
+      onProgress?.({ loaded: event.loaded, total: event.lengthComputable ? event.total : undefined });
+    });
+    xhr.addEventListener('load', () => {
+      try {
+        resolve(checkAnswer(schema, `${method} /api${path}`, xhr, xhr.responseText));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    xhr.addEventListener('error', () => reject(new ProblemError(networkProblem)));
+    xhr.addEventListener('abort', () => reject(new DOMException('The upload was cancelled.', 'AbortError')));
+    if (signal) {
+      if (signal.aborted) {
+        reject(new DOMException('The upload was cancelled.', 'AbortError'));
+        return;
+      }
+      signal.addEventListener('abort', () => xhr.abort(), { once: true });
+    }
+    xhr.send(body);
+  });
+}
+
+interface Answer {
+  readonly ok?: boolean;
+  readonly status: number;
+  readonly statusText: string;
+}
+
+/** The checked body of a 2xx answer; a ProblemError for anything else. */
+function checkAnswer<S extends z.ZodType>(
+  schema: S,
+  what: string,
+  answer: Answer,
+  text: string,
+): z.output<S> {
+  const json = parseJson(text);
+  const ok = answer.ok ?? (answer.status >= 200 && answer.status < 300);
+  if (!ok) throw new ProblemError(toProblem(answer, json, text));
 
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
@@ -90,8 +158,8 @@ export async function request<S extends z.ZodType>(
     throw new ProblemError({
       type: 'about:blank',
       title: 'Unexpected answer',
-      status: response.status,
-      detail: `The server's answer to ${method} /api${path} does not have the expected shape${
+      status: answer.status,
+      detail: `The server's answer to ${what} does not have the expected shape${
         issue ? ` (${issue.path.join('.') || 'body'}: ${issue.message})` : ''
       }.`,
     });
@@ -108,7 +176,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-function toProblem(response: Response, json: unknown, text: string): Problem {
+function toProblem(response: Answer, json: unknown, text: string): Problem {
   const parsed = problemSchema.safeParse(json);
   if (parsed.success) return parsed.data;
   // Not a problem document (a proxy's error page, a crash): say what we know, never render its HTML.

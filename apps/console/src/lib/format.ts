@@ -1,4 +1,4 @@
-import type { Outcome } from '@school/contract';
+import type { DeliveryStatus, Outcome } from '@school/contract';
 
 const dateTime = new Intl.DateTimeFormat(undefined, {
   year: 'numeric',
@@ -23,7 +23,8 @@ export function formatDuration(ms: number): string {
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
-  return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 export const OUTCOME_LABELS: Record<Outcome, string> = {
@@ -31,6 +32,16 @@ export const OUTCOME_LABELS: Record<Outcome, string> = {
   'client-error': 'Client error',
   'server-error': 'Server error',
 };
+
+export const DELIVERY_STATUS_LABELS: Record<DeliveryStatus, string> = {
+  pending: 'Pending',
+  sending: 'Sending',
+  sent: 'Sent',
+  dead: 'Dead',
+  expired: 'Expired',
+};
+
+export const DELIVERY_KIND_LABELS = { sms: 'SMS', push: 'Push' } as const;
 
 /** `value` shortened to `max` characters with an ellipsis. */
 export function truncate(value: string, max = 40): string {

@@ -1,9 +1,15 @@
-import type { CallFilters, StatsQuery } from '@school/contract';
+import type { CallFilters, Delivery, DeliveryStatus, StatsQuery } from '@school/contract';
+
+/** The filters of a deliveries list (the API's own names), without paging. */
+export interface DeliveryFilters {
+  readonly status?: DeliveryStatus;
+  readonly kind?: Delivery['kind'];
+}
 
 /**
  * Query keys of the resources more than one feature touches. Features build their query-options
  * factories on these, and a mutation in one feature (a send) invalidates another's data (history,
- * stats) through them without importing that feature.
+ * stats, deliveries) through them without importing that feature.
  */
 export const queryKeys = {
   calls: {
@@ -18,5 +24,13 @@ export const queryKeys = {
   },
   service: {
     all: ['service'] as const,
+  },
+  /** The outbox: listed by Deliveries, by call in History, filled by Send. */
+  deliveries: {
+    all: ['deliveries'] as const,
+    lists: () => [...queryKeys.deliveries.all, 'list'] as const,
+    list: (filters: DeliveryFilters) => [...queryKeys.deliveries.lists(), filters] as const,
+    ofCall: (callId: number) => [...queryKeys.deliveries.lists(), 'call', callId] as const,
+    detail: (id: number) => [...queryKeys.deliveries.all, 'detail', id] as const,
   },
 };

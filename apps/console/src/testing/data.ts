@@ -1,11 +1,18 @@
 import type {
+  Attempt,
+  Book,
   CallDetail,
   CallList,
   CallSummary,
+  Delivery,
+  DeliveryDetail,
+  DeliveryList,
   OperationResult,
   Problem,
+  School,
   ServiceInfo,
   Stats,
+  Template,
 } from '@school/contract';
 import { groups } from '@school/contract';
 
@@ -18,8 +25,8 @@ export const serviceInfo: ServiceInfo = {
   baseUrl: BASE_URL,
   defaultPhoneRegion: null,
   providers: {
-    sms: { name: 'log', description: 'Nothing leaves the machine: texts are written to the log.' },
-    push: { name: 'log', description: 'Nothing leaves the machine: pushes are written to the log.' },
+    sms: { name: 'log', description: 'log: SMS are logged, not sent (SMS_PROVIDER=log)' },
+    push: { name: 'log', description: 'log: pushes are logged, not sent (PUSH_PROVIDER=log)' },
   },
   groups: groups.map((g) => ({
     name: g.name,
@@ -95,6 +102,8 @@ export function problem(status: number, detail: string, extra: Partial<Problem> 
   const titles: Record<number, string> = {
     400: 'Invalid request',
     404: 'Not found',
+    413: 'Request too large',
+    415: 'Unsupported media type',
     500: 'Internal server error',
   };
   return { type: 'about:blank', title: titles[status] ?? 'Error', status, detail, ...extra };
@@ -106,6 +115,120 @@ export function stats(overrides: Partial<Stats> = {}): Stats {
     to: '2026-11-20T09:00:00.000Z',
     bucket: 'hour',
     rows: [],
+    ...overrides,
+  };
+}
+
+export function delivery(overrides: Partial<Delivery> = {}): Delivery {
+  return {
+    id: 12,
+    callId: 7,
+    kind: 'sms',
+    provider: 'twilio',
+    recipient: '+447911123456',
+    title: null,
+    text: 'Your verification code is ***',
+    data: null,
+    status: 'sent',
+    attempts: 1,
+    nextAttemptAt: null,
+    expiresAt: '2026-11-20T08:25:30.000Z',
+    providerId: 'SM0123456789abcdef0123456789abcdef',
+    providerStatus: 'delivered',
+    lastError: null,
+    createdAt: '2026-11-20T08:15:30.000Z',
+    updatedAt: '2026-11-20T08:15:31.000Z',
+    sentAt: '2026-11-20T08:15:31.000Z',
+    ...overrides,
+  };
+}
+
+/** A push that gave up: the provider refused the topic. */
+export function deadPush(overrides: Partial<Delivery> = {}): Delivery {
+  return delivery({
+    id: 13,
+    callId: 9,
+    kind: 'push',
+    provider: 'fcm',
+    recipient: 'school-northfield',
+    title: 'New homework',
+    text: 'There is a new homework notification for you.',
+    data: { type: 'homework', id: '1201', baseUrlSchool: 'https://school.example.org' },
+    status: 'dead',
+    attempts: 8,
+    expiresAt: null,
+    providerId: null,
+    providerStatus: null,
+    lastError: 'FCM 503: The service is currently unavailable.',
+    sentAt: null,
+    ...overrides,
+  });
+}
+
+export function attempt(overrides: Partial<Attempt> = {}): Attempt {
+  return {
+    id: 100,
+    startedAt: '2026-11-20T08:15:30.500Z',
+    finishedAt: '2026-11-20T08:15:30.900Z',
+    outcome: 'sent',
+    status: 201,
+    error: null,
+    response: '{"sid":"SM0123456789abcdef0123456789abcdef","status":"queued"}',
+    retryAfterMs: null,
+    ...overrides,
+  };
+}
+
+export function deliveryDetail(
+  base: Delivery = delivery(),
+  attemptLog: Attempt[] = [attempt()],
+): DeliveryDetail {
+  return { ...base, attemptLog };
+}
+
+export function deliveryList(
+  items: Delivery[],
+  counts: Partial<DeliveryList['counts']> = {},
+  nextCursor: string | null = null,
+): DeliveryList {
+  return { items, nextCursor, counts: { pending: 0, sending: 0, sent: 0, dead: 0, expired: 0, ...counts } };
+}
+
+export function book(overrides: Partial<Book> = {}): Book {
+  return {
+    id: 3,
+    termId: '2026-1',
+    classId: '7B',
+    sha256: 'a3f1c9e0b7d24c5e8f6a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a',
+    size: 2_400_000,
+    filename: 'maths-7B.pdf',
+    uploadedAt: '2026-11-19T16:40:00.000Z',
+    url: `${BASE_URL}/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=&classId=7B`,
+    ...overrides,
+  };
+}
+
+export function school(overrides: Partial<School> = {}): School {
+  return {
+    id: 1,
+    name: 'Northfield Academy',
+    baseUrl: 'https://northfield.example.org',
+    topicKey: 'northfield',
+    topic: 'school-northfield',
+    allowedIps: ['203.0.113.0/24'],
+    createdAt: '2026-11-01T09:00:00.000Z',
+    updatedAt: '2026-11-01T09:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function template(overrides: Partial<Template> = {}): Template {
+  return {
+    id: 1,
+    type: '*',
+    title: 'New notification',
+    body: 'There is a new {type} notification for you.',
+    updatedAt: '2026-11-01T09:00:00.000Z',
     ...overrides,
   };
 }

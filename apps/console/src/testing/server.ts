@@ -1,9 +1,13 @@
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { serviceInfo } from './data';
+import { deliveryList, serviceInfo } from './data';
 
 /** Handlers every test gets unless it overrides them with server.use(). */
-export const defaultHandlers = [http.get('/api/service', () => HttpResponse.json(serviceInfo))];
+export const defaultHandlers = [
+  http.get('/api/service', () => HttpResponse.json(serviceInfo)),
+  // A call's detail lists its deliveries; by default it queued none.
+  http.get('/api/deliveries', () => HttpResponse.json(deliveryList([]))),
+];
 
 /** The network boundary: the console's fetches end here, nothing inside the app is mocked. */
 export const server = setupServer(...defaultHandlers);

@@ -6,6 +6,7 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
+  409: 'Conflict',
   413: 'Request too large',
   415: 'Unsupported media type',
   422: 'Unprocessable content',

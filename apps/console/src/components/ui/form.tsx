@@ -163,3 +163,53 @@ export function SelectField({
     </FieldFrame>
   );
 }
+
+/** A multi-line text input registered with the surrounding Form. */
+export function TextAreaField({
+  name,
+  label,
+  description,
+  registerOptions,
+  className,
+  ...textarea
+}: FieldProps & Omit<ComponentProps<'textarea'>, 'name' | 'id'>) {
+  const field = useField({ name, description });
+  return (
+    <FieldFrame
+      id={field.control.id}
+      label={label}
+      description={description}
+      descriptionId={field.descriptionId}
+      error={field.error?.message}
+      errorId={field.errorId}
+      className={className}
+    >
+      <textarea {...textarea} {...field.control} {...field.register(name, registerOptions)} />
+    </FieldFrame>
+  );
+}
+
+/** A file input registered with the surrounding Form: its value is the FileList chosen. */
+export function FileField({
+  name,
+  label,
+  description,
+  registerOptions,
+  className,
+  ...input
+}: FieldProps & Omit<ComponentProps<'input'>, 'name' | 'id' | 'type'>) {
+  const field = useField({ name, description });
+  return (
+    <FieldFrame
+      id={field.control.id}
+      label={label}
+      description={description}
+      descriptionId={field.descriptionId}
+      error={field.error?.message}
+      errorId={field.errorId}
+      className={className}
+    >
+      <input type="file" {...input} {...field.control} {...field.register(name, registerOptions)} />
+    </FieldFrame>
+  );
+}

@@ -42,3 +42,17 @@ export function ErrorState({
 export function EmptyState({ children }: { children: ReactNode }) {
   return <p className="status status-empty">{children}</p>;
 }
+
+/**
+ * A failed action's problem in one short alert, e.g. beside the button that failed: "Not retried:
+ * Delivery 12 is pending; only dead deliveries can be retried. (409)".
+ */
+export function ProblemMessage({ error, prefix }: { error: unknown; prefix: string }) {
+  const problem = problemOf(error);
+  return (
+    <p className="problem-message" role="alert">
+      {prefix}: {problem.detail ?? problem.title}
+      {problem.status ? <span className="muted"> (HTTP {problem.status})</span> : null}
+    </p>
+  );
+}

@@ -1,9 +1,9 @@
 import { screen, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { callDetail, problem } from '../../../testing/data';
+import { callDetail, deadPush, delivery, deliveryList, problem } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
-import { problemJson, server } from '../../../testing/server';
+import { problemJson, recordRequests, server } from '../../../testing/server';
 
 describe('Call detail', () => {
   it('shows the request and the response side by side, XML indented', async () => {
@@ -37,5 +37,57 @@ describe('Call detail', () => {
     renderApp('/history/99');
     expect(await screen.findByRole('alert')).toHaveTextContent('No call #99: Not found (404)');
     expect(screen.getByRole('link', { name: '← Back to History' })).toHaveAttribute('href', '/history');
+  });
+
+  it('shows what the call did and the deliveries it queued, each linking to its attempts', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/calls/9', () =>
+        HttpResponse.json(
+          callDetail({
+            id: 9,
+            operation: 'SendNotificationType',
+            note: "Push queued to school-northfield for type 'homework'.",
+          }),
+        ),
+      ),
+      http.get('/api/deliveries', ({ request }) => {
+        const callId = new URL(request.url).searchParams.get('callId');
+        return HttpResponse.json(
+          callId === '9'
+            ? deliveryList([deadPush({ id: 13, callId: 9 }), delivery({ id: 12, callId: 9, status: 'sent' })])
+            : deliveryList([]),
+        );
+      }),
+    );
+    renderApp('/history/9');
+    expect(
+      await screen.findByText("Push queued to school-northfield for type 'homework'."),
+    ).toBeInTheDocument();
+
+    const section = await screen.findByRole('region', { name: 'Deliveries' });
+    const items = await within(section).findAllByRole('listitem');
+    // Oldest first, as a timeline.
+    expect(items.map((li) => within(li).getByRole('link').textContent)).toEqual([
+      'Delivery #12: SMS to +447911123456',
+      'Delivery #13: Push to school-northfield',
+    ]);
+    expect(items[0]).toHaveTextContent('Sent');
+    expect(items[1]).toHaveTextContent('Dead');
+    expect(items[1]).toHaveTextContent('FCM 503: The service is currently unavailable.');
+    expect(within(section).getByRole('link', { name: /Delivery #13/ })).toHaveAttribute(
+      'href',
+      '/deliveries/13',
+    );
+
+    const asked = requests.filter((r) => new URL(r.url).pathname === '/api/deliveries');
+    expect(new URL(asked[0]?.url ?? '').searchParams.get('callId')).toBe('9');
+  });
+
+  it('says when a call queued nothing', async () => {
+    server.use(http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7, note: null }))));
+    renderApp('/history/7');
+    const section = await screen.findByRole('region', { name: 'Deliveries' });
+    expect(await within(section).findByText('This call queued no SMS or push.')).toBeInTheDocument();
   });
 });

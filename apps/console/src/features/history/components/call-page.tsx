@@ -8,6 +8,7 @@ import { ProblemError } from '../../../lib/api-client';
 import { formatBytes, formatDateTime, formatDuration, OUTCOME_LABELS } from '../../../lib/format';
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
+import { CallDeliveries } from './call-deliveries';
 
 export function CallPage() {
   const params = useParams();
@@ -46,6 +47,7 @@ function CallView({ id }: { id: number }) {
   return (
     <>
       <Summary call={data} />
+      <CallDeliveries callId={data.id} />
       <div className="toolbar">
         <label className="checkbox">
           <input type="checkbox" checked={pretty} onChange={(e) => setPretty(e.target.checked)} /> Indent
@@ -102,6 +104,8 @@ function Summary({ call }: { call: CallDetail }) {
       </dd>
       <dt>Duration</dt>
       <dd>{formatDuration(call.durationMs)}</dd>
+      <dt>Note</dt>
+      <dd>{call.note ?? <span className="muted">none</span>}</dd>
     </dl>
   );
 }

@@ -22,11 +22,12 @@ export function useSendOperation() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: sendOperation,
-    // A refused call is recorded too, so history and stats are stale either way. Not awaited: the
-    // outcome shows at once, open lists refetch behind it.
+    // A refused call is recorded too, so history and stats are stale either way, and a sent one
+    // queued deliveries. Not awaited: the outcome shows at once, open lists refetch behind it.
     onSettled: () => {
       void queryClient.invalidateQueries({ queryKey: queryKeys.calls.all });
       void queryClient.invalidateQueries({ queryKey: queryKeys.stats.all });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.deliveries.all });
     },
   });
 }

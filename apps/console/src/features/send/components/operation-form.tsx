@@ -1,17 +1,30 @@
-import { type OperationDef, operationInputSchema } from '@school/contract';
+import { isValidRegion, type OperationDef, operationInputSchema, type ParamDef } from '@school/contract';
 import { useMemo } from 'react';
 import { Form, TextField } from '../../../components/ui/form';
 import { ProblemError } from '../../../lib/api-client';
+import { useServiceInfo } from '../../../lib/service-info';
 import { useSendOperation } from '../api/send-operation';
 import { Outcome } from './outcome';
 import { ShowAs } from './show-as';
 
+function describe(param: ParamDef, region: string | undefined): string {
+  const parts = [param.description];
+  if (param.rule === 'phone' && region) parts.push(`A national number is read as a number of ${region}.`);
+  if (param.secret) parts.push('Masked (***) in the history.');
+  return parts.join(' ');
+}
+
 /**
  * One operation's form. The fields, their descriptions and their rules all come from the
- * contract's table, so the console refuses exactly what the server would refuse.
+ * contract's table, with the server's default phone region (GET /api/service), so the console
+ * refuses exactly what the server would refuse. Until the region is known, a phone must be
+ * international: that is never wrong, only stricter.
  */
 export function OperationForm({ op }: { op: OperationDef }) {
-  const schema = useMemo(() => operationInputSchema(op), [op]);
+  const service = useServiceInfo();
+  const configured = service.data?.defaultPhoneRegion ?? undefined;
+  const region = configured && isValidRegion(configured) ? configured : undefined;
+  const schema = useMemo(() => operationInputSchema(op, { defaultPhoneRegion: region }), [op, region]);
   const defaultValues = useMemo(() => Object.fromEntries(op.params.map((p) => [p.name, ''])), [op]);
   const send = useSendOperation();
 
@@ -48,9 +61,7 @@ export function OperationForm({ op }: { op: OperationDef }) {
                 key={param.name}
                 name={param.name}
                 label={param.name}
-                description={
-                  param.secret ? `${param.description} Masked (***) in the history.` : param.description
-                }
+                description={describe(param, region)}
                 placeholder={`e.g. ${param.example}`}
                 autoComplete="off"
                 spellCheck={false}

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { operationResult, problem } from '../../../testing/data';
+import { operationResult, problem, serviceInfo } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -25,9 +25,11 @@ describe('Send', () => {
       'pushNoti',
     ]);
     const main = screen.getByRole('navigation', { name: 'Main' });
-    for (const name of ['Send', 'History', 'Dashboard', 'Service']) {
-      expect(within(main).getByRole('link', { name })).toBeInTheDocument();
-    }
+    expect(
+      within(main)
+        .getAllByRole('link')
+        .map((a) => a.textContent),
+    ).toEqual(['Send', 'History', 'Deliveries', 'Dashboard', 'Books', 'Schools', 'Templates', 'Service']);
   });
 
   it("labels each field by its parameter and describes it with the contract's description", () => {
@@ -167,5 +169,43 @@ describe('Send', () => {
     await user.click(screen.getByRole('button', { name: 'Copy curl command' }));
     expect(await navigator.clipboard.readText()).toBe(curl.textContent);
     expect(screen.getByText('Copied.')).toBeInTheDocument();
+  });
+
+  it('accepts a national number exactly when the server has a default phone region', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/service', () => HttpResponse.json({ ...serviceInfo, defaultPhoneRegion: 'GB' })),
+      http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ id: 46 }))),
+    );
+    const { user } = renderApp('/send/AuthCode');
+    // The region comes from GET /api/service; the field says how national numbers are read.
+    await waitFor(() =>
+      expect(screen.getByLabelText('phone')).toHaveAccessibleDescription(
+        /A national number is read as a number of GB\./,
+      ),
+    );
+    await user.type(screen.getByLabelText('code'), '4821');
+    await user.type(screen.getByLabelText('phone'), '07911 123456');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+
+    expect(await screen.findByText('Sent.')).toBeInTheDocument();
+    expect(screen.queryByText(/Invalid phone/)).not.toBeInTheDocument();
+    expect(await operationPosts(requests)[0]?.json()).toEqual({ code: '4821', phone: '07911 123456' });
+  });
+
+  it('refuses the same national number when no region is configured', async () => {
+    const requests = recordRequests();
+    const { user } = renderApp('/send/AuthCode');
+    await screen.findByRole('tab', { name: 'SOAP 1.1' }); // the service info has arrived
+    await user.type(screen.getByLabelText('code'), '4821');
+    await user.type(screen.getByLabelText('phone'), '07911 123456');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    expect(
+      await screen.findByText(/Invalid phone: '07911 123456' is not a valid phone number/),
+    ).toBeInTheDocument();
+    expect(screen.getByLabelText('phone')).toHaveAccessibleDescription(
+      /^The phone number, in international format \(\+ and country code\)\. Invalid phone/,
+    );
+    expect(operationPosts(requests)).toHaveLength(0);
   });
 });

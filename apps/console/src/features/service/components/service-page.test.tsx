@@ -1,7 +1,16 @@
 import { screen, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { BASE_URL } from '../../../testing/data';
+import { BASE_URL, serviceInfo } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
+import { server } from '../../../testing/server';
+
+const providerRow = (channel: string) => {
+  const table = screen.getByRole('table', { name: 'Providers in use' });
+  const row = within(table).getByRole('rowheader', { name: channel }).closest('tr');
+  if (!row) throw new Error(`no ${channel} row`);
+  return row;
+};
 
 describe('Service', () => {
   it('lists each endpoint with its WSDL and help page, the namespace and the API docs', async () => {
@@ -20,11 +29,49 @@ describe('Service', () => {
       'href',
       `${BASE_URL}/AuthCodeSending.asmx?op=AuthCode`,
     );
-    expect(screen.getAllByRole('region')).toHaveLength(4);
+    // One region per endpoint group, and the providers.
+    expect(screen.getAllByRole('region')).toHaveLength(5);
     expect(screen.getByText('http://tempuri.org/')).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'API documentation (OpenAPI)' })).toHaveAttribute(
       'href',
       '/api/docs',
     );
+  });
+
+  it('says plainly that the log providers send nothing', async () => {
+    renderApp('/service');
+    await screen.findByRole('region', { name: 'Providers' });
+    const sms = providerRow('SMS');
+    expect(sms).toHaveTextContent('log');
+    expect(sms).toHaveTextContent('Not sending');
+    expect(sms).toHaveTextContent(
+      "Nothing leaves the machine: texts are written to the server's log, not sent. Set SMS_PROVIDER to send them for real.",
+    );
+    expect(sms).toHaveTextContent('log: SMS are logged, not sent (SMS_PROVIDER=log)');
+    expect(providerRow('Push')).toHaveTextContent(/Nothing leaves the machine: pushes are written/);
+  });
+
+  it('shows the providers in use, with their descriptions, as configured', async () => {
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            sms: { name: 'twilio', description: 'twilio: from +15005550006 (account AC…1234)' },
+            push: { name: 'fcm', description: 'fcm: project school-app-7 (topic messages)' },
+          },
+        }),
+      ),
+    );
+    renderApp('/service');
+    await screen.findByRole('region', { name: 'Providers' });
+    const sms = providerRow('SMS');
+    expect(within(sms).getByText('twilio')).toBeInTheDocument();
+    expect(sms).toHaveTextContent('Yes');
+    expect(sms).toHaveTextContent('twilio: from +15005550006 (account AC…1234)');
+    expect(sms).not.toHaveTextContent('Nothing leaves the machine');
+    const push = providerRow('Push');
+    expect(push).toHaveTextContent('fcm: project school-app-7 (topic messages)');
+    expect(push).not.toHaveTextContent('Not sending');
   });
 });

@@ -43,6 +43,7 @@ function ServiceView({ info }: { info: ServiceInfo }) {
           <a href={paths.apiDocs}>API documentation (OpenAPI)</a>
         </dd>
       </dl>
+      <Providers providers={info.providers} />
       {info.groups.length === 0 ? <p>The service lists no endpoints.</p> : null}
       {info.groups.map((group) => (
         <section key={group.name} className="card" aria-labelledby={`group-${group.name}`}>
@@ -112,5 +113,58 @@ function ServiceView({ info }: { info: ServiceInfo }) {
         </section>
       ))}
     </>
+  );
+}
+
+const CHANNELS = [
+  { key: 'sms', label: 'SMS', what: 'texts', variable: 'SMS_PROVIDER' },
+  { key: 'push', label: 'Push', what: 'pushes', variable: 'PUSH_PROVIDER' },
+] as const;
+
+/** The providers deliveries go through; `log` means nothing leaves the machine, said plainly. */
+function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
+  return (
+    <section className="card" aria-labelledby="providers-heading">
+      <h2 id="providers-heading">Providers</h2>
+      <table className="providers">
+        <caption className="visually-hidden">Providers in use</caption>
+        <thead>
+          <tr>
+            <th scope="col">Channel</th>
+            <th scope="col">Provider</th>
+            <th scope="col">Configured</th>
+            <th scope="col">Description</th>
+          </tr>
+        </thead>
+        <tbody>
+          {CHANNELS.map((channel) => {
+            const provider = providers[channel.key];
+            const logOnly = provider.name === 'log';
+            return (
+              <tr key={channel.key}>
+                <th scope="row">{channel.label}</th>
+                <td>
+                  <code>{provider.name}</code>
+                </td>
+                <td>
+                  {logOnly ? (
+                    <span className="badge badge-client-error">Not sending</span>
+                  ) : (
+                    <span className="badge badge-ok">Yes</span>
+                  )}
+                  {logOnly ? (
+                    <p className="provider-warning">
+                      Nothing leaves the machine: {channel.what} are written to the server's log, not sent.
+                      Set <code>{channel.variable}</code> to send them for real.
+                    </p>
+                  ) : null}
+                </td>
+                <td>{provider.description}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
   );
 }

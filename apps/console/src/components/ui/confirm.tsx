@@ -1,0 +1,70 @@
+import { type ReactNode, useEffect, useRef, useState } from 'react';
+
+/**
+ * A destructive action in two steps: the button asks, and only "Yes, …" acts. Focus moves to the
+ * question's confirm button, and back to the first button on Cancel or Escape.
+ */
+export function ConfirmButton({
+  children,
+  question,
+  confirmLabel,
+  onConfirm,
+  pending = false,
+}: {
+  /** The first button's content, e.g. "Delete" with hidden text naming what. */
+  children: ReactNode;
+  /** What will happen, as a question: "Delete the book of term 2026-1, class 7B?" */
+  question: ReactNode;
+  /** The confirming button's text, e.g. "Yes, delete". */
+  confirmLabel: string;
+  onConfirm: () => void;
+  pending?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  const trigger = useRef<HTMLButtonElement>(null);
+  const confirm = useRef<HTMLButtonElement>(null);
+  const returnFocus = useRef(false);
+
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+    else if (returnFocus.current) {
+      returnFocus.current = false;
+      trigger.current?.focus();
+    }
+  }, [asking]);
+
+  const cancel = () => {
+    returnFocus.current = true;
+    setAsking(false);
+  };
+
+  if (!asking) {
+    return (
+      <button ref={trigger} type="button" className="button button-small" onClick={() => setAsking(true)}>
+        {children}
+      </button>
+    );
+  }
+  return (
+    <fieldset
+      className="confirm"
+      onKeyDown={(event) => {
+        if (event.key === 'Escape') cancel();
+      }}
+    >
+      <legend className="confirm-question">{question}</legend>
+      <button
+        ref={confirm}
+        type="button"
+        className="button button-small button-danger"
+        onClick={onConfirm}
+        disabled={pending}
+      >
+        {pending ? 'Working…' : confirmLabel}
+      </button>
+      <button type="button" className="button button-small" onClick={cancel} disabled={pending}>
+        Cancel
+      </button>
+    </fieldset>
+  );
+}

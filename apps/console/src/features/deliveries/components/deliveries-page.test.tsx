@@ -1,0 +1,208 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { deadPush, delivery, deliveryList, problem } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, recordRequests, server } from '../../../testing/server';
+
+const listRequests = (requests: Request[]) =>
+  requests
+    .filter((r) => r.method === 'GET' && new URL(r.url).pathname === '/api/deliveries')
+    .map((r) => new URL(r.url).searchParams);
+
+const counts = { pending: 3, sending: 1, sent: 120, dead: 2, expired: 4 };
+
+describe('Deliveries', () => {
+  it('shows the outbox as rows, with the count of every status', async () => {
+    server.use(
+      http.get('/api/deliveries', () =>
+        HttpResponse.json(
+          deliveryList(
+            [
+              deadPush({ id: 13, callId: 9 }),
+              delivery({
+                id: 12,
+                callId: 7,
+                status: 'pending',
+                attempts: 2,
+                nextAttemptAt: '2026-11-20T08:16:30.000Z',
+                lastError: 'Twilio 429: Too Many Requests',
+              }),
+            ],
+            counts,
+          ),
+        ),
+      ),
+    );
+    renderApp('/deliveries');
+    const table = await screen.findByRole('table', { name: 'Deliveries, newest first' });
+    expect(
+      within(table)
+        .getAllByRole('columnheader')
+        .map((th) => th.textContent),
+    ).toEqual([
+      'ID',
+      'Kind',
+      'Recipient',
+      'Message',
+      'Status',
+      'Attempts',
+      'Next attempt',
+      'Last error',
+      'Call',
+      'Actions',
+    ]);
+    const [, push, sms] = within(table).getAllByRole('row');
+    if (!push || !sms) throw new Error('missing rows');
+    const cells = within(push).getAllByRole('cell');
+    expect(cells[1]).toHaveTextContent('Push');
+    expect(cells[2]).toHaveTextContent('school-northfield');
+    expect(cells[3]).toHaveTextContent('New homework There is a new homework notification for you.');
+    expect(cells[4]).toHaveTextContent('Dead');
+    expect(cells[5]).toHaveTextContent('8');
+    expect(cells[7]).toHaveTextContent('FCM 503: The service is currently unavailable.');
+    expect(within(push).getByRole('link', { name: 'Delivery #13' })).toHaveAttribute(
+      'href',
+      '/deliveries/13',
+    );
+    expect(within(push).getByRole('link', { name: 'Call #9' })).toHaveAttribute('href', '/history/9');
+    expect(within(push).getByRole('button', { name: 'Retry delivery 13' })).toBeInTheDocument();
+
+    const smsCells = within(sms).getAllByRole('cell');
+    expect(smsCells[1]).toHaveTextContent('SMS');
+    expect(smsCells[3]).toHaveTextContent('Your verification code is ***');
+    expect(smsCells[4]).toHaveTextContent('Pending');
+    expect(smsCells[6]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:16:30.000Z');
+    expect(smsCells[7]).toHaveTextContent('Twilio 429');
+    // Only a dead delivery can be retried.
+    expect(within(sms).queryByRole('button', { name: /Retry/ })).not.toBeInTheDocument();
+
+    const byStatus = screen.getByRole('list', { name: 'All deliveries by status' });
+    expect(
+      within(byStatus)
+        .getAllByRole('link')
+        .map((a) => a.textContent),
+    ).toEqual(['Pending 3', 'Sending 1', 'Sent 120', 'Dead 2', 'Expired 4']);
+    expect(within(byStatus).getByRole('link', { name: 'Dead 2' })).toHaveAttribute(
+      'href',
+      '/deliveries?status=dead',
+    );
+    expect(screen.getByText('2 deliveries: that is all.')).toBeInTheDocument();
+  });
+
+  it('puts the status and kind filters in the URL and in the request', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], counts))));
+    const { user, location } = renderApp('/deliveries');
+    await screen.findByRole('table');
+    expect(listRequests(requests)[0]?.toString()).toBe('limit=50');
+
+    await user.selectOptions(screen.getByLabelText('Status'), 'Dead');
+    await waitFor(() => expect(location().search).toBe('?status=dead'));
+    await waitFor(() => expect(listRequests(requests).at(-1)?.toString()).toBe('status=dead&limit=50'));
+
+    await user.selectOptions(screen.getByLabelText('Kind'), 'Push');
+    await waitFor(() => expect(location().search).toBe('?status=dead&kind=push'));
+    await waitFor(() =>
+      expect(listRequests(requests).at(-1)?.toString()).toBe('status=dead&kind=push&limit=50'),
+    );
+    expect(screen.getByRole('link', { name: 'Dead 2' })).toHaveAttribute('aria-current', 'true');
+
+    // A count is a link to that status, keeping the kind.
+    await user.click(screen.getByRole('link', { name: 'Expired 4' }));
+    await waitFor(() => expect(location().search).toBe('?status=expired&kind=push'));
+    expect(screen.getByLabelText('Status')).toHaveValue('expired');
+
+    await user.click(screen.getByRole('button', { name: 'Clear filters' }));
+    await waitFor(() => expect(location().search).toBe(''));
+    expect(screen.getByLabelText('Kind')).toHaveValue('');
+  });
+
+  it('reads the filters from a shared link and drops what the API would refuse', async () => {
+    const requests = recordRequests();
+    renderApp('/deliveries?status=dead&kind=fax');
+    expect(await screen.findByText('No deliveries match these filters.')).toBeInTheDocument();
+    expect(screen.getByLabelText('Status')).toHaveValue('dead');
+    expect(listRequests(requests)[0]?.toString()).toBe('status=dead&limit=50');
+  });
+
+  it('loads older deliveries with the cursor of the previous page', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/deliveries', ({ request }) => {
+        const cursor = new URL(request.url).searchParams.get('cursor');
+        return HttpResponse.json(
+          cursor === '13'
+            ? deliveryList([delivery({ id: 12 })], counts)
+            : deliveryList([deadPush({ id: 13 })], counts, '13'),
+        );
+      }),
+    );
+    const { user } = renderApp('/deliveries?kind=sms');
+    await screen.findByRole('link', { name: 'Delivery #13' });
+    await user.click(screen.getByRole('button', { name: 'Load more' }));
+    expect(await screen.findByRole('link', { name: 'Delivery #12' })).toBeInTheDocument();
+    const second = listRequests(requests)[1];
+    expect(second?.get('cursor')).toBe('13');
+    expect(second?.get('kind')).toBe('sms');
+    expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
+  });
+
+  it('retries a dead delivery from the list; the row then shows its new status', async () => {
+    const requests = recordRequests();
+    let status: 'dead' | 'pending' = 'dead';
+    server.use(
+      http.get('/api/deliveries', () =>
+        HttpResponse.json(
+          deliveryList([deadPush({ id: 13, status })], { ...counts, dead: status === 'dead' ? 1 : 0 }),
+        ),
+      ),
+      http.post('/api/deliveries/13/retry', () => {
+        status = 'pending';
+        return HttpResponse.json({ ...deadPush({ id: 13, status: 'pending', attempts: 0 }), attemptLog: [] });
+      }),
+    );
+    const { user } = renderApp('/deliveries');
+    const row = (await screen.findByRole('link', { name: 'Delivery #13' })).closest('tr') as HTMLElement;
+    await user.click(within(row).getByRole('button', { name: 'Retry delivery 13' }));
+
+    expect(await within(row).findByText('Retried: delivery 13 went back to pending.')).toBeInTheDocument();
+    await waitFor(() => expect(within(row).getAllByRole('cell')[4]).toHaveTextContent('Pending'));
+    expect(within(row).queryByRole('button', { name: /Retry/ })).not.toBeInTheDocument();
+    expect(requests.filter((r) => r.method === 'POST').map((r) => new URL(r.url).pathname)).toEqual([
+      '/api/deliveries/13/retry',
+    ]);
+  });
+
+  it('retries every dead delivery at once and says how many', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], counts))),
+      http.post('/api/deliveries/retry-dead', () => HttpResponse.json({ retried: 2 })),
+    );
+    const { user } = renderApp('/deliveries');
+    await screen.findByRole('table');
+    const before = listRequests(requests).length;
+    await user.click(screen.getByRole('button', { name: 'Retry all dead' }));
+    expect(await screen.findByText('2 dead deliveries are pending again.')).toBeInTheDocument();
+    expect(requests.some((r) => r.method === 'POST' && r.url.endsWith('/api/deliveries/retry-dead'))).toBe(
+      true,
+    );
+    // The list and its counts are fetched again.
+    await waitFor(() => expect(listRequests(requests).length).toBeGreaterThan(before));
+  });
+
+  it('shows why the list could not be loaded', async () => {
+    server.use(
+      http.get('/api/deliveries', () =>
+        problemJson(
+          problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
+        ),
+      ),
+    );
+    renderApp('/deliveries');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Could not load the deliveries: Invalid request (400)');
+    expect(alert).toHaveTextContent('The cursor is not one this API gave out.');
+  });
+});

@@ -1,0 +1,126 @@
+import { DELIVERY_STATUSES, type DeliveryList } from '@school/contract';
+import { Link, useSearchParams } from 'react-router';
+import { EmptyState, ErrorState, Loading, ProblemMessage } from '../../../components/ui/status';
+import { paths } from '../../../config/paths';
+import { DELIVERY_STATUS_LABELS } from '../../../lib/format';
+import type { DeliveryFilters } from '../../../lib/query-keys';
+import { useDeliveries } from '../api/get-deliveries';
+import { useRetryDeadDeliveries } from '../api/retry-dead';
+import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
+import { DeliveriesTable } from './deliveries-table';
+import { FiltersForm } from './filters-form';
+
+export function DeliveriesPage() {
+  const [searchParams, setSearchParams] = useSearchParams();
+  const filters = filtersFromSearch(searchParams);
+  const deliveries = useDeliveries(filters);
+  const setFilters = (next: DeliveryFilters) => setSearchParams(filtersToSearch(next));
+  const items = deliveries.data?.pages.flatMap((page) => page.items) ?? [];
+  const counts = deliveries.data?.pages[0]?.counts;
+
+  return (
+    <div className="page deliveries-page">
+      <title>Deliveries · School Messaging</title>
+      <h1>Deliveries</h1>
+      <p className="hint">
+        The outbox: every SMS and push the operations queued, with their attempts. Dead ones can be retried.
+      </p>
+      <FiltersForm filters={filters} onChange={setFilters} />
+      <div className="toolbar">
+        {counts ? <StatusCounts counts={counts} filters={filters} /> : null}
+        <span className="toolbar-spacer" />
+        <RetryDead dead={counts?.dead} />
+      </div>
+
+      {deliveries.isPending ? (
+        <Loading>Loading deliveries…</Loading>
+      ) : !deliveries.data ? (
+        <ErrorState
+          error={deliveries.error}
+          title="Could not load the deliveries"
+          onRetry={() => deliveries.refetch()}
+        />
+      ) : items.length === 0 ? (
+        <EmptyState>
+          {hasFilters(filters) ? 'No deliveries match these filters.' : 'Nothing has been queued yet.'}
+        </EmptyState>
+      ) : (
+        <>
+          <DeliveriesTable deliveries={items} />
+          <div className="paging">
+            {deliveries.hasNextPage ? (
+              <button
+                type="button"
+                className="button"
+                onClick={() => deliveries.fetchNextPage()}
+                disabled={deliveries.isFetchingNextPage}
+              >
+                {deliveries.isFetchingNextPage ? 'Loading more…' : 'Load more'}
+              </button>
+            ) : (
+              <p className="muted">
+                {items.length === 1 ? 'One delivery' : `${items.length} deliveries`}: that is all.
+              </p>
+            )}
+            {deliveries.isFetchNextPageError ? (
+              <ErrorState
+                error={deliveries.error}
+                title="Could not load more"
+                onRetry={() => deliveries.fetchNextPage()}
+              />
+            ) : null}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** How many deliveries are in each status (all of them, whatever the filters), each a link to that view. */
+function StatusCounts({ counts, filters }: { counts: DeliveryList['counts']; filters: DeliveryFilters }) {
+  const href = (status?: (typeof DELIVERY_STATUSES)[number]) => {
+    const search = filtersToSearch({ ...filters, status }).toString();
+    return paths.deliveries.href(search ? `?${search}` : '');
+  };
+  return (
+    <ul className="counts" aria-label="All deliveries by status">
+      {DELIVERY_STATUSES.map((status) => (
+        <li key={status}>
+          <Link
+            to={href(status)}
+            className={`count count-${status}`}
+            aria-current={filters.status === status ? 'true' : undefined}
+          >
+            {DELIVERY_STATUS_LABELS[status]} <strong>{counts[status]}</strong>
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function RetryDead({ dead }: { dead: number | undefined }) {
+  const retry = useRetryDeadDeliveries();
+  const result = retry.data;
+  return (
+    <div className="retry-dead">
+      <button
+        type="button"
+        className="button"
+        onClick={() => retry.mutate()}
+        disabled={retry.isPending || dead === 0}
+        title={dead === 0 ? 'There are no dead deliveries.' : undefined}
+      >
+        {retry.isPending ? 'Retrying…' : 'Retry all dead'}
+      </button>
+      <span role="status" className="retry-result">
+        {result
+          ? result.retried === 0
+            ? 'There were no dead deliveries to retry.'
+            : `${result.retried === 1 ? 'One dead delivery is' : `${result.retried} dead deliveries are`} pending again.`
+          : ''}
+      </span>
+      {retry.isError ? <ProblemMessage error={retry.error} prefix="Not retried" /> : null}
+    </div>
+  );
+}

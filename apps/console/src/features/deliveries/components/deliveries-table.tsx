@@ -1,0 +1,91 @@
+import type { Delivery } from '@school/contract';
+import { Link, useLocation } from 'react-router';
+import { paths } from '../../../config/paths';
+import { DELIVERY_KIND_LABELS, formatDateTime, truncate } from '../../../lib/format';
+import { DeliveryStatusBadge } from './delivery-status';
+import { RetryDelivery } from './retry-delivery';
+
+function Message({ delivery }: { delivery: Delivery }) {
+  const full = delivery.title ? `${delivery.title}: ${delivery.text}` : delivery.text;
+  return (
+    <span title={full}>
+      {delivery.title ? <strong>{truncate(delivery.title, 40)}</strong> : null}
+      {delivery.title ? ' ' : null}
+      {truncate(delivery.text, 80)}
+    </span>
+  );
+}
+
+export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[] }) {
+  const location = useLocation();
+  return (
+    <div className="table-wrap">
+      <table className="deliveries">
+        <caption className="visually-hidden">Deliveries, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">ID</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Recipient</th>
+            <th scope="col">Message</th>
+            <th scope="col">Status</th>
+            <th scope="col" className="numeric">
+              Attempts
+            </th>
+            <th scope="col">Next attempt</th>
+            <th scope="col">Last error</th>
+            <th scope="col">Call</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {deliveries.map((d) => (
+            <tr key={d.id}>
+              <td>
+                {/* The list's filters travel with the link, so "Back to Deliveries" returns to this view. */}
+                <Link to={paths.delivery.href(d.id)} state={{ search: location.search }}>
+                  <span className="visually-hidden">Delivery</span> #{d.id}
+                </Link>
+              </td>
+              <td>{DELIVERY_KIND_LABELS[d.kind]}</td>
+              <td>
+                <code className="key">{d.recipient}</code>
+              </td>
+              <td>
+                <Message delivery={d} />
+              </td>
+              <td>
+                <DeliveryStatusBadge status={d.status} />
+              </td>
+              <td className="numeric">{d.attempts}</td>
+              <td>
+                {d.nextAttemptAt ? (
+                  <time dateTime={d.nextAttemptAt}>{formatDateTime(d.nextAttemptAt)}</time>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+              </td>
+              <td>
+                {d.lastError ? (
+                  <span className="call-error" title={d.lastError}>
+                    {truncate(d.lastError, 60)}
+                  </span>
+                ) : (
+                  <span className="muted">—</span>
+                )}
+              </td>
+              <td>
+                <Link to={paths.call.href(d.callId)}>
+                  <span className="visually-hidden">Call</span> #{d.callId}
+                </Link>
+              </td>
+              <td>
+                <RetryDelivery delivery={d} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,96 @@
+import { screen, waitFor, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { attempt, deadPush, deliveryDetail, problem } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, recordRequests, server } from '../../../testing/server';
+
+const dead = deliveryDetail(deadPush({ id: 13, callId: 9, attempts: 2 }), [
+  attempt({
+    id: 201,
+    startedAt: '2026-11-20T08:15:31.000Z',
+    finishedAt: '2026-11-20T08:15:31.250Z',
+    outcome: 'transient',
+    status: 503,
+    error: 'FCM 503: The service is currently unavailable.',
+    response: '{"error":{"code":503,"status":"UNAVAILABLE"}}',
+    retryAfterMs: 30_000,
+  }),
+  attempt({
+    id: 202,
+    startedAt: '2026-11-20T08:16:01.000Z',
+    finishedAt: '2026-11-20T08:16:01.100Z',
+    outcome: 'permanent',
+    status: 404,
+    error: 'FCM 404: Requested entity was not found.',
+    response: '{"error":{"code":404,"status":"NOT_FOUND"}}',
+  }),
+]);
+
+describe('Delivery detail', () => {
+  it('shows the delivery and its attempts as a timeline, oldest first', async () => {
+    server.use(http.get('/api/deliveries/13', () => HttpResponse.json(dead)));
+    renderApp('/deliveries/13');
+    expect(await screen.findByRole('heading', { name: 'Delivery #13', level: 1 })).toBeInTheDocument();
+    expect(await screen.findByText('school-northfield')).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Call #9 in History' })).toHaveAttribute('href', '/history/9');
+
+    const attempts = screen.getByRole('region', { name: 'Attempts' });
+    const [first, second] = within(attempts).getAllByRole('listitem');
+    if (!first || !second) throw new Error('missing attempts');
+    expect(within(first).getByRole('heading')).toHaveTextContent('Attempt 1: Transient error');
+    expect(first).toHaveTextContent('HTTP status503');
+    expect(first).toHaveTextContent('FCM 503: The service is currently unavailable.');
+    expect(first).toHaveTextContent('Retry after30.0 s');
+    expect(first).toHaveTextContent('{"error":{"code":503,"status":"UNAVAILABLE"}}');
+    expect(first.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:15:31.000Z');
+    expect(first).toHaveTextContent('(250 ms)');
+    expect(within(second).getByRole('heading')).toHaveTextContent('Attempt 2: Permanent error');
+    expect(second).toHaveTextContent('HTTP status404');
+  });
+
+  it('retries a dead delivery and shows its new status', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/deliveries/13', () => HttpResponse.json(dead)),
+      http.post('/api/deliveries/13/retry', () =>
+        HttpResponse.json({
+          ...dead,
+          status: 'pending',
+          attempts: 0,
+          lastError: null,
+          nextAttemptAt: '2026-11-20T09:00:00.000Z',
+        }),
+      ),
+    );
+    const { user } = renderApp('/deliveries/13');
+    await user.click(await screen.findByRole('button', { name: 'Retry delivery 13' }));
+
+    expect(await screen.findByText('Retried: delivery 13 went back to pending.')).toBeInTheDocument();
+    const status = screen.getByText('Status').nextElementSibling as HTMLElement;
+    expect(status).toHaveTextContent(/^Pending/);
+    expect(screen.queryByRole('button', { name: /Retry/ })).not.toBeInTheDocument();
+    const posts = requests.filter((r) => r.method === 'POST');
+    expect(posts.map((r) => new URL(r.url).pathname)).toEqual(['/api/deliveries/13/retry']);
+  });
+
+  it("shows the server's 409 plainly when the delivery is no longer dead", async () => {
+    const detail = 'Delivery 13 is pending; only dead deliveries can be retried.';
+    server.use(
+      http.get('/api/deliveries/13', () => HttpResponse.json(dead)),
+      http.post('/api/deliveries/13/retry', () => problemJson(problem(409, detail))),
+    );
+    const { user } = renderApp('/deliveries/13');
+    await user.click(await screen.findByRole('button', { name: 'Retry delivery 13' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent(`Not retried: ${detail} (HTTP 409)`);
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Retry delivery 13' })).toBeEnabled());
+  });
+
+  it('says when there is no such delivery', async () => {
+    server.use(http.get('/api/deliveries/99', () => problemJson(problem(404, 'There is no delivery 99.'))));
+    renderApp('/deliveries/99');
+    expect(await screen.findByRole('alert')).toHaveTextContent('No delivery #99: Not found (404)');
+    expect(screen.getByRole('link', { name: '← Back to Deliveries' })).toHaveAttribute('href', '/deliveries');
+  });
+});

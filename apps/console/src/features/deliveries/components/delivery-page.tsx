@@ -1,0 +1,212 @@
+import type { Attempt, DeliveryDetail } from '@school/contract';
+import { Link, useLocation, useParams } from 'react-router';
+import { ErrorState, Loading } from '../../../components/ui/status';
+import { paths } from '../../../config/paths';
+import { ProblemError } from '../../../lib/api-client';
+import { DELIVERY_KIND_LABELS, formatDateTime, formatDuration } from '../../../lib/format';
+import { useDelivery } from '../api/get-delivery';
+import { DeliveryStatusBadge, STATUS_EXPLANATIONS } from './delivery-status';
+import { RetryDelivery } from './retry-delivery';
+
+export function DeliveryPage() {
+  const params = useParams();
+  const location = useLocation();
+  const id = Number(params.id);
+  const valid = Number.isSafeInteger(id) && id > 0;
+  const back = (location.state as { search?: string } | null)?.search ?? '';
+
+  return (
+    <div className="page delivery-page">
+      <title>{`Delivery ${params.id ?? ''} · School Messaging`}</title>
+      <p>
+        <Link to={paths.deliveries.href(back)}>← Back to Deliveries</Link>
+      </p>
+      <h1>Delivery #{params.id}</h1>
+      {valid ? <DeliveryView id={id} /> : <p role="alert">“{params.id}” is not a delivery number.</p>}
+    </div>
+  );
+}
+
+function DeliveryView({ id }: { id: number }) {
+  const delivery = useDelivery(id);
+  if (delivery.isPending) return <Loading>Loading delivery #{id}…</Loading>;
+  if (delivery.isError) {
+    const notFound = delivery.error instanceof ProblemError && delivery.error.status === 404;
+    return (
+      <ErrorState
+        error={delivery.error}
+        title={notFound ? `No delivery #${id}` : `Could not load delivery #${id}`}
+        onRetry={notFound ? undefined : () => delivery.refetch()}
+      />
+    );
+  }
+  const d = delivery.data;
+  return (
+    <>
+      <Summary delivery={d} />
+      <RetryDelivery delivery={d} />
+      <Attempts attempts={d.attemptLog} status={d.status} />
+    </>
+  );
+}
+
+const time = (iso: string | null, none = '—') =>
+  iso ? <time dateTime={iso}>{formatDateTime(iso)}</time> : <span className="muted">{none}</span>;
+
+function Summary({ delivery: d }: { delivery: DeliveryDetail }) {
+  const data = Object.entries(d.data ?? {});
+  return (
+    <dl className="summary">
+      <dt>Status</dt>
+      <dd>
+        <DeliveryStatusBadge status={d.status} />{' '}
+        <span className="muted">{STATUS_EXPLANATIONS[d.status]}</span>
+      </dd>
+      <dt>Kind</dt>
+      <dd>
+        {DELIVERY_KIND_LABELS[d.kind]} <span className="muted">through {d.provider}</span>
+      </dd>
+      <dt>Recipient</dt>
+      <dd className="param-value">{d.recipient}</dd>
+      {d.title !== null ? (
+        <>
+          <dt>Title</dt>
+          <dd>{d.title}</dd>
+        </>
+      ) : null}
+      <dt>{d.kind === 'sms' ? 'Text' : 'Body'}</dt>
+      <dd className="message-text">{d.text || <span className="muted">(empty)</span>}</dd>
+      {d.data ? (
+        <>
+          <dt>Data</dt>
+          <dd>
+            {data.length === 0 ? (
+              <span className="muted">none</span>
+            ) : (
+              <ul className="params">
+                {data.map(([name, value]) => (
+                  <li key={name}>
+                    <span className="param-name">{name}</span>=<span className="param-value">{value}</span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </dd>
+        </>
+      ) : null}
+      <dt>Attempts</dt>
+      <dd>
+        {d.attempts}
+        {d.attemptLog.length > d.attempts ? (
+          <span className="muted"> since it was last retried ({d.attemptLog.length} in all, below)</span>
+        ) : null}
+      </dd>
+      <dt>Next attempt</dt>
+      <dd>{time(d.nextAttemptAt)}</dd>
+      {d.expiresAt ? (
+        <>
+          <dt>Expires</dt>
+          <dd>{time(d.expiresAt)}</dd>
+        </>
+      ) : null}
+      <dt>Provider's id</dt>
+      <dd>{d.providerId ? <code>{d.providerId}</code> : <span className="muted">—</span>}</dd>
+      <dt>Provider's status</dt>
+      <dd>{d.providerStatus ?? <span className="muted">none reported</span>}</dd>
+      <dt>Last error</dt>
+      <dd>
+        {d.lastError ? <span className="call-error">{d.lastError}</span> : <span className="muted">—</span>}
+      </dd>
+      <dt>Queued</dt>
+      <dd>{time(d.createdAt)}</dd>
+      <dt>Updated</dt>
+      <dd>{time(d.updatedAt)}</dd>
+      <dt>Sent</dt>
+      <dd>{time(d.sentAt, 'not yet')}</dd>
+      <dt>Call</dt>
+      <dd>
+        <Link to={paths.call.href(d.callId)}>Call #{d.callId} in History</Link>
+      </dd>
+    </dl>
+  );
+}
+
+const OUTCOME_LABELS: Record<NonNullable<Attempt['outcome']> | 'running', string> = {
+  sent: 'Sent',
+  transient: 'Transient error',
+  permanent: 'Permanent error',
+  interrupted: 'Interrupted',
+  running: 'Under way',
+};
+
+const OUTCOME_BADGES: Record<NonNullable<Attempt['outcome']> | 'running', string> = {
+  sent: 'badge-ok',
+  transient: 'badge-client-error',
+  permanent: 'badge-server-error',
+  interrupted: 'badge-client-error',
+  running: 'badge-neutral',
+};
+
+/** The attempts, oldest first, as a timeline. */
+function Attempts({ attempts, status }: { attempts: readonly Attempt[]; status: DeliveryDetail['status'] }) {
+  return (
+    <section aria-labelledby="attempts-heading">
+      <h2 id="attempts-heading">Attempts</h2>
+      {attempts.length === 0 ? (
+        <p className="muted">
+          No attempts yet{status === 'pending' ? ': it is waiting for the dispatcher.' : '.'}
+        </p>
+      ) : (
+        <ol className="timeline">
+          {attempts.map((a, index) => {
+            const outcome = a.outcome ?? 'running';
+            const took =
+              a.finishedAt !== null ? Date.parse(a.finishedAt) - Date.parse(a.startedAt) : Number.NaN;
+            return (
+              <li key={a.id} className={`timeline-item timeline-${outcome}`}>
+                <h3 className="timeline-title">
+                  Attempt {index + 1}:{' '}
+                  <span className={`badge ${OUTCOME_BADGES[outcome]}`}>{OUTCOME_LABELS[outcome]}</span>
+                </h3>
+                <dl className="summary">
+                  <dt>Started</dt>
+                  <dd>{time(a.startedAt)}</dd>
+                  <dt>Finished</dt>
+                  <dd>
+                    {time(a.finishedAt, 'still under way')}
+                    {Number.isFinite(took) ? <span className="muted"> ({formatDuration(took)})</span> : null}
+                  </dd>
+                  <dt>HTTP status</dt>
+                  <dd>{a.status ?? <span className="muted">—</span>}</dd>
+                  <dt>Error</dt>
+                  <dd>
+                    {a.error ? (
+                      <span className="call-error">{a.error}</span>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </dd>
+                  {a.retryAfterMs !== null ? (
+                    <>
+                      <dt>Retry after</dt>
+                      <dd>{formatDuration(a.retryAfterMs)}</dd>
+                    </>
+                  ) : null}
+                  <dt>Provider response</dt>
+                  <dd>
+                    {/* Text only: a provider's answer is never rendered as HTML. */}
+                    {a.response ? (
+                      <pre className="code code-wrap">{a.response}</pre>
+                    ) : (
+                      <span className="muted">none</span>
+                    )}
+                  </dd>
+                </dl>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,61 @@
+import type { Delivery } from '@school/contract';
+import { Link } from 'react-router';
+import { ErrorState, Loading } from '../../../components/ui/status';
+import { paths } from '../../../config/paths';
+import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS, formatDateTime, truncate } from '../../../lib/format';
+import { useCallDeliveries } from '../api/get-call-deliveries';
+
+/** The SMS and pushes a call queued, oldest first, each linking to its attempts in Deliveries. */
+export function CallDeliveries({ callId }: { callId: number }) {
+  const deliveries = useCallDeliveries(callId);
+  return (
+    <section aria-labelledby="call-deliveries-heading" className="call-deliveries">
+      <h2 id="call-deliveries-heading">Deliveries</h2>
+      {deliveries.isPending ? (
+        <Loading>Loading the deliveries of call #{callId}…</Loading>
+      ) : deliveries.isError ? (
+        <ErrorState
+          error={deliveries.error}
+          title="Could not load the deliveries"
+          onRetry={() => deliveries.refetch()}
+        />
+      ) : deliveries.data.items.length === 0 ? (
+        <p className="muted">This call queued no SMS or push.</p>
+      ) : (
+        <ol className="timeline">
+          {[...deliveries.data.items].reverse().map((d) => (
+            <DeliveryItem key={d.id} delivery={d} />
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+function DeliveryItem({ delivery: d }: { delivery: Delivery }) {
+  return (
+    <li className={`timeline-item timeline-delivery-${d.status}`}>
+      <h3 className="timeline-title">
+        <Link to={paths.delivery.href(d.id)}>
+          Delivery #{d.id}: {DELIVERY_KIND_LABELS[d.kind]} to {d.recipient}
+        </Link>{' '}
+        <span className={`badge badge-delivery-${d.status}`}>{DELIVERY_STATUS_LABELS[d.status]}</span>
+      </h3>
+      <p className="timeline-meta">
+        Queued <time dateTime={d.createdAt}>{formatDateTime(d.createdAt)}</time>
+        {d.sentAt ? (
+          <>
+            {' '}
+            · sent <time dateTime={d.sentAt}>{formatDateTime(d.sentAt)}</time>
+          </>
+        ) : null}{' '}
+        · {d.attempts === 1 ? 'one attempt' : `${d.attempts} attempts`} through {d.provider}
+      </p>
+      <p className="timeline-text">
+        {d.title ? <strong>{d.title} </strong> : null}
+        {truncate(d.text, 160)}
+      </p>
+      {d.lastError ? <p className="call-error">{d.lastError}</p> : null}
+    </li>
+  );
+}

@@ -1,0 +1,181 @@
+import { TEMPLATE_PLACEHOLDERS, type Template, templateInputSchema } from '@school/contract';
+import { useEffect, useId } from 'react';
+import { useFormContext, useWatch } from 'react-hook-form';
+import { Form, TextAreaField, TextField } from '../../../components/ui/form';
+import { ProblemMessage } from '../../../components/ui/status';
+import { ProblemError } from '../../../lib/api-client';
+import { useCreateTemplate } from '../api/create-template';
+import { useUpdateTemplate } from '../api/update-template';
+import { exampleValues, fillTemplate, GENERIC_TYPE, PLACEHOLDER_DESCRIPTIONS } from '../utils/preview';
+
+const FIELDS = ['type', 'title', 'body'] as const;
+const empty = { type: '', title: '', body: '' };
+
+function FocusFirst({ name }: { name: 'type' | 'title' }) {
+  const { setFocus } = useFormContext();
+  useEffect(() => setFocus(name), [setFocus, name]);
+  return null;
+}
+
+/** Adds a template for a notification type, or with `editing` changes one. */
+export function TemplateForm({
+  editing,
+  onSaving,
+  onSaved,
+  onCancel,
+}: {
+  editing: Template | null;
+  /** A save starts: an earlier "Saved." no longer applies. */
+  onSaving: () => void;
+  onSaved: (template: Template, created: boolean) => void;
+  onCancel: () => void;
+}) {
+  const create = useCreateTemplate();
+  const update = useUpdateTemplate();
+  const save = editing ? update : create;
+  const generic = editing?.type === GENERIC_TYPE;
+  const headingId = useId();
+
+  return (
+    <section className="card" aria-labelledby={headingId}>
+      <h2 id={headingId}>
+        {editing
+          ? generic
+            ? 'Edit the generic template (*)'
+            : `Edit the ${editing.type} template`
+          : 'Add a template'}
+      </h2>
+      <Form
+        schema={templateInputSchema}
+        options={{
+          defaultValues: editing ? { type: editing.type, title: editing.title, body: editing.body } : empty,
+        }}
+        aria-labelledby={headingId}
+        className="template-form"
+        onSubmit={(input, methods) => {
+          onSaving();
+          const handlers = {
+            onSuccess: (template: Template) => {
+              if (!editing) methods.reset(empty);
+              onSaved(template, !editing);
+            },
+            onError: (error: Error) => {
+              const errors = error instanceof ProblemError ? error.problem.errors : undefined;
+              for (const [name, message] of Object.entries(errors ?? {})) {
+                const field = FIELDS.find((f) => f === name);
+                if (field) methods.setError(field, { type: 'server', message });
+              }
+            },
+          };
+          if (editing) update.mutate({ id: editing.id, input }, handlers);
+          else create.mutate(input, handlers);
+        }}
+      >
+        {() => (
+          <div className="template-layout">
+            <div>
+              {editing ? <FocusFirst name={generic ? 'title' : 'type'} /> : null}
+              <TextField
+                name="type"
+                label="type"
+                description={
+                  generic
+                    ? 'The generic template keeps its type (*): it is used for every type without a template of its own.'
+                    : 'The notification type, as sent in TypeNotfication (no spaces); marks is the SendMarkNotes push.'
+                }
+                readOnly={generic}
+                autoComplete="off"
+                spellCheck={false}
+              />
+              <TextField
+                name="title"
+                label="title"
+                description="The push notification's title."
+                autoComplete="off"
+              />
+              <TextAreaField name="body" label="body" description="The push notification's text." rows={4} />
+              <div className="actions">
+                <button type="submit" className="button button-primary" disabled={save.isPending}>
+                  {save.isPending ? 'Saving…' : editing ? 'Save changes' : 'Add template'}
+                </button>
+                {editing ? (
+                  <button type="button" className="button" onClick={onCancel}>
+                    Cancel
+                  </button>
+                ) : null}
+              </div>
+              {save.isError ? (
+                <ProblemMessage error={save.error} prefix={editing ? 'Not saved' : 'Not added'} />
+              ) : null}
+            </div>
+            <div>
+              <Placeholders />
+              <Preview />
+            </div>
+          </div>
+        )}
+      </Form>
+    </section>
+  );
+}
+
+function useTyped() {
+  const { control } = useFormContext<typeof empty>();
+  const [type = '', title = '', body = ''] = useWatch({ control, name: ['type', 'title', 'body'] });
+  return { type: type.trim(), title, body };
+}
+
+/** The placeholders a title or body may use, with the value each has in the preview. */
+function Placeholders() {
+  const { type } = useTyped();
+  const values = exampleValues(type);
+  const headingId = useId();
+  return (
+    <section aria-labelledby={headingId} className="placeholders">
+      <h3 id={headingId}>Placeholders</h3>
+      <dl className="summary">
+        {TEMPLATE_PLACEHOLDERS.map((placeholder) => {
+          const example = fillTemplate(placeholder, values);
+          return (
+            <div key={placeholder} className="placeholder">
+              <dt>
+                <code>{placeholder}</code>
+              </dt>
+              <dd>
+                {PLACEHOLDER_DESCRIPTIONS[placeholder]}{' '}
+                {example === placeholder ? (
+                  <span className="muted">Not filled for this type.</span>
+                ) : (
+                  <span className="muted">
+                    Example: <code>{example}</code>
+                  </span>
+                )}
+              </dd>
+            </div>
+          );
+        })}
+      </dl>
+    </section>
+  );
+}
+
+/** The push as a phone would show it, with the example values. */
+function Preview() {
+  const { type, title, body } = useTyped();
+  const values = exampleValues(type);
+  const headingId = useId();
+  return (
+    <section aria-labelledby={headingId} className="preview">
+      <h3 id={headingId}>Preview</h3>
+      <p className="hint">
+        With example values for a {type && type !== GENERIC_TYPE ? type : values.type} notification.
+      </p>
+      <div className="push-preview">
+        <p className="push-title">
+          {fillTemplate(title, values) || <span className="muted">(no title)</span>}
+        </p>
+        <p className="push-body">{fillTemplate(body, values) || <span className="muted">(no body)</span>}</p>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,458 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import type { Browser, Download, Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { baseUrl, browserAvailable, launch, openSession, type Session, screenshot } from './browser.js';
+
+// The staff console and the .asmx service, end to end: the real built server (global-setup.ts),
+// Debian's Chromium, and real HTTP clients (Node's fetch) calling the service as schools do.
+// Every test makes its own calls, marked with a User-Agent (or parameter) no other test uses, so
+// the tests do not depend on one another's data or order.
+
+const PHONE = '+447911123456';
+const SCHOOL = 'https://school.example.org/';
+const CSV_HEADER = 'id,at,group,operation,binding,callerIp,userAgent,params,outcome,status,error,durationMs';
+/** Polls (no fixed sleeps) until the page settles, well inside the test's timeout. */
+const SETTLED = { timeout: 15_000, interval: 100 };
+
+/** A marker no other call carries, short enough to show whole in the table's Caller column. */
+const marker = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+/** SOAP 1.1 AuthCode, as a school's server sends it. */
+async function soap11AuthCode(code: string, phone: string, userAgent: string): Promise<Response> {
+  const envelope =
+    '<?xml version="1.0" encoding="utf-8"?>' +
+    '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body>' +
+    `<AuthCode xmlns="http://tempuri.org/"><code>${code}</code><phone>${phone}</phone></AuthCode>` +
+    '</soap:Body></soap:Envelope>';
+  return fetch(`${baseUrl()}/AuthCodeSending.asmx`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'text/xml; charset=utf-8',
+      SOAPAction: '"http://tempuri.org/AuthCode"',
+      'User-Agent': userAgent,
+    },
+    body: envelope,
+  });
+}
+
+/** An HTTP GET binding call (`/X.asmx/Op?…`), which must succeed. */
+async function httpGet(pathAndQuery: string, userAgent: string): Promise<void> {
+  const response = await fetch(`${baseUrl()}${pathAndQuery}`, { headers: { 'User-Agent': userAgent } });
+  expect(response.status, `GET ${pathAndQuery}: ${await response.text()}`).toBe(200);
+}
+
+const pushNoti = (userAgent: string) => httpGet('/PushNotificationMobile.asmx/pushNoti', userAgent);
+
+const sendMarkNotes = (id: string, userAgent: string) =>
+  httpGet(
+    `/NotificationNotes.asmx/SendMarkNotes?${new URLSearchParams({ id, id_class: '7B', baseUrlSchool: SCHOOL })}`,
+    userAgent,
+  );
+
+// ---- Reading the page as a person would: by roles, names and labels. ----
+
+const callsTable = (page: Page): Locator => page.getByRole('table', { name: 'Calls, newest first' });
+
+/** The table's body rows (the header row has column headers, not cells). */
+const bodyRows = (page: Page): Locator =>
+  callsTable(page)
+    .getByRole('row')
+    .filter({ has: page.getByRole('cell') });
+
+/** One row as { column header: cell text }. */
+async function readRow(page: Page, row: Locator): Promise<Record<string, string>> {
+  const headers = await callsTable(page).getByRole('columnheader').allInnerTexts();
+  const cells = await row.getByRole('cell').allInnerTexts();
+  return Object.fromEntries(headers.map((header, i) => [header.trim(), (cells[i] ?? '').trim()]));
+}
+
+/** Every body row, read at once. */
+async function readRows(page: Page): Promise<Record<string, string>[]> {
+  const rows = await bodyRows(page).all();
+  return Promise.all(rows.map((row) => readRow(page, row)));
+}
+
+/** The call number of a row, from its link ("Call 12, <time>"). */
+const callId = (row: Record<string, string>): number => Number(/^Call (\d+),/.exec(row.Time ?? '')?.[1]);
+
+/**
+ * Opens a row's call from its link, with the keyboard. (Playwright's click aims at the link's
+ * first box, the 1-pixel visually hidden "Call N," text, which the cell covers; a mouse user
+ * clicks the visible time.)
+ */
+async function openCall(row: Locator): Promise<void> {
+  const link = row.getByRole('link', { name: /^Call \d+,/ });
+  const id = /^Call (\d+),/.exec((await link.textContent())?.trim() ?? '')?.[1];
+  await link.press('Enter');
+  await row
+    .page()
+    .getByRole('heading', { name: `Call #${id}`, level: 1 })
+    .waitFor();
+}
+
+/** The call page's summary, as { term: definition }. */
+async function readSummary(page: Page): Promise<Record<string, string>> {
+  const terms = await page.getByRole('term').allInnerTexts();
+  const definitions = await page.getByRole('definition').allInnerTexts();
+  return Object.fromEntries(terms.map((term, i) => [term.trim(), (definitions[i] ?? '').trim()]));
+}
+
+/** Clicks what starts a download and waits for the file, as the browser saved it. */
+async function download(page: Page, trigger: Locator): Promise<{ file: Download; text: string }> {
+  const [file] = await Promise.all([page.waitForEvent('download'), trigger.click()]);
+  expect(await file.failure()).toBeNull();
+  const saved = await file.path();
+  return { file, text: await fs.readFile(saved, 'utf8') };
+}
+
+/** RFC 4180 CSV (quoted cells may hold commas, quotes and line breaks) into rows of cells. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += c;
+  }
+  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
+  return rows;
+}
+
+describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', () => {
+  let browser: Browser;
+  let session: Session;
+
+  beforeAll(async () => {
+    browser = await launch();
+    // The notification calls below are for this school: register it, as staff would.
+    const res = await fetch(`${baseUrl()}/api/schools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'E2E School', baseUrl: SCHOOL, topicKey: 'e2e' }),
+    });
+    expect([201, 409]).toContain(res.status);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  beforeEach(async () => {
+    session = await openSession(browser);
+  });
+  afterEach(async ({ task }) => {
+    const { page } = session;
+    // What the page reported while the test ran (not while its context closes).
+    const problems = [...session.problems];
+    if (task.result?.state === 'fail') {
+      await screenshot(page, `FAILED-${task.name.replace(/\W+/g, '-')}`).catch(() => {});
+    }
+    await session.context.close();
+    expect(problems, 'errors in the page').toEqual([]);
+  });
+
+  it('shows a SOAP 1.1 call from a real client in History as it arrives, with Live on', async () => {
+    const { page } = session;
+    await page.goto('/history');
+    await page.getByRole('heading', { name: 'History', level: 1 }).waitFor();
+    // The list has loaded (whatever earlier tests recorded) before Live goes on.
+    await callsTable(page).or(page.getByText('No calls recorded yet.')).waitFor();
+
+    await page.getByRole('button', { name: 'Live', pressed: false }).click();
+    await page.getByRole('button', { name: 'Live', pressed: true }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Listening for new calls.' }).waitFor();
+    // Survives only if the page is never reloaded.
+    await page.evaluate(() => {
+      (window as { e2eSamePage?: boolean } & Window).e2eSamePage = true;
+    });
+
+    const agent = marker('e2e-live');
+    const response = await soap11AuthCode('4821', PHONE, agent);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('<AuthCodeResponse xmlns="http://tempuri.org/" />');
+
+    const row = bodyRows(page).filter({ hasText: agent });
+    await row.waitFor();
+    const shown = await readRow(page, row);
+    expect(shown).toMatchObject({ Operation: 'AuthCode', Binding: 'SOAP 1.1', Outcome: 'OK 200' });
+    expect(shown.Caller).toContain('127.0.0.1');
+    // The code is a secret: masked in the history; the phone is shown.
+    expect(shown['Key parameters']).toContain('code=***');
+    expect(shown['Key parameters']).toContain(`phone=${PHONE}`);
+    expect(shown['Key parameters']).not.toContain('4821');
+
+    await page.getByRole('status').filter({ hasText: 'Listening for new calls. 1 new.' }).waitFor();
+    expect(await page.evaluate(() => (window as { e2eSamePage?: boolean } & Window).e2eSamePage)).toBe(true);
+    await screenshot(page, 'history-live-soap11');
+
+    // The call as recorded: the SOAP request, the code masked in its body too, and the answer.
+    await openCall(row);
+    const request = page.getByRole('region', { name: 'Request' });
+    await request.getByText('POST /AuthCodeSending.asmx HTTP/1.1').waitFor();
+    const requestText = (await request.textContent()) ?? '';
+    expect(requestText).toContain('SOAPAction: "http://tempuri.org/AuthCode"');
+    expect(requestText).toContain(`User-Agent: ${agent}`);
+    expect(requestText).toContain('<code>***</code>');
+    expect(requestText).toContain(`<phone>${PHONE}</phone>`);
+    expect(requestText).not.toContain('4821');
+    const responseText = (await page.getByRole('region', { name: 'Response' }).textContent()) ?? '';
+    expect(responseText).toContain('HTTP/1.1 200');
+    expect(responseText).toContain('<AuthCodeResponse xmlns="http://tempuri.org/" />');
+  });
+
+  it('sends an AuthCode from the Send form and shows it as a console call with its request and response', async () => {
+    const { page } = session;
+    await page.goto('/');
+    // The console opens on Send, at the first operation.
+    await page.getByRole('heading', { name: 'AuthCode', level: 2 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/send/AuthCode');
+
+    await page.getByLabel('code', { exact: true }).fill('4821');
+    await page.getByLabel('phone', { exact: true }).fill(PHONE);
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+
+    await page.getByText('Sent.', { exact: true }).waitFor();
+    await page.getByText(`SMS queued to ${PHONE}. (HTTP 200)`).waitFor();
+    const link = page.getByRole('link', { name: /^View call #\d+ in History$/ });
+    const id = Number(/#(\d+)/.exec((await link.textContent()) ?? '')?.[1]);
+    expect(id).toBeGreaterThan(0);
+    await link.click();
+
+    await page.waitForURL(`**/history/${id}`);
+    await page.getByRole('heading', { name: `Call #${id}`, level: 1 }).waitFor();
+    const request = page.getByRole('region', { name: 'Request' });
+    const response = page.getByRole('region', { name: 'Response' });
+    await request.getByText('POST /api/operations/AuthCode HTTP/1.1').waitFor();
+
+    expect(await readSummary(page)).toMatchObject({
+      Operation: 'AuthCode (AuthCodeSending)',
+      Binding: 'Console',
+      Outcome: 'OK 200',
+    });
+    const summary = await readSummary(page);
+    expect(summary.Parameters).toContain('code=***');
+    expect(summary.Parameters).toContain(`phone=${PHONE}`);
+
+    const requestText = (await request.textContent()) ?? '';
+    expect(requestText).toContain('Content-Type: application/json');
+    expect(requestText).toContain(`"phone": "${PHONE}"`);
+    expect(requestText).toContain('"code": "***"');
+    expect(requestText).not.toContain('4821');
+    const responseText = (await response.textContent()) ?? '';
+    expect(responseText).toContain('HTTP/1.1 200');
+    expect(responseText).toContain('Content-Type: application/json; charset=utf-8');
+    expect(responseText).toContain(`"message": "SMS queued to ${PHONE}."`);
+    await screenshot(page, 'send-authcode-call');
+
+    // Back in History, the call is listed with the console binding.
+    await page.getByRole('link', { name: '← Back to History' }).click();
+    const row = bodyRows(page).filter({ has: page.getByRole('link', { name: new RegExp(`^Call ${id},`) }) });
+    await row.waitFor();
+    expect(await readRow(page, row)).toMatchObject({
+      Operation: 'AuthCode',
+      Binding: 'Console',
+      Outcome: 'OK 200',
+    });
+  });
+
+  it('narrows History to one operation, keeping the filter in the URL across a reload', async () => {
+    const { page } = session;
+    const agent = marker('e2e-filter');
+    await pushNoti(agent);
+    await sendMarkNotes('88', agent);
+    await pushNoti(agent);
+    await sendMarkNotes('89', agent);
+
+    await page.goto('/history');
+    const ours = bodyRows(page).filter({ hasText: agent });
+    await expect.poll(() => ours.count(), SETTLED).toBe(4);
+    const allOperations = new Set((await readRows(page)).map((r) => r.Operation));
+    expect(allOperations).toContain('pushNoti');
+    expect(allOperations).toContain('SendMarkNotes');
+
+    const operation = page.getByLabel('Operation', { exact: true });
+    await operation.selectOption('SendMarkNotes');
+    await page.waitForURL((url) => url.searchParams.get('operation') === 'SendMarkNotes');
+    const onlySendMarkNotes = async () => {
+      const rows = await readRows(page);
+      return {
+        operations: [...new Set(rows.map((r) => r.Operation))],
+        ours: rows.filter((r) => r.Caller?.includes(agent)).length,
+      };
+    };
+    await expect.poll(onlySendMarkNotes, SETTLED).toEqual({ operations: ['SendMarkNotes'], ours: 2 });
+    await screenshot(page, 'history-filter-operation');
+
+    await page.reload();
+    expect(new URL(page.url()).searchParams.get('operation')).toBe('SendMarkNotes');
+    await callsTable(page).waitFor();
+    expect(await operation.inputValue()).toBe('SendMarkNotes');
+    await expect.poll(onlySendMarkNotes, SETTLED).toEqual({ operations: ['SendMarkNotes'], ours: 2 });
+
+    // A call opened from the filtered list leads back to the filtered list.
+    await openCall(ours.first());
+    await page.getByRole('link', { name: '← Back to History' }).click();
+    await page.waitForURL(
+      (url) => url.pathname === '/history' && url.searchParams.get('operation') === 'SendMarkNotes',
+    );
+    await expect.poll(onlySendMarkNotes, SETTLED).toEqual({ operations: ['SendMarkNotes'], ours: 2 });
+    expect(await operation.inputValue()).toBe('SendMarkNotes');
+
+    // Clearing the filters brings every operation back and empties the URL's query.
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.waitForURL((url) => url.pathname === '/history' && url.search === '');
+    await expect.poll(() => ours.count(), SETTLED).toBe(4);
+    expect(await operation.inputValue()).toBe('');
+  });
+
+  it('exports the filtered calls, and only those, as CSV and as JSON', async () => {
+    const { page } = session;
+    const agent = marker('e2e-export');
+    const ids = [`${agent}-1`, `${agent}-2`, `${agent}-3`];
+    for (const id of ids) await sendMarkNotes(id, agent);
+    // Left out by the operation filter, and by the text filter.
+    await pushNoti(agent);
+    await sendMarkNotes('90', marker('e2e-other'));
+
+    await page.goto('/history');
+    await page.getByLabel('Operation', { exact: true }).selectOption('SendMarkNotes');
+    await page.waitForURL((url) => url.searchParams.get('operation') === 'SendMarkNotes');
+    // The page has caught up with the URL (its fields are reset from it) before typing.
+    await expect
+      .poll(async () => [...new Set((await readRows(page)).map((r) => r.Operation))], SETTLED)
+      .toEqual(['SendMarkNotes']);
+    await page.getByLabel('Text', { exact: true }).fill(agent);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(
+      (url) => url.searchParams.get('operation') === 'SendMarkNotes' && url.searchParams.get('q') === agent,
+    );
+    await expect.poll(async () => (await readRows(page)).length, SETTLED).toBe(3);
+    const rows = await readRows(page);
+    for (const row of rows) expect(row).toMatchObject({ Operation: 'SendMarkNotes', Binding: 'HTTP GET' });
+    const shownIds = rows.map(callId).sort((a, b) => a - b);
+    await screenshot(page, 'history-export-filters');
+
+    const csv = await download(page, page.getByRole('link', { name: 'Export CSV' }));
+    expect(csv.file.suggestedFilename()).toMatch(/^calls-\d{8}T\d{6}\.csv$/);
+    const [header, ...lines] = parseCsv(csv.text);
+    expect(header?.join(',')).toBe(CSV_HEADER);
+    expect(csv.text.startsWith(`${CSV_HEADER}\r\n`)).toBe(true);
+    const columns = CSV_HEADER.split(',');
+    const records = lines.map((cells) => Object.fromEntries(columns.map((c, i) => [c, cells[i]])));
+    expect(records).toHaveLength(3);
+    for (const record of records) {
+      expect(record).toMatchObject({
+        group: 'NotificationNotes',
+        operation: 'SendMarkNotes',
+        binding: 'http-get',
+        userAgent: agent,
+        outcome: 'ok',
+        status: '200',
+        error: '',
+      });
+      expect(JSON.parse(record.params ?? '')).toMatchObject({ id_class: '7B', baseUrlSchool: SCHOOL });
+    }
+    expect(records.map((r) => JSON.parse(r.params ?? '').id).sort()).toEqual(ids);
+    expect(records.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual(shownIds);
+
+    const json = await download(page, page.getByRole('link', { name: 'Export JSON' }));
+    expect(json.file.suggestedFilename()).toMatch(/^calls-\d{8}T\d{6}\.json$/);
+    const calls = JSON.parse(json.text) as {
+      id: number;
+      operation: string;
+      binding: string;
+      params: Record<string, string>;
+      request: string;
+      response: string;
+    }[];
+    expect(calls).toHaveLength(3);
+    for (const call of calls) {
+      expect(call).toMatchObject({ operation: 'SendMarkNotes', binding: 'http-get' });
+      expect(call.request).toMatch(/^GET \/NotificationNotes\.asmx\/SendMarkNotes\?id=/);
+      expect(call.request).toContain(`User-Agent: ${agent}`);
+      expect(call.response).toMatch(/^HTTP\/1\.1 200/);
+    }
+    expect(calls.map((c) => c.params.id).sort()).toEqual(ids);
+    expect(calls.map((c) => c.id).sort((a, b) => a - b)).toEqual(shownIds);
+  });
+
+  it('shows the Dashboard: calls per operation and the error rate, for the period chosen', async () => {
+    const { page } = session;
+    await pushNoti(marker('e2e-dashboard'));
+
+    await page.goto('/send');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
+    await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    const calls = page.getByRole('figure', { name: 'Calls per hour by operation' });
+    await calls.getByText(/^\d+ calls? in the last 24 hours: .*\bpushNoti \d+/).waitFor();
+    await calls.getByRole('img', { name: 'Calls per hour by operation' }).locator('canvas').first().waitFor();
+    const errors = page.getByRole('figure', { name: 'Error rate (%) per hour' });
+    await errors
+      .getByText(/^Error rate \d+(\.\d+)?% in the last 24 hours \(\d+ client errors, \d+ server errors\)/)
+      .waitFor();
+    await screenshot(page, 'dashboard');
+
+    await page.getByLabel('Period').selectOption({ label: 'Last 7 days' });
+    await page.getByLabel('Bucket').selectOption({ label: 'Day' });
+    await page.waitForURL(
+      (url) => url.searchParams.get('period') === '7d' && url.searchParams.get('bucket') === 'day',
+    );
+    await page
+      .getByRole('figure', { name: 'Calls per day by operation' })
+      .getByText(/^\d+ calls? in the last 7 days: /)
+      .waitFor();
+  });
+
+  it('shows the Service: every endpoint with its WSDL, which is a WSDL', async () => {
+    const { page } = session;
+    await page.goto('/send');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Service' }).click();
+    await page.getByRole('heading', { name: 'Service', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Mobile push notification', level: 2 }).waitFor();
+
+    const summary = await readSummary(page);
+    expect(summary).toMatchObject({ Namespace: 'http://tempuri.org/', 'Base URL': baseUrl() });
+    const groups = ['AuthCodeSending', 'BookPdf', 'NotificationNotes', 'PushNotificationMobile'];
+    const wsdlLinks = await Promise.all(
+      groups.map((group) => page.getByRole('link', { name: `WSDL of ${group}` }).getAttribute('href')),
+    );
+    expect(wsdlLinks).toEqual(groups.map((group) => `${baseUrl()}/${group}.asmx?wsdl`));
+    const notes = page.getByRole('region', { name: 'Notification notes' });
+    const operations = notes.getByRole('table', { name: 'Operations of Notification notes' });
+    await operations.getByRole('link', { name: 'Send SendMarkNotes' }).waitFor();
+    await screenshot(page, 'service');
+
+    const wsdlUrl = wsdlLinks[2] ?? '';
+    const response = await fetch(wsdlUrl);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/xml/);
+    const wsdl = await response.text();
+    expect(wsdl).toMatch(/^<\?xml version="1\.0" encoding="utf-8"\?>\s*<wsdl:definitions /);
+    expect(wsdl).toContain('targetNamespace="http://tempuri.org/"');
+    expect(wsdl).toContain('<wsdl:operation name="SendMarkNotes">');
+    expect(wsdl).toContain('<wsdl:service name="NotificationNotes">');
+    expect(wsdl).toContain(`<soap:address location="${baseUrl()}/NotificationNotes.asmx" />`);
+    expect(wsdl.trimEnd().endsWith('</wsdl:definitions>')).toBe(true);
+
+    // An operation's Send link opens its form.
+    await operations.getByRole('link', { name: 'Send SendMarkNotes' }).click();
+    await page.getByRole('heading', { name: 'SendMarkNotes', level: 2 }).waitFor();
+    await page.getByLabel('id_class', { exact: true }).waitFor();
+  });
+});
