@@ -33,9 +33,9 @@ export interface Session {
  * A fresh context (no cookies, storage or cache shared with other tests) on the suite's server,
  * with one page. Waits are bounded well inside the test's timeout, so a failure names the step.
  */
-export async function openSession(browser: Browser): Promise<Session> {
+export async function openSession(browser: Browser, base: string = baseUrl()): Promise<Session> {
   const context = await browser.newContext({
-    baseURL: baseUrl(),
+    baseURL: base,
     acceptDownloads: true,
     viewport: { width: 1280, height: 900 },
     locale: 'en-GB',

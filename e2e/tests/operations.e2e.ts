@@ -1,0 +1,198 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { baseUrl, browserAvailable, launch, openSession, type Session, screenshot } from './browser.js';
+
+// What the operations do, seen from the console: a book uploaded by staff is what apps download,
+// and a delivery that died can be retried by hand.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A small real PDF, with a marker so each test's bytes are its own. */
+function pdf(marker: string, size = 6000): Buffer {
+  const head = `%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\n% ${marker}\n`;
+  const tail = 'trailer<</Root 1 0 R>>\n%%EOF\n';
+  return Buffer.concat([
+    Buffer.from(head),
+    Buffer.alloc(size - head.length - tail.length, 0x25),
+    Buffer.from(tail),
+  ]);
+}
+
+describe.skipIf(!browserAvailable())(
+  'what the operations do, from the console (real server, Chromium)',
+  () => {
+    let browser: Browser;
+    let session: Session | undefined;
+    beforeAll(async () => {
+      browser = await launch();
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+    afterEach(async () => {
+      const problems = session?.problems ?? [];
+      await session?.context.close();
+      session = undefined;
+      expect(problems).toEqual([]);
+    });
+
+    it('serves a book uploaded in the console over the GET binding, ranges included, byte for byte', async () => {
+      session = await openSession(browser);
+      const { page } = session;
+      const file = pdf(`e2e ${Date.now()}`);
+      await page.goto('/books');
+      await page.getByLabel('termId', { exact: true }).fill('E2E-2026');
+      await page.getByLabel('classId', { exact: true }).fill('9 C');
+      await page
+        .getByLabel('PDF file')
+        .setInputFiles({ name: 'science-9C.pdf', mimeType: 'application/pdf', buffer: file });
+      await page.getByRole('button', { name: 'Upload' }).click();
+      const books = page.getByRole('table', { name: 'Books' });
+      await books.getByRole('link', { name: 'Open the book of term E2E-2026, class 9 C' }).waitFor();
+      await screenshot(page, 'books-uploaded');
+
+      const url = `${baseUrl()}/BookPdf.asmx/GetBookPdfByTerm?termId=E2E-2026&srid=S-77&classId=9%20C`;
+      const whole = await fetch(url);
+      expect(whole.status).toBe(200);
+      expect(whole.headers.get('content-type')).toBe('application/pdf');
+      expect(Buffer.from(await whole.arrayBuffer()).equals(file)).toBe(true);
+
+      const part = await fetch(url, { headers: { range: 'bytes=1000-2999' } });
+      expect(part.status).toBe(206);
+      expect(part.headers.get('content-range')).toBe(`bytes 1000-2999/${file.length}`);
+      expect(Buffer.from(await part.arrayBuffer()).equals(file.subarray(1000, 3000))).toBe(true);
+
+      // The console's own Open link serves the same bytes.
+      const open = books.getByRole('link', { name: 'Open the book of term E2E-2026, class 9 C' });
+      const href = await open.getAttribute('href');
+      const fromConsole = await fetch(new URL(href ?? '', baseUrl()));
+      expect(Buffer.from(await fromConsole.arrayBuffer()).equals(file)).toBe(true);
+    });
+
+    describe('with a push provider that refuses, then accepts', () => {
+      let server: ChildProcess;
+      let serverUrl = '';
+      let hook: http.Server;
+      let accept = false;
+      const received: { status: number; body: Record<string, unknown> }[] = [];
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-e2e-push-'));
+
+      beforeAll(async () => {
+        hook = http.createServer((req, res) => {
+          let body = '';
+          req.on('data', (c) => {
+            body += c;
+          });
+          req.on('end', () => {
+            const status = accept ? 200 : 400;
+            received.push({ status, body: JSON.parse(body) });
+            res
+              .writeHead(status, { 'content-type': 'application/json' })
+              .end(accept ? '{"ok":true}' : '{"error":"bad topic"}');
+          });
+        });
+        await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+        const port = await new Promise<number>((resolve) => {
+          const s = net.createServer().listen(0, '127.0.0.1', () => {
+            const p = (s.address() as AddressInfo).port;
+            s.close(() => resolve(p));
+          });
+        });
+        const env: Record<string, string> = { ...(process.env as Record<string, string>) };
+        delete env.NODE_ENV;
+        server = spawn(process.execPath, [path.join(root, 'apps/server/dist/server.js')], {
+          cwd: dataDir,
+          env: {
+            ...env,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            DATA_DIR: dataDir,
+            LOG_LEVEL: 'warn',
+            PUSH_PROVIDER: 'webhook',
+            PUSH_WEBHOOK_URL: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/push`,
+            PUSH_WEBHOOK_SECRET: 'e2e-webhook-secret-0123456789',
+            DISPATCH_POLL_MS: '100',
+          },
+          stdio: ['ignore', 'inherit', 'inherit'],
+        });
+        serverUrl = `http://127.0.0.1:${port}`;
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          try {
+            if ((await fetch(`${serverUrl}/healthz`)).ok) break;
+          } catch {}
+          if (Date.now() > deadline) throw new Error('the second server did not start');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      });
+      afterAll(async () => {
+        server?.kill('SIGTERM');
+        await new Promise((r) => server?.once('exit', r));
+        hook.closeAllConnections();
+        await new Promise((r) => hook.close(r));
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      });
+
+      it('retries a dead delivery from the console, and it is sent', async () => {
+        const school = await fetch(`${serverUrl}/api/schools`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            name: 'Retry School',
+            baseUrl: 'https://retry.example.org',
+            topicKey: 'retry',
+          }),
+        });
+        expect(school.status).toBe(201);
+        const call = await fetch(
+          `${serverUrl}/NotificationNotes.asmx/SendNotificationType?id=5&baseUrlSchool=https%3A%2F%2Fretry.example.org&TypeNotfication=news`,
+        );
+        expect(call.status).toBe(200);
+        // The provider answers 400: a permanent error, so the delivery is dead at once.
+        await expect
+          .poll(async () => (await (await fetch(`${serverUrl}/api/deliveries`)).json()).counts.dead, {
+            timeout: 15_000,
+          })
+          .toBe(1);
+        const list = await (await fetch(`${serverUrl}/api/deliveries?status=dead`)).json();
+        const id = list.items[0].id as number;
+
+        session = await openSession(browser, serverUrl);
+        const { page } = session;
+        await page.goto(`/deliveries/${id}`);
+        await page.getByRole('heading', { name: `Delivery #${id}`, level: 1 }).waitFor();
+        await page.getByRole('region', { name: 'Attempts' }).getByText('Permanent error').waitFor();
+        accept = true;
+        await page.getByRole('button', { name: `Retry delivery ${id}` }).click();
+        await page.getByText(`Retried: delivery ${id} went back to pending.`).waitFor();
+        // The page follows the delivery until it settles.
+        await expect
+          .poll(
+            async () =>
+              (
+                await page
+                  .getByText('Status', { exact: true })
+                  .locator('xpath=following-sibling::*[1]')
+                  .innerText()
+              ).trim(),
+            {
+              timeout: 20_000,
+            },
+          )
+          .toMatch(/^Sent/);
+        await screenshot(page, 'delivery-retried');
+        const accepted = received.filter((r) => r.status === 200);
+        expect(accepted).toHaveLength(1);
+        expect(accepted[0]?.body).toMatchObject({ topic: 'school-retry', data: { type: 'news', id: '5' } });
+      });
+    });
+  },
+);
