@@ -181,8 +181,8 @@ describe.skipIf(!browserAvailable())(
                 await page
                   .getByText('Status', { exact: true })
                   .locator('xpath=following-sibling::*[1]')
-                  .innerText()
-              ).trim(),
+                  .textContent()
+              )?.trim(),
             {
               timeout: 20_000,
             },
