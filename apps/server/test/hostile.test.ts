@@ -176,33 +176,35 @@ describe('hostile input', () => {
     const body = Buffer.from(
       `<soap:Envelope xmlns:soap="${S11}"><soap:Body><pushNoti xmlns="${NS}"/></soap:Body></soap:Envelope>`,
     );
-    const { status, continued, text } = await new Promise<{ status: number; continued: boolean; text: string }>(
-      (resolve, reject) => {
-        let continued = false;
-        const req = http.request(`${base}/PushNotificationMobile.asmx`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'text/xml; charset=utf-8',
-            soapaction: '"http://tempuri.org/pushNoti"',
-            expect: '100-continue',
-            'content-length': body.length,
-          },
+    const { status, continued, text } = await new Promise<{
+      status: number;
+      continued: boolean;
+      text: string;
+    }>((resolve, reject) => {
+      let continued = false;
+      const req = http.request(`${base}/PushNotificationMobile.asmx`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'text/xml; charset=utf-8',
+          soapaction: '"http://tempuri.org/pushNoti"',
+          expect: '100-continue',
+          'content-length': body.length,
+        },
+      });
+      // The body is sent only once the server says to continue.
+      req.on('continue', () => {
+        continued = true;
+        req.end(body);
+      });
+      req.on('response', (res) => {
+        let data = '';
+        res.on('data', (c) => {
+          data += c;
         });
-        // The body is sent only once the server says to continue.
-        req.on('continue', () => {
-          continued = true;
-          req.end(body);
-        });
-        req.on('response', (res) => {
-          let data = '';
-          res.on('data', (c) => {
-            data += c;
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, continued, text: data }));
-        });
-        req.on('error', reject);
-      },
-    );
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, continued, text: data }));
+      });
+      req.on('error', reject);
+    });
     expect(continued).toBe(true);
     expect(status).toBe(200);
     expect(text).toContain('<pushNotiResponse xmlns="http://tempuri.org/" />');
