@@ -6,6 +6,7 @@ import {
   type RegisterOptions,
   type SubmitHandler,
   type UseFormProps,
+  type UseFormRegisterReturn,
   type UseFormReturn,
   useForm,
   useFormContext,
@@ -46,59 +47,51 @@ interface FieldProps {
   description?: ReactNode;
   /** Passed to `register`, e.g. an onChange that submits the form. */
   registerOptions?: RegisterOptions;
+  className?: string | undefined;
 }
 
-/** Label, description and error around a control, and the props that tie them together. */
-function useField({ name, description }: Pick<FieldProps, 'name' | 'description'>) {
+type ControlProps = UseFormRegisterReturn & {
+  id: string;
+  'aria-invalid': boolean | undefined;
+  'aria-describedby': string | undefined;
+};
+
+/**
+ * Label, description and error around one control. The control gets the rest of the field's
+ * props, then the id, ARIA and `register` props that tie it to them (so those win).
+ */
+function Field<P extends FieldProps>({
+  props: { name, label, description, registerOptions, className, ...rest },
+  children,
+}: {
+  props: P;
+  children: (control: Omit<P, keyof FieldProps> & ControlProps) => ReactNode;
+}) {
   const { register, getFieldState, formState } = useFormContext();
   const id = useId();
   const { error } = getFieldState(name, formState);
+  const message = error?.message;
   const descriptionId = description ? `${id}-description` : undefined;
-  const errorId = error?.message ? `${id}-error` : undefined;
-  return {
-    register,
-    error,
-    descriptionId,
-    errorId,
-    control: {
-      id,
-      'aria-invalid': error ? true : undefined,
-      'aria-describedby': [descriptionId, errorId].filter(Boolean).join(' ') || undefined,
-    },
+  const errorId = message ? `${id}-error` : undefined;
+  const control = {
+    ...rest,
+    id,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': [descriptionId, errorId].filter(Boolean).join(' ') || undefined,
+    ...register(name, registerOptions),
   };
-}
-
-function FieldFrame({
-  id,
-  label,
-  description,
-  descriptionId,
-  error,
-  errorId,
-  className,
-  children,
-}: {
-  id: string;
-  label: ReactNode;
-  description: ReactNode;
-  descriptionId: string | undefined;
-  error: string | undefined;
-  errorId: string | undefined;
-  className: string | undefined;
-  children: ReactNode;
-}) {
   return (
-    <div className={['field', error ? 'field-invalid' : '', className ?? ''].filter(Boolean).join(' ')}>
+    <div className={['field', message ? 'field-invalid' : '', className ?? ''].filter(Boolean).join(' ')}>
       <label htmlFor={id}>{label}</label>
       {description ? (
         <p className="field-description" id={descriptionId}>
           {description}
         </p>
       ) : null}
-      {children}
-      {error ? (
+      {children(control)}
+      {message ? (
         <p className="field-error" id={errorId}>
-          {error}
+          {message}
         </p>
       ) : null}
     </div>
@@ -106,110 +99,38 @@ function FieldFrame({
 }
 
 /** A text input registered with the surrounding Form. */
-export function TextField({
-  name,
-  label,
-  description,
-  registerOptions,
-  className,
-  ...input
-}: FieldProps & Omit<ComponentProps<'input'>, 'name' | 'id'>) {
-  const field = useField({ name, description });
-  return (
-    <FieldFrame
-      id={field.control.id}
-      label={label}
-      description={description}
-      descriptionId={field.descriptionId}
-      error={field.error?.message}
-      errorId={field.errorId}
-      className={className}
-    >
-      <input type="text" {...input} {...field.control} {...field.register(name, registerOptions)} />
-    </FieldFrame>
-  );
+export function TextField(props: FieldProps & Omit<ComponentProps<'input'>, 'name' | 'id'>) {
+  return <Field props={props}>{(input) => <input type="text" {...input} />}</Field>;
 }
 
 /** A select registered with the surrounding Form. */
 export function SelectField({
-  name,
-  label,
-  description,
-  registerOptions,
   options,
-  className,
-  ...select
+  ...props
 }: FieldProps & {
   options: readonly { value: string; label: string }[];
 } & Omit<ComponentProps<'select'>, 'name' | 'id' | 'children'>) {
-  const field = useField({ name, description });
   return (
-    <FieldFrame
-      id={field.control.id}
-      label={label}
-      description={description}
-      descriptionId={field.descriptionId}
-      error={field.error?.message}
-      errorId={field.errorId}
-      className={className}
-    >
-      <select {...select} {...field.control} {...field.register(name, registerOptions)}>
-        {options.map((option) => (
-          <option key={option.value} value={option.value}>
-            {option.label}
-          </option>
-        ))}
-      </select>
-    </FieldFrame>
+    <Field props={props}>
+      {(select) => (
+        <select {...select}>
+          {options.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
   );
 }
 
 /** A multi-line text input registered with the surrounding Form. */
-export function TextAreaField({
-  name,
-  label,
-  description,
-  registerOptions,
-  className,
-  ...textarea
-}: FieldProps & Omit<ComponentProps<'textarea'>, 'name' | 'id'>) {
-  const field = useField({ name, description });
-  return (
-    <FieldFrame
-      id={field.control.id}
-      label={label}
-      description={description}
-      descriptionId={field.descriptionId}
-      error={field.error?.message}
-      errorId={field.errorId}
-      className={className}
-    >
-      <textarea {...textarea} {...field.control} {...field.register(name, registerOptions)} />
-    </FieldFrame>
-  );
+export function TextAreaField(props: FieldProps & Omit<ComponentProps<'textarea'>, 'name' | 'id'>) {
+  return <Field props={props}>{(textarea) => <textarea {...textarea} />}</Field>;
 }
 
 /** A file input registered with the surrounding Form: its value is the FileList chosen. */
-export function FileField({
-  name,
-  label,
-  description,
-  registerOptions,
-  className,
-  ...input
-}: FieldProps & Omit<ComponentProps<'input'>, 'name' | 'id' | 'type'>) {
-  const field = useField({ name, description });
-  return (
-    <FieldFrame
-      id={field.control.id}
-      label={label}
-      description={description}
-      descriptionId={field.descriptionId}
-      error={field.error?.message}
-      errorId={field.errorId}
-      className={className}
-    >
-      <input type="file" {...input} {...field.control} {...field.register(name, registerOptions)} />
-    </FieldFrame>
-  );
+export function FileField(props: FieldProps & Omit<ComponentProps<'input'>, 'name' | 'id' | 'type'>) {
+  return <Field props={props}>{(input) => <input type="file" {...input} />}</Field>;
 }

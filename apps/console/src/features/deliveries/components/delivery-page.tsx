@@ -1,52 +1,32 @@
 import type { Attempt, DeliveryDetail } from '@school/contract';
-import { Link, useLocation, useParams } from 'react-router';
-import { ErrorState, Loading } from '../../../components/ui/status';
+import { Link } from 'react-router';
+import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { paths } from '../../../config/paths';
-import { ProblemError } from '../../../lib/api-client';
 import { DELIVERY_KIND_LABELS, formatDateTime, formatDuration } from '../../../lib/format';
 import { useDelivery } from '../api/get-delivery';
 import { DeliveryStatusBadge, STATUS_EXPLANATIONS } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
 
 export function DeliveryPage() {
-  const params = useParams();
-  const location = useLocation();
-  const id = Number(params.id);
-  const valid = Number.isSafeInteger(id) && id > 0;
-  const back = (location.state as { search?: string } | null)?.search ?? '';
-
   return (
-    <div className="page delivery-page">
-      <title>{`Delivery ${params.id ?? ''} · School Messaging`}</title>
-      <p>
-        <Link to={paths.deliveries.href(back)}>← Back to Deliveries</Link>
-      </p>
-      <h1>Delivery #{params.id}</h1>
-      {valid ? <DeliveryView id={id} /> : <p role="alert">“{params.id}” is not a delivery number.</p>}
-    </div>
+    <RecordPage title="Delivery" back={{ label: 'Deliveries', href: paths.deliveries.href }}>
+      {(id) => <DeliveryView id={id} />}
+    </RecordPage>
   );
 }
 
 function DeliveryView({ id }: { id: number }) {
   const delivery = useDelivery(id);
-  if (delivery.isPending) return <Loading>Loading delivery #{id}…</Loading>;
-  if (delivery.isError) {
-    const notFound = delivery.error instanceof ProblemError && delivery.error.status === 404;
-    return (
-      <ErrorState
-        error={delivery.error}
-        title={notFound ? `No delivery #${id}` : `Could not load delivery #${id}`}
-        onRetry={notFound ? undefined : () => delivery.refetch()}
-      />
-    );
-  }
-  const d = delivery.data;
   return (
-    <>
-      <Summary delivery={d} />
-      <RetryDelivery delivery={d} />
-      <Attempts attempts={d.attemptLog} status={d.status} />
-    </>
+    <RecordQuery query={delivery} noun="delivery" id={id}>
+      {(d) => (
+        <>
+          <Summary delivery={d} />
+          <RetryDelivery delivery={d} />
+          <Attempts attempts={d.attemptLog} status={d.status} />
+        </>
+      )}
+    </RecordQuery>
   );
 }
 

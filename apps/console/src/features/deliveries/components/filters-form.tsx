@@ -1,8 +1,7 @@
 import { DELIVERY_STATUSES } from '@school/contract';
-import { type ChangeEvent, useEffect } from 'react';
-import { useFormContext } from 'react-hook-form';
 import { z } from 'zod';
-import { Form, SelectField } from '../../../components/ui/form';
+import { SelectField } from '../../../components/ui/form';
+import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
 import type { DeliveryFilters } from '../../../lib/query-keys';
 
@@ -34,16 +33,6 @@ function toFilters(values: z.output<typeof filtersFormSchema>): DeliveryFilters 
   };
 }
 
-/** Puts the URL's filters back in the lists when the URL changes by other means (back, a count link). */
-function SyncWithUrl({ values }: { values: FiltersFormValues }) {
-  const { reset } = useFormContext<FiltersFormValues>();
-  const key = JSON.stringify(values);
-  useEffect(() => {
-    reset(JSON.parse(key) as FiltersFormValues);
-  }, [key, reset]);
-  return null;
-}
-
 /** Status and kind; a choice applies at once. The parent keeps them in the URL. */
 export function FiltersForm({
   filters,
@@ -52,30 +41,16 @@ export function FiltersForm({
   filters: DeliveryFilters;
   onChange: (filters: DeliveryFilters) => void;
 }) {
-  const applyNow = {
-    onChange: (event: ChangeEvent<HTMLSelectElement>) => event.target.form?.requestSubmit(),
-  };
   return (
-    <Form
+    <UrlFiltersForm
       schema={filtersFormSchema}
-      options={{ defaultValues: toFormValues(filters) }}
+      values={toFormValues(filters)}
       onSubmit={(values) => onChange(toFilters(values))}
-      role="search"
-      aria-label="Filter deliveries"
-      className="filters"
+      onClear={() => onChange({})}
+      label="Filter deliveries"
     >
-      {() => (
-        <>
-          <SyncWithUrl values={toFormValues(filters)} />
-          <SelectField name="status" label="Status" options={statusOptions} registerOptions={applyNow} />
-          <SelectField name="kind" label="Kind" options={kindOptions} registerOptions={applyNow} />
-          <div className="actions filters-actions">
-            <button type="button" className="button" onClick={() => onChange({})}>
-              Clear filters
-            </button>
-          </div>
-        </>
-      )}
-    </Form>
+      <SelectField name="status" label="Status" options={statusOptions} registerOptions={applyNow} />
+      <SelectField name="kind" label="Kind" options={kindOptions} registerOptions={applyNow} />
+    </UrlFiltersForm>
   );
 }

@@ -1,64 +1,43 @@
 import { BINDING_LABELS, type CallDetail } from '@school/contract';
 import { useId, useRef, useState } from 'react';
-import { Link, useLocation, useParams } from 'react-router';
 import { CopyButton } from '../../../components/ui/copy-button';
-import { ErrorState, Loading } from '../../../components/ui/status';
+import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { paths } from '../../../config/paths';
-import { ProblemError } from '../../../lib/api-client';
 import { formatBytes, formatDateTime, formatDuration, OUTCOME_LABELS } from '../../../lib/format';
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
 import { CallDeliveries } from './call-deliveries';
 
 export function CallPage() {
-  const params = useParams();
-  const location = useLocation();
-  const id = Number(params.id);
-  const valid = Number.isSafeInteger(id) && id > 0;
-  const back = (location.state as { search?: string } | null)?.search ?? '';
-
   return (
-    <div className="page call-page">
-      <title>{`Call ${params.id ?? ''} · School Messaging`}</title>
-      <p>
-        <Link to={paths.history.href(back)}>← Back to History</Link>
-      </p>
-      <h1>Call #{params.id}</h1>
-      {valid ? <CallView id={id} /> : <p role="alert">“{params.id}” is not a call number.</p>}
-    </div>
+    <RecordPage title="Call" back={{ label: 'History', href: paths.history.href }}>
+      {(id) => <CallView id={id} />}
+    </RecordPage>
   );
 }
 
 function CallView({ id }: { id: number }) {
   const call = useCall(id);
   const [pretty, setPretty] = useState(true);
-  if (call.isPending) return <Loading>Loading call #{id}…</Loading>;
-  if (call.isError) {
-    const notFound = call.error instanceof ProblemError && call.error.status === 404;
-    return (
-      <ErrorState
-        error={call.error}
-        title={notFound ? `No call #${id}` : `Could not load call #${id}`}
-        onRetry={notFound ? undefined : () => call.refetch()}
-      />
-    );
-  }
-  const data = call.data;
   return (
-    <>
-      <Summary call={data} />
-      <CallDeliveries callId={data.id} />
-      <div className="toolbar">
-        <label className="checkbox">
-          <input type="checkbox" checked={pretty} onChange={(e) => setPretty(e.target.checked)} /> Indent
-          bodies (XML, JSON)
-        </label>
-      </div>
-      <div className="messages">
-        <Message title="Request" text={data.request} bytes={data.requestBytes} pretty={pretty} />
-        <Message title="Response" text={data.response} bytes={data.responseBytes} pretty={pretty} />
-      </div>
-    </>
+    <RecordQuery query={call} noun="call" id={id}>
+      {(data) => (
+        <>
+          <Summary call={data} />
+          <CallDeliveries callId={data.id} />
+          <div className="toolbar">
+            <label className="checkbox">
+              <input type="checkbox" checked={pretty} onChange={(e) => setPretty(e.target.checked)} /> Indent
+              bodies (XML, JSON)
+            </label>
+          </div>
+          <div className="messages">
+            <Message title="Request" text={data.request} bytes={data.requestBytes} pretty={pretty} />
+            <Message title="Response" text={data.response} bytes={data.responseBytes} pretty={pretty} />
+          </div>
+        </>
+      )}
+    </RecordQuery>
   );
 }
 

@@ -1,8 +1,7 @@
 import { BINDING_LABELS, BINDINGS, type CallFilters, OUTCOMES, operations } from '@school/contract';
-import { type ChangeEvent, useEffect } from 'react';
-import { useFormContext } from 'react-hook-form';
 import { z } from 'zod';
-import { Form, SelectField, TextField } from '../../../components/ui/form';
+import { SelectField, TextField } from '../../../components/ui/form';
+import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { OUTCOME_LABELS } from '../../../lib/format';
 import { isoToLocalInput, localInputToIso } from '../utils/filters';
 
@@ -57,19 +56,6 @@ function toFilters(values: FiltersFormValues): CallFilters {
 }
 
 /**
- * Puts the URL's filters back in the fields when the URL changes by other means (back, forward,
- * Clear). A reset rather than a remount, so focus stays where it was after Enter or a choice.
- */
-function SyncWithUrl({ values }: { values: FiltersFormValues }) {
-  const { reset } = useFormContext<FiltersFormValues>();
-  const key = JSON.stringify(values);
-  useEffect(() => {
-    reset(JSON.parse(key) as FiltersFormValues);
-  }, [key, reset]);
-  return null;
-}
-
-/**
  * The History filters. A choice in a list applies at once; typed fields apply with Enter or the
  * Apply button (a request per keystroke would be noise). The parent keeps them in the URL.
  */
@@ -80,50 +66,29 @@ export function FiltersForm({
   filters: CallFilters;
   onChange: (filters: CallFilters) => void;
 }) {
-  const applyNow = {
-    onChange: (event: ChangeEvent<HTMLSelectElement>) => event.target.form?.requestSubmit(),
-  };
   return (
-    <Form
+    <UrlFiltersForm
       schema={filtersFormSchema}
-      options={{ defaultValues: toFormValues(filters) }}
+      values={toFormValues(filters)}
       onSubmit={(values) => onChange(toFilters(values))}
-      role="search"
-      aria-label="Filter calls"
-      className="filters"
+      onClear={() => onChange({})}
+      label="Filter calls"
+      apply
     >
-      {() => (
-        <>
-          <SyncWithUrl values={toFormValues(filters)} />
-          <SelectField
-            name="operation"
-            label="Operation"
-            options={operationOptions}
-            registerOptions={applyNow}
-          />
-          <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyNow} />
-          <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyNow} />
-          <TextField name="from" label="From" type="datetime-local" />
-          <TextField name="to" label="To" type="datetime-local" />
-          <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />
-          <TextField
-            name="q"
-            label="Text"
-            type="search"
-            description="In parameters and raw bodies."
-            autoComplete="off"
-            className="field-wide"
-          />
-          <div className="actions filters-actions">
-            <button type="submit" className="button button-primary">
-              Apply filters
-            </button>
-            <button type="button" className="button" onClick={() => onChange({})}>
-              Clear filters
-            </button>
-          </div>
-        </>
-      )}
-    </Form>
+      <SelectField name="operation" label="Operation" options={operationOptions} registerOptions={applyNow} />
+      <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyNow} />
+      <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyNow} />
+      <TextField name="from" label="From" type="datetime-local" />
+      <TextField name="to" label="To" type="datetime-local" />
+      <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />
+      <TextField
+        name="q"
+        label="Text"
+        type="search"
+        description="In parameters and raw bodies."
+        autoComplete="off"
+        className="field-wide"
+      />
+    </UrlFiltersForm>
   );
 }

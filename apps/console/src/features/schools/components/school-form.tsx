@@ -1,21 +1,12 @@
 import type { School } from '@school/contract';
-import { useEffect, useId } from 'react';
-import { useFormContext } from 'react-hook-form';
+import { useId } from 'react';
 import { Form, TextAreaField, TextField } from '../../../components/ui/form';
-import { ProblemMessage } from '../../../components/ui/status';
-import { ProblemError } from '../../../lib/api-client';
+import { FocusField, SaveActions, saveOnSubmit } from '../../../components/ui/save-form';
 import { useCreateSchool } from '../api/create-school';
 import { useUpdateSchool } from '../api/update-school';
-import { emptySchool, type SchoolFormValues, schoolFormSchema, toFormValues } from '../utils/school-form';
+import { emptySchool, schoolFormSchema, toFormValues } from '../utils/school-form';
 
 const FIELDS = ['name', 'baseUrl', 'topicKey', 'allowedIps'] as const;
-
-/** Puts the keyboard on the first field when the form opens to edit a school. */
-function FocusFirst() {
-  const { setFocus } = useFormContext<SchoolFormValues>();
-  useEffect(() => setFocus('name'), [setFocus]);
-  return null;
-}
 
 /** Adds a school, or with `editing` changes one; the rules are the contract's. */
 export function SchoolForm({
@@ -43,29 +34,19 @@ export function SchoolForm({
         options={{ defaultValues: editing ? toFormValues(editing) : emptySchool }}
         aria-labelledby={headingId}
         className="school-form"
-        onSubmit={(input, methods) => {
-          onSaving();
-          const handlers = {
-            onSuccess: (school: School) => {
-              if (!editing) methods.reset(emptySchool);
-              onSaved(school, !editing);
-            },
-            onError: (error: Error) => {
-              // The server names the fields it refused (e.g. allowedIps.2): show them under the field.
-              const errors = error instanceof ProblemError ? error.problem.errors : undefined;
-              for (const [path, message] of Object.entries(errors ?? {})) {
-                const name = FIELDS.find((f) => path === f || path.startsWith(`${f}.`));
-                if (name) methods.setError(name, { type: 'server', message });
-              }
-            },
-          };
-          if (editing) update.mutate({ id: editing.id, input }, handlers);
-          else create.mutate(input, handlers);
-        }}
+        onSubmit={saveOnSubmit({
+          editing,
+          create,
+          update,
+          empty: emptySchool,
+          fields: FIELDS,
+          onSaving,
+          onSaved,
+        })}
       >
         {() => (
           <>
-            {editing ? <FocusFirst /> : null}
+            {editing ? <FocusField name="name" /> : null}
             <TextField
               name="name"
               label="name"
@@ -93,19 +74,7 @@ export function SchoolForm({
               rows={4}
               spellCheck={false}
             />
-            <div className="actions">
-              <button type="submit" className="button button-primary" disabled={save.isPending}>
-                {save.isPending ? 'Saving…' : editing ? 'Save changes' : 'Add school'}
-              </button>
-              {editing ? (
-                <button type="button" className="button" onClick={onCancel}>
-                  Cancel
-                </button>
-              ) : null}
-            </div>
-            {save.isError ? (
-              <ProblemMessage error={save.error} prefix={editing ? 'Not saved' : 'Not added'} />
-            ) : null}
+            <SaveActions save={save} editing={editing !== null} addLabel="Add school" onCancel={onCancel} />
           </>
         )}
       </Form>

@@ -1,21 +1,14 @@
 import { TEMPLATE_PLACEHOLDERS, type Template, templateInputSchema } from '@school/contract';
-import { useEffect, useId } from 'react';
+import { useId } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { Form, TextAreaField, TextField } from '../../../components/ui/form';
-import { ProblemMessage } from '../../../components/ui/status';
-import { ProblemError } from '../../../lib/api-client';
+import { FocusField, SaveActions, saveOnSubmit } from '../../../components/ui/save-form';
 import { useCreateTemplate } from '../api/create-template';
 import { useUpdateTemplate } from '../api/update-template';
 import { exampleValues, fillTemplate, GENERIC_TYPE, PLACEHOLDER_DESCRIPTIONS } from '../utils/preview';
 
 const FIELDS = ['type', 'title', 'body'] as const;
 const empty = { type: '', title: '', body: '' };
-
-function FocusFirst({ name }: { name: 'type' | 'title' }) {
-  const { setFocus } = useFormContext();
-  useEffect(() => setFocus(name), [setFocus, name]);
-  return null;
-}
 
 /** Adds a template for a notification type, or with `editing` changes one. */
 export function TemplateForm({
@@ -52,29 +45,12 @@ export function TemplateForm({
         }}
         aria-labelledby={headingId}
         className="template-form"
-        onSubmit={(input, methods) => {
-          onSaving();
-          const handlers = {
-            onSuccess: (template: Template) => {
-              if (!editing) methods.reset(empty);
-              onSaved(template, !editing);
-            },
-            onError: (error: Error) => {
-              const errors = error instanceof ProblemError ? error.problem.errors : undefined;
-              for (const [name, message] of Object.entries(errors ?? {})) {
-                const field = FIELDS.find((f) => f === name);
-                if (field) methods.setError(field, { type: 'server', message });
-              }
-            },
-          };
-          if (editing) update.mutate({ id: editing.id, input }, handlers);
-          else create.mutate(input, handlers);
-        }}
+        onSubmit={saveOnSubmit({ editing, create, update, empty, fields: FIELDS, onSaving, onSaved })}
       >
         {() => (
           <div className="template-layout">
             <div>
-              {editing ? <FocusFirst name={generic ? 'title' : 'type'} /> : null}
+              {editing ? <FocusField name={generic ? 'title' : 'type'} /> : null}
               <TextField
                 name="type"
                 label="type"
@@ -94,19 +70,12 @@ export function TemplateForm({
                 autoComplete="off"
               />
               <TextAreaField name="body" label="body" description="The push notification's text." rows={4} />
-              <div className="actions">
-                <button type="submit" className="button button-primary" disabled={save.isPending}>
-                  {save.isPending ? 'Saving…' : editing ? 'Save changes' : 'Add template'}
-                </button>
-                {editing ? (
-                  <button type="button" className="button" onClick={onCancel}>
-                    Cancel
-                  </button>
-                ) : null}
-              </div>
-              {save.isError ? (
-                <ProblemMessage error={save.error} prefix={editing ? 'Not saved' : 'Not added'} />
-              ) : null}
+              <SaveActions
+                save={save}
+                editing={editing !== null}
+                addLabel="Add template"
+                onCancel={onCancel}
+              />
             </div>
             <div>
               <Placeholders />
