@@ -23,6 +23,25 @@ const duration = z
     return Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
   });
 
+/** A rate limit: `N/duration` (`5/15m`), or `off`. */
+const rateLimit = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((v, ctx): { max: number; windowMs: number } | null => {
+    if (v === 'off' || v === '0') return null;
+    const match = /^(\d+)\/(\d+)(ms|s|m|h)?$/.exec(v);
+    if (!match || Number(match[1]) < 1) {
+      ctx.addIssue({ code: 'custom', message: 'must be N/duration such as 5/15m or 30/1m, or off' });
+      return z.NEVER;
+    }
+    const unit = (match[3] ?? 's') as 'ms' | 's' | 'm' | 'h';
+    return {
+      max: Number(match[1]),
+      windowMs: Number(match[2]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit],
+    };
+  });
+
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
   ...providerConfigShape,
@@ -66,6 +85,9 @@ export const configSchema = z.object({
   SQLITE_SYNCHRONOUS: optional(z.enum(['FULL', 'NORMAL']).default('FULL')),
   CONSOLE_DIR: optional(z.string().optional()),
   AUTHCODE_TTL: optional(duration.default(600_000)),
+  AUTHCODE_LIMIT_PER_PHONE: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
+  AUTHCODE_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 60_000 })),
+  AUTHCODE_LIMIT_PER_COUNTRY: optional(rateLimit.default(null)),
   DISPATCH_CONCURRENCY: optional(integer(1, 256).default(4)),
   DELIVERY_MAX_ATTEMPTS: optional(integer(1, 100).default(8)),
   DELIVERY_RETRY_BASE_MS: optional(integer(1, 3_600_000).default(2000)),

@@ -406,3 +406,82 @@ describe('Twilio', () => {
     }
   });
 });
+
+describe('AuthCode abuse limits', () => {
+  it('refuses the sixth code to a phone within 15 minutes, in the caller binding, with Retry-After', async () => {
+    const t = await startTestApp({ AUTHCODE_LIMIT_PER_PHONE: '5/15m', AUTHCODE_LIMIT_PER_IP: '30/1m' });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const ok = await t.app.inject({
+          method: 'GET',
+          url: `/AuthCodeSending.asmx/AuthCode?code=${i}&phone=%2B447911123456`,
+        });
+        expect(ok.statusCode).toBe(200);
+      }
+      const get = await t.app.inject({
+        method: 'GET',
+        url: '/AuthCodeSending.asmx/AuthCode?code=9&phone=%2B447911123456',
+      });
+      expect(get.statusCode).toBe(429);
+      expect(Number(get.headers['retry-after'])).toBeGreaterThan(800);
+      expect(get.body).toMatch(
+        /^Too many codes for this phone: at most 5 per 15 minutes\. Try again in \d+ seconds\.$/,
+      );
+      const soap = await t.app.inject({
+        method: 'POST',
+        url: '/AuthCodeSending.asmx',
+        headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
+        payload:
+          '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>9</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>',
+      });
+      expect(soap.statusCode).toBe(500);
+      expect(soap.body).toContain(
+        '<faultcode>soap:Client</faultcode><faultstring>Too many codes for this phone',
+      );
+      const api = await t.app.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: '9', phone: '+447911123456' },
+      });
+      expect(api.statusCode).toBe(429);
+      expect(api.headers['retry-after']).toBeDefined();
+      // Another phone is not limited; nothing was queued for the refused calls.
+      const other = await t.app.inject({
+        method: 'GET',
+        url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123457',
+      });
+      expect(other.statusCode).toBe(200);
+      expect(await t.app.store.db.selectFrom('deliveries').selectAll().execute()).toHaveLength(6);
+      const refused = await t.app.store.calls.list({ limit: 4 });
+      expect(refused.slice(1).map((c) => c.status)).toEqual([429, 500, 429]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('limits codes per caller address', async () => {
+    const t = await startTestApp({ AUTHCODE_LIMIT_PER_IP: '3/1m' });
+    try {
+      const send = (n: number) =>
+        t.app.inject({
+          method: 'GET',
+          url: `/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B4479111234${50 + n}`,
+          remoteAddress: '198.51.100.9',
+        });
+      for (let i = 0; i < 3; i++) expect((await send(i)).statusCode).toBe(200);
+      const fourth = await send(3);
+      expect(fourth.statusCode).toBe(429);
+      expect(fourth.body).toMatch(
+        /^Too many codes for this caller \(198\.51\.100\.9\): at most 3 per minute\./,
+      );
+      const elsewhere = await t.app.inject({
+        method: 'GET',
+        url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123470',
+        remoteAddress: '198.51.100.10',
+      });
+      expect(elsewhere.statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});

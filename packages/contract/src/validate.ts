@@ -105,3 +105,8 @@ export const MASK = '***';
 export function isValidRegion(region: string): region is CountryCode {
   return isSupportedCountry(region);
 }
+
+/** The country calling code of an E.164 number (`44` for +447911123456), for per-country limits. */
+export function countryCallingCode(phone: string): string | undefined {
+  return parsePhoneNumberFromString(phone)?.countryCallingCode;
+}

@@ -81,6 +81,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
               result.message,
               result.param ? { errors: { [result.param]: result.message } } : {},
             );
+            if (result.retryAfter) reply.header('retry-after', String(result.retryAfter));
           }
         } catch (err) {
           request.log.error({ err }, 'operation failed');

@@ -203,7 +203,13 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
         };
       }
       const params = result.values ? maskParams(op, result.values) : withOp.params;
-      return failure({ ...withOp, params }, 'client-error', result.status, result.message);
+      return failure(
+        { ...withOp, params },
+        'client-error',
+        result.status,
+        result.message,
+        result.retryAfter ? { 'retry-after': String(result.retryAfter) } : {},
+      );
     } catch (err) {
       request.log.error({ err }, 'operation failed');
       return failure(

@@ -1,5 +1,11 @@
 import { BlockList, isIP } from 'node:net';
-import { MASK, type OperationDef, type ValidateOptions, validateParams } from '@school/contract';
+import {
+  countryCallingCode,
+  MASK,
+  type OperationDef,
+  type ValidateOptions,
+  validateParams,
+} from '@school/contract';
 import type { BookRow, NewDelivery, SchoolRow, Store } from '../store/index.js';
 
 /** What an operation made of a call, before any binding turns it into a wire response. */
@@ -23,7 +29,20 @@ export type OperationResult =
       readonly param?: string;
       /** Normalised values, when the input was valid and the operation itself refused. */
       readonly values?: Readonly<Record<string, string>>;
+      /** Rate limited: seconds until a call may succeed (the Retry-After header). */
+      readonly retryAfter?: number;
     };
+
+export interface RateLimit {
+  readonly max: number;
+  readonly windowMs: number;
+}
+
+function describeWindow(ms: number): string {
+  if (ms % 3_600_000 === 0) return ms === 3_600_000 ? 'hour' : `${ms / 3_600_000} hours`;
+  if (ms % 60_000 === 0) return ms === 60_000 ? 'minute' : `${ms / 60_000} minutes`;
+  return `${Math.round(ms / 1000)} seconds`;
+}
 
 export interface CallContext {
   /** The caller's address, for schools restricted to IP ranges. */
@@ -51,6 +70,12 @@ export interface OperationRunnerOptions extends ValidateOptions {
   readonly smsTemplate: string;
   /** How long an auth code may wait to be sent, in ms. */
   readonly authCodeTtlMs: number;
+  /** AuthCode's abuse limits; null: no limit. */
+  readonly limits: {
+    readonly perPhone: RateLimit | null;
+    readonly perIp: RateLimit | null;
+    readonly perCountry: RateLimit | null;
+  };
   /** Makes every pending push due now and wakes the dispatcher; returns how many. */
   readonly dispatchPushesNow: () => number;
 }
@@ -138,6 +163,70 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     return { school };
   }
 
+  /**
+   * product.md's abuse limits on auth codes: per phone, per caller and (when set) per country
+   * calling code, each `max` codes in a sliding window. Counted from what is committed, so a
+   * burst of simultaneous calls can pass a few over the limit: a brake, not an exact quota.
+   */
+  async function authCodeLimit(
+    phone: string,
+    callerIp: string,
+  ): Promise<Extract<OperationResult, { outcome: 'client-error' }> | undefined> {
+    const now = Date.now();
+    const checks: [RateLimit | null, () => Promise<number[]>, string][] = [
+      [
+        options.limits.perPhone,
+        () =>
+          store.deliveries.recentSms(
+            phone,
+            now - (options.limits.perPhone?.windowMs ?? 0),
+            options.limits.perPhone?.max ?? 0,
+          ),
+        `this phone`,
+      ],
+      [
+        options.limits.perIp,
+        () =>
+          store.calls.recentFrom(
+            callerIp,
+            'AuthCode',
+            now - (options.limits.perIp?.windowMs ?? 0),
+            options.limits.perIp?.max ?? 0,
+          ),
+        `this caller (${callerIp})`,
+      ],
+      [
+        options.limits.perCountry,
+        () => {
+          const code = countryCallingCode(phone);
+          return code
+            ? store.deliveries.recentSms(
+                `+${code}`,
+                now - (options.limits.perCountry?.windowMs ?? 0),
+                options.limits.perCountry?.max ?? 0,
+                true,
+              )
+            : Promise.resolve([]);
+        },
+        `numbers with this country code`,
+      ],
+    ];
+    for (const [limit, recent, who] of checks) {
+      if (!limit) continue;
+      const times = await recent();
+      if (times.length < limit.max) continue;
+      const oldest = times[times.length - 1] ?? now;
+      const retryAfter = Math.max(1, Math.ceil((oldest + limit.windowMs - now) / 1000));
+      return {
+        outcome: 'client-error',
+        status: 429,
+        retryAfter,
+        message: `Too many codes for ${who}: at most ${limit.max} per ${describeWindow(limit.windowMs)}. Try again in ${retryAfter} seconds.`,
+      };
+    }
+    return undefined;
+  }
+
   async function push(
     op: OperationDef,
     values: Readonly<Record<string, string>>,
@@ -178,6 +267,8 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
       const { values } = validated;
       switch (op.name) {
         case 'AuthCode': {
+          const limited = await authCodeLimit(values.phone ?? '', context.callerIp);
+          if (limited) return { ...limited, values };
           const code = values.code ?? '';
           const text = fillTemplate(options.smsTemplate, { code });
           return {

@@ -53,6 +53,11 @@ export const corePlugin = fp<{ config: Config }>(
         pushProvider: push.name,
         smsTemplate: config.SMS_TEMPLATE,
         authCodeTtlMs: config.AUTHCODE_TTL,
+        limits: {
+          perPhone: config.AUTHCODE_LIMIT_PER_PHONE,
+          perIp: config.AUTHCODE_LIMIT_PER_IP,
+          perCountry: config.AUTHCODE_LIMIT_PER_COUNTRY,
+        },
         dispatchPushesNow: () => dispatcher.dispatchPushesNow(),
       }),
     );

@@ -60,6 +60,8 @@ export interface CallRepository {
   scanSummaries(query: CallQuery, batchSize?: number): AsyncGenerator<CallSummaryRow[]>;
   /** Counts per time bucket, operation and outcome. */
   stats(range: { from: number; to: number; bucketMs: number }): Promise<StatsRow[]>;
+  /** When the newest `limit` successful calls of an operation from a caller since `since` came, newest first. */
+  recentFrom(ip: string, operation: string, since: number, limit: number): Promise<number[]>;
   /** Newest first. */
   list(options: { limit: number }): Promise<CallRow[]>;
   count(): Promise<number>;
@@ -250,6 +252,19 @@ export function createCallRepository(
         .orderBy('bucket')
         .execute();
       return rows.map((r) => ({ ...r, bucket: Number(r.bucket), count: Number(r.count) }));
+    },
+    async recentFrom(ip, operation, since, limit) {
+      const rows = await db
+        .selectFrom('calls')
+        .select('at')
+        .where('caller_ip', '=', ip)
+        .where('at', '>=', since)
+        .where('operation', '=', operation)
+        .where('outcome', '=', 'ok')
+        .orderBy('at', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => Number(r.at));
     },
     list({ limit }) {
       return db.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();

@@ -80,6 +80,11 @@ export interface DeliveryRepository {
   /** Every dead delivery back to pending. Returns how many. */
   retryAllDead(now: number): number;
   findById(id: number): Promise<DeliveryRow | undefined>;
+  /**
+   * When the newest `limit` SMS to recipients matching `recipient` (exact, or a `+44` prefix
+   * with `prefix`) since `since` were queued, newest first.
+   */
+  recentSms(recipient: string, since: number, limit: number, prefix?: boolean): Promise<number[]>;
   /** Records what the provider reported later about the message it accepted; false if unknown. */
   recordProviderStatus(providerId: string, status: string, now: number): boolean;
   attemptsOf(id: number): Promise<AttemptRow[]>;
@@ -264,6 +269,18 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
           "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE status = 'dead'",
         )
         .run(now, now).changes;
+    },
+    async recentSms(recipient, since, limit, prefix = false) {
+      const rows = await db
+        .selectFrom('deliveries')
+        .select('created_at')
+        .where('kind', '=', 'sms')
+        .where('recipient', prefix ? 'like' : '=', prefix ? `${recipient}%` : recipient)
+        .where('created_at', '>=', since)
+        .orderBy('created_at', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => Number(r.created_at));
     },
     recordProviderStatus(providerId, status, now) {
       return (

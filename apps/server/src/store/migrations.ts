@@ -145,6 +145,16 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0006_rate_limit_indexes': {
+    // AuthCode's abuse limits count recent codes per phone (deliveries) and per caller (calls).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createIndex('deliveries_recipient')
+        .on('deliveries')
+        .columns(['recipient', 'created_at'])
+        .execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {
