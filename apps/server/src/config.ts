@@ -84,6 +84,7 @@ export const configSchema = z.object({
   ),
   SQLITE_SYNCHRONOUS: optional(z.enum(['FULL', 'NORMAL']).default('FULL')),
   CONSOLE_DIR: optional(z.string().optional()),
+  RETENTION_DAYS: optional(integer(1, 36_500).default(400)),
   AUTHCODE_TTL: optional(duration.default(600_000)),
   AUTHCODE_LIMIT_PER_PHONE: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
   AUTHCODE_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 60_000 })),

@@ -169,6 +169,49 @@ describe('durability', () => {
   });
 });
 
+describe('retention', () => {
+  it('removes calls older than RETENTION_DAYS, with their deliveries, when the server starts', async () => {
+    const data = tempDataDir();
+    try {
+      const first = await startTestApp({}, data.dir);
+      const day = 86_400_000;
+      const base = {
+        group_name: 'AuthCodeSending',
+        operation: 'AuthCode',
+        binding: 'soap11' as const,
+        caller_ip: '203.0.113.1',
+        outcome: 'ok' as const,
+        status: 200,
+        duration_ms: 1,
+        request: 'r',
+        request_bytes: 1,
+        response: 'r',
+        response_bytes: 1,
+      };
+      const sms = {
+        kind: 'sms' as const,
+        provider: 'log',
+        recipient: '+447911123456',
+        payload: { maskedText: 'x' },
+      };
+      await first.app.store.calls.record({ ...base, at: Date.now() - 40 * day }, [sms]);
+      await first.app.store.calls.record({ ...base, at: Date.now() - 10 * day }, [sms]);
+      await first.app.close();
+
+      const second = await startTestApp({ RETENTION_DAYS: '30' }, data.dir);
+      await new Promise((r) => setTimeout(r, 100));
+      const calls = await second.app.store.calls.list({ limit: 10 });
+      expect(calls).toHaveLength(1);
+      expect(Date.now() - (calls[0]?.at ?? 0)).toBeLessThan(11 * day);
+      const deliveries = await second.app.store.db.selectFrom('deliveries').select('call_id').execute();
+      expect(deliveries.map((d) => d.call_id)).toEqual([calls[0]?.id]);
+      await second.app.close();
+    } finally {
+      data.remove();
+    }
+  });
+});
+
 describe('logs', () => {
   it('never contain the auth code', async () => {
     const data = tempDataDir();

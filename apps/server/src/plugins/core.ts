@@ -61,11 +61,25 @@ export const corePlugin = fp<{ config: Config }>(
         dispatchPushesNow: () => dispatcher.dispatchPushesNow(),
       }),
     );
+    // Retention: calls (with their deliveries) older than RETENTION_DAYS go, at start and daily.
+    const retention = async () => {
+      try {
+        const removed = await store.calls.deleteOlderThan(Date.now() - config.RETENTION_DAYS * 86_400_000);
+        if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
+      } catch (err) {
+        app.log.error({ err }, 'retention sweep failed');
+      }
+    };
+    let retentionTimer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
       dispatcher.start();
+      void retention();
+      retentionTimer = setInterval(retention, 86_400_000);
+      retentionTimer.unref();
     });
     // Attempts under way finish before the database closes; what is left is picked up next start.
     app.addHook('onClose', async () => {
+      if (retentionTimer) clearInterval(retentionTimer);
       await dispatcher.stop();
       await store.close();
     });

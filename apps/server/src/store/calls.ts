@@ -62,6 +62,11 @@ export interface CallRepository {
   stats(range: { from: number; to: number; bucketMs: number }): Promise<StatsRow[]>;
   /** When the newest `limit` successful calls of an operation from a caller since `since` came, newest first. */
   recentFrom(ip: string, operation: string, since: number, limit: number): Promise<number[]>;
+  /**
+   * Deletes calls older than `before` with their deliveries and attempts, at most `batch` calls
+   * per transaction; returns how many calls went.
+   */
+  deleteOlderThan(before: number, batch?: number): Promise<number>;
   /** Newest first. */
   list(options: { limit: number }): Promise<CallRow[]>;
   count(): Promise<number>;
@@ -89,6 +94,9 @@ const COLUMNS = [
   'response_bytes',
   'note',
 ] as const satisfies readonly (keyof NewCall)[];
+
+/** Columns a new call may leave out (better-sqlite3 wants every named parameter bound). */
+const NULLABLE_DEFAULTS = { operation: null, user_agent: null, params: null, error: null, note: null };
 
 type SummaryColumn = Exclude<(typeof COLUMNS)[number], 'request' | 'response'>;
 /** Everything but the raw messages, which lists and the live tail do not carry. */
@@ -152,7 +160,7 @@ export function createCallRepository(
   // A call and the deliveries it causes are committed together (the outbox): a 200 means both are.
   const insertAll = sqlite.transaction((batch: readonly Pending[]) =>
     batch.map(({ call, deliveries: items }) => {
-      const id = Number(insert.run({ note: null, ...call }).lastInsertRowid);
+      const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
       if (items && items.length > 0) deliveries.insertFor(id, items);
       return id;
     }),
@@ -175,7 +183,7 @@ export function createCallRepository(
     if (events.listenerCount('recorded') > 0) {
       events.emit(
         'recorded',
-        batch.map(({ call }, i) => ({ note: null, ...call, id: ids[i] as number }) as CallRow),
+        batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }) as CallRow),
       );
     }
   }
@@ -197,6 +205,22 @@ export function createCallRepository(
       if (rows.length < batchSize) return;
     }
   }
+
+  const oldCalls = sqlite.prepare('SELECT id FROM calls WHERE at < ? ORDER BY at LIMIT ?');
+  const deleteAttempts = sqlite.prepare(
+    'DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE call_id = ?)',
+  );
+  const deleteDeliveries = sqlite.prepare('DELETE FROM deliveries WHERE call_id = ?');
+  const deleteCall = sqlite.prepare('DELETE FROM calls WHERE id = ?');
+  const deleteBatch = sqlite.transaction((before: number, batch: number): number => {
+    const ids = oldCalls.all(before, batch) as { id: number }[];
+    for (const { id } of ids) {
+      deleteAttempts.run(id);
+      deleteDeliveries.run(id);
+      deleteCall.run(id);
+    }
+    return ids.length;
+  });
 
   let timer: NodeJS.Immediate | undefined;
   function commitQueued(): void {
@@ -265,6 +289,16 @@ export function createCallRepository(
         .limit(limit)
         .execute();
       return rows.map((r) => Number(r.at));
+    },
+    async deleteOlderThan(before, batch = 2000) {
+      let total = 0;
+      for (;;) {
+        const n = deleteBatch(before, batch);
+        total += n;
+        if (n < batch) return total;
+        // Let requests in between batches: the store has one connection.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     },
     list({ limit }) {
       return db.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();
