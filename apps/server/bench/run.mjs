@@ -20,7 +20,7 @@ const soapRequest = {
 
 async function start(name, script, env) {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', script], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -42,28 +42,51 @@ async function load(url, request, duration) {
 }
 
 const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-'));
+// One phone from one address: the abuse limits are off here (the last row measures the per-phone
+// limit, with a different phone on every request).
+const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off' };
+const serverScript = path.join(here, '../dist/server.js');
 const targets = [
   ['bare Fastify route', path.join(here, 'bare.mjs'), {}],
   [
     'SOAP AuthCode, SQLITE_SYNCHRONOUS=FULL',
-    path.join(here, '../dist/server.js'),
-    { DATA_DIR: path.join(dataRoot, 'full') },
+    serverScript,
+    { DATA_DIR: path.join(dataRoot, 'full'), ...NO_LIMITS },
   ],
   [
     'SOAP AuthCode, SQLITE_SYNCHRONOUS=NORMAL',
-    path.join(here, '../dist/server.js'),
-    { DATA_DIR: path.join(dataRoot, 'normal'), SQLITE_SYNCHRONOUS: 'NORMAL' },
+    serverScript,
+    { DATA_DIR: path.join(dataRoot, 'normal'), SQLITE_SYNCHRONOUS: 'NORMAL', ...NO_LIMITS },
+  ],
+  [
+    'SOAP AuthCode, FULL, per-phone limit checked',
+    serverScript,
+    { DATA_DIR: path.join(dataRoot, 'limits'), AUTHCODE_LIMIT_PER_IP: 'off' },
+    true,
   ],
 ];
 
 console.log(`autocannon: ${connections} connections, ${seconds} s per target, after a 2 s warm-up\n`);
 const rows = [];
 try {
-  for (const [name, script, env] of targets) {
+  for (const [name, script, env, distinctPhones] of targets) {
     const server = await start(name, script, env);
+    const request = distinctPhones
+      ? {
+          ...soapRequest,
+          // A different phone each time, so that the per-phone limit is checked but never hit.
+          setupRequest: (req) => ({
+            ...req,
+            body: soapRequest.body.replace(
+              '+447911123456',
+              `+4479111${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`,
+            ),
+          }),
+        }
+      : soapRequest;
     try {
-      await load(server.url, soapRequest, 2);
-      rows.push({ name, ...(await load(server.url, soapRequest, seconds)) });
+      await load(server.url, request, 2);
+      rows.push({ name, ...(await load(server.url, request, seconds)) });
     } finally {
       server.child.kill('SIGTERM');
       await new Promise((r) => server.child.once('exit', r));

