@@ -223,6 +223,38 @@ describe('outbox and dispatcher', () => {
   });
 });
 
+describe('pushNoti', () => {
+  it('dispatches nothing when its call cannot be recorded', async () => {
+    const hook = await fakeProvider(() => ({ status: 503, headers: { 'retry-after': '3600' } }));
+    const t = await startTestApp({
+      ...FAST,
+      PUSH_PROVIDER: 'webhook',
+      PUSH_WEBHOOK_URL: `${hook.url}/push`,
+      PUSH_WEBHOOK_SECRET: 'a-webhook-secret-of-some-length',
+    });
+    try {
+      await registerSchool(t.app);
+      await t.app.inject({
+        method: 'GET',
+        url: '/NotificationNotes.asmx/SendMarkNotes?id=1&id_class=7B&baseUrlSchool=https://school.example.org/',
+      });
+      await until(() => hook.received.length === 1, 'first attempt');
+      const [before] = await t.app.store.deliveries.search({}, { limit: 1 });
+      expect(before?.next_attempt_at).toBeGreaterThan(Date.now() + 3_000_000);
+      t.app.store.calls.record = async () => {
+        throw new Error('disk full');
+      };
+      const res = await t.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
+      expect(res.statusCode).toBe(500);
+      const [after] = await t.app.store.deliveries.search({}, { limit: 1 });
+      expect(after?.next_attempt_at).toBe(before?.next_attempt_at);
+    } finally {
+      await t.close();
+      await hook.close();
+    }
+  });
+});
+
 describe('schools', () => {
   const SOAP11 = (op: string, inner: string) => ({
     headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"http://tempuri.org/${op}"` },

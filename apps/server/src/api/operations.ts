@@ -54,6 +54,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
       let error: string | null = null;
       let deliveries: readonly NewDelivery[] | undefined;
       let note: string | null = null;
+      let afterCommit: (() => void) | undefined;
       if (!op) {
         status = 404;
         error = `There is no operation named '${name.slice(0, 64)}'.`;
@@ -71,6 +72,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
             params = maskParams(op, result.values);
             deliveries = result.deliveries;
             note = result.note ?? null;
+            afterCommit = result.afterCommit;
             answer = { outcome: 'ok', status: 200, message: result.note ?? 'Done.' };
           } else {
             status = result.status;
@@ -124,6 +126,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
           .type(PROBLEM_TYPE)
           .send(problem(500, 'The call could not be recorded; nothing was done.'));
       }
+      afterCommit?.();
       return status === 200
         ? reply
             .code(200)

@@ -53,6 +53,8 @@ interface Exchange {
   readonly note?: string | undefined;
   /** The response body as the record shows it, when it is not text (a PDF). */
   readonly recordedBody?: string;
+  /** Work the operation starts only once its record is committed. */
+  readonly afterCommit?: (() => void) | undefined;
 }
 
 /**
@@ -128,6 +130,7 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
             .send(faultEnvelope(soap, 'Server', message))
         : reply.code(500).headers({ 'content-type': TEXT, 'cache-control': FAULT_CACHE }).send(message);
     }
+    ex.afterCommit?.();
     return reply.code(ex.status).headers(ex.headers).send(ex.body);
   }
 
@@ -178,6 +181,7 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
           error: undefined,
           deliveries: result.deliveries,
           note: result.note,
+          afterCommit: result.afterCommit,
         };
         if (result.book && !soap) {
           // The HTTP bindings answer with the book itself (product.md); SOAP with the empty response.

@@ -19,6 +19,8 @@ export type OperationResult =
       readonly note?: string;
       /** GetBookPdfByTerm: the book found, for the HTTP bindings to serve. */
       readonly book?: BookRow;
+      /** What to start once the call record is committed (pushNoti's dispatch), never before. */
+      readonly afterCommit?: () => void;
     }
   | {
       readonly outcome: 'client-error';
@@ -76,8 +78,10 @@ export interface OperationRunnerOptions extends ValidateOptions {
     readonly perIp: RateLimit | null;
     readonly perCountry: RateLimit | null;
   };
-  /** Makes every pending push due now and wakes the dispatcher; returns how many. */
-  readonly dispatchPushesNow: () => number;
+  /** How many pushes are pending. */
+  readonly pendingPushes: () => number;
+  /** Makes every pending push due now and wakes the dispatcher. */
+  readonly dispatchPushesNow: () => void;
 }
 
 /**
@@ -173,47 +177,24 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     callerIp: string,
   ): Promise<Extract<OperationResult, { outcome: 'client-error' }> | undefined> {
     const now = Date.now();
-    const checks: [RateLimit | null, () => Promise<number[]>, string][] = [
-      [
-        options.limits.perPhone,
-        () =>
-          store.deliveries.recentSms(
-            phone,
-            now - (options.limits.perPhone?.windowMs ?? 0),
-            options.limits.perPhone?.max ?? 0,
-          ),
-        `this phone`,
-      ],
+    type Recent = (since: number, max: number) => Promise<number[]>;
+    const country = countryCallingCode(phone);
+    const checks: [RateLimit | null, Recent, string][] = [
+      [options.limits.perPhone, (since, max) => store.deliveries.recentSms(phone, since, max), 'this phone'],
       [
         options.limits.perIp,
-        () =>
-          store.calls.recentFrom(
-            callerIp,
-            'AuthCode',
-            now - (options.limits.perIp?.windowMs ?? 0),
-            options.limits.perIp?.max ?? 0,
-          ),
+        (since, max) => store.calls.recentFrom(callerIp, 'AuthCode', since, max),
         `this caller (${callerIp})`,
       ],
       [
-        options.limits.perCountry,
-        () => {
-          const code = countryCallingCode(phone);
-          return code
-            ? store.deliveries.recentSms(
-                `+${code}`,
-                now - (options.limits.perCountry?.windowMs ?? 0),
-                options.limits.perCountry?.max ?? 0,
-                true,
-              )
-            : Promise.resolve([]);
-        },
-        `numbers with this country code`,
+        country ? options.limits.perCountry : null,
+        (since, max) => store.deliveries.recentSms(`+${country}`, since, max, true),
+        'numbers with this country code',
       ],
     ];
     for (const [limit, recent, who] of checks) {
       if (!limit) continue;
-      const times = await recent();
+      const times = await recent(now - limit.windowMs, limit.max);
       if (times.length < limit.max) continue;
       const oldest = times[times.length - 1] ?? now;
       const retryAfter = Math.max(1, Math.ceil((oldest + limit.windowMs - now) / 1000));
@@ -313,11 +294,14 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
             baseUrlSchool: values.baseUrlSchool ?? '',
           });
         case 'pushNoti': {
-          const count = options.dispatchPushesNow();
+          // Counted now, dispatched once the call is committed: a call that could not be
+          // recorded has done nothing.
+          const count = options.pendingPushes();
           return {
             outcome: 'ok',
             values,
             note: `Dispatched ${count} pending push${count === 1 ? '' : 'es'}.`,
+            afterCommit: options.dispatchPushesNow,
           };
         }
         default:

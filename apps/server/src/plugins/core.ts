@@ -58,7 +58,10 @@ export const corePlugin = fp<{ config: Config }>(
           perIp: config.AUTHCODE_LIMIT_PER_IP,
           perCountry: config.AUTHCODE_LIMIT_PER_COUNTRY,
         },
-        dispatchPushesNow: () => dispatcher.dispatchPushesNow(),
+        pendingPushes: () => store.deliveries.pendingPushes(),
+        dispatchPushesNow: () => {
+          dispatcher.dispatchPushesNow();
+        },
       }),
     );
     // Retention: calls (with their deliveries) older than RETENTION_DAYS go, at start and daily.

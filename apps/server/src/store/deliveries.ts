@@ -75,6 +75,8 @@ export interface DeliveryRepository {
   expireStale(now: number): number;
   /** Makes every pending push due now (pushNoti). Returns how many. */
   makePushesDue(now: number): number;
+  /** How many pushes are pending (what pushNoti will dispatch). */
+  pendingPushes(): number;
   /** A dead delivery back to pending with fresh attempts; false when it is not dead. */
   retry(id: number, now: number): boolean;
   /** Every dead delivery back to pending. Returns how many. */
@@ -246,6 +248,12 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     },
     expireStale(now) {
       return expire(now);
+    },
+    pendingPushes() {
+      const row = sqlite
+        .prepare("SELECT count(*) AS n FROM deliveries WHERE status = 'pending' AND kind = 'push'")
+        .get() as { n: number };
+      return Number(row.n);
     },
     makePushesDue(now) {
       return sqlite
