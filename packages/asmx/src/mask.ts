@@ -2,26 +2,217 @@ import { MASK } from '@school/contract';
 
 /**
  * Masks the values of secret parameters (auth codes) in a raw request before it is stored or
- * logged: the text of SOAP elements with those local names, and those fields of a query string
- * or form body.
+ * logged: the content of SOAP elements with those local names, and those fields of a query string
+ * or form body. Masking follows the text's real structure, not a pattern over it: whatever way the
+ * value is written (CDATA, entity references, split by comments, any prefix), the whole content of
+ * the element goes.
  */
 
-const elementPatterns = new Map<string, RegExp>();
+// --- a small XML tokenizer, only as precise as masking needs -------------------------------------
 
-export function maskXmlElements(xml: string, names: readonly string[]): string {
-  let out = xml;
-  for (const name of names) {
-    let re = elementPatterns.get(name);
-    if (!re) {
-      re = new RegExp(`(<(?:[\\w.-]+:)?${name}(?:\\s[^>]*)?>)([^<]*)(?=</)`, 'g');
-      elementPatterns.set(name, re);
+/** `other`: text, a comment, CDATA, a processing instruction, a declaration or a stray `<`. */
+type Kind = 'start' | 'end' | 'other';
+
+interface Token {
+  readonly kind: Kind;
+  /** Where the tag's name ends (start and end tags). */
+  readonly nameEnd: number;
+  /** The qualified name as written (start and end tags), else ''. */
+  readonly name: string;
+  /** One past the token's last character; the text's length when it is unterminated. */
+  readonly end: number;
+  /** False when the text ends before the token does. */
+  readonly complete: boolean;
+  /** `<name …/>`. */
+  readonly selfClosing: boolean;
+}
+
+const other = (end: number, complete: boolean): Token => ({
+  kind: 'other',
+  nameEnd: end,
+  name: '',
+  end,
+  complete,
+  selfClosing: false,
+});
+
+/**
+ * Whether a character can be part of an XML name. ASCII as XML 1.0's NameChar; other characters
+ * are taken as name characters except the few Latin-1 ones NameChar leaves out. A name stops at
+ * the first character that cannot be in it, so `<code\u0001>` is read as a `code` element: for
+ * masking, reading too much as a secret element is the safe side.
+ */
+function isNameChar(c: number): boolean {
+  if (c < 0x80) {
+    return (
+      (c >= 0x61 && c <= 0x7a) || // a-z
+      (c >= 0x41 && c <= 0x5a) || // A-Z
+      (c >= 0x30 && c <= 0x3a) || // 0-9 and ':'
+      c === 0x2d || // -
+      c === 0x2e || // .
+      c === 0x5f // _
+    );
+  }
+  return c === 0xb7 || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7);
+}
+
+function readName(xml: string, from: number): number {
+  let i = from;
+  while (i < xml.length && isNameChar(xml.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Where `close` ends after `from`, or the text's end when it never comes. */
+function until(xml: string, close: string, from: number): Token {
+  const at = xml.indexOf(close, from);
+  return at === -1 ? other(xml.length, false) : other(at + close.length, true);
+}
+
+/**
+ * The markup token starting at `lt` (where `xml[lt]` is `<`). Attribute values are skipped as
+ * quoted strings, so a `>` inside one does not end the tag.
+ */
+function markupAt(xml: string, lt: number): Token {
+  const n = xml.length;
+  const next = xml.charCodeAt(lt + 1);
+  if (next === 0x21 /* ! */) {
+    if (xml.startsWith('<!--', lt)) return until(xml, '-->', lt + 4);
+    if (xml.startsWith('<![CDATA[', lt)) return until(xml, ']]>', lt + 9);
+    // A declaration (`<!DOCTYPE …>`, refused by the reader anyway): quotes and `[…]` skipped.
+    let depth = 0;
+    for (let i = lt + 2; i < n; i++) {
+      const c = xml[i];
+      if (c === '"' || c === "'") {
+        const close = xml.indexOf(c, i + 1);
+        if (close === -1) break;
+        i = close;
+      } else if (c === '[') depth++;
+      else if (c === ']') depth--;
+      else if (c === '>' && depth <= 0) return other(i + 1, true);
     }
-    out = out.replace(re, `$1${MASK}`);
+    return other(n, false);
+  }
+  if (next === 0x3f /* ? */) return until(xml, '?>', lt + 2);
+  if (next === 0x2f /* / */) {
+    const nameEnd = readName(xml, lt + 2);
+    const gt = xml.indexOf('>', nameEnd);
+    return {
+      kind: 'end',
+      nameEnd,
+      name: xml.slice(lt + 2, nameEnd),
+      end: gt === -1 ? n : gt + 1,
+      complete: gt !== -1,
+      selfClosing: false,
+    };
+  }
+  const nameEnd = readName(xml, lt + 1);
+  // `<` not followed by a name is not markup: a stray character of text.
+  if (nameEnd === lt + 1) return other(lt + 1, true);
+  const name = xml.slice(lt + 1, nameEnd);
+  for (let i = nameEnd; i < n; i++) {
+    const c = xml[i];
+    if (c === '"' || c === "'") {
+      const close = xml.indexOf(c, i + 1);
+      if (close === -1) break;
+      i = close;
+    } else if (c === '>') {
+      return { kind: 'start', nameEnd, name, end: i + 1, complete: true, selfClosing: xml[i - 1] === '/' };
+    }
+  }
+  return { kind: 'start', nameEnd, name, end: n, complete: false, selfClosing: false };
+}
+
+/** The local part of a qualified name, lower-cased (secret names match whatever the case). */
+function localKey(name: string): string {
+  const colon = name.lastIndexOf(':');
+  return (colon === -1 ? name : name.slice(colon + 1)).toLowerCase();
+}
+
+/**
+ * Where the content of the element whose start tag ends at `from` ends: the index of its matching
+ * end tag and where that end tag ends; undefined when the text ends first or the end tag does not
+ * match (not well-formed).
+ */
+function contentEnd(xml: string, from: number, name: string): { at: number; after: number } | undefined {
+  let depth = 1;
+  let i = from;
+  for (;;) {
+    const lt = xml.indexOf('<', i);
+    if (lt === -1) return undefined;
+    const token = markupAt(xml, lt);
+    if (!token.complete) return undefined;
+    if (token.kind === 'start' && !token.selfClosing) depth++;
+    else if (token.kind === 'end' && --depth === 0) {
+      return token.name === name ? { at: lt, after: token.end } : undefined;
+    }
+    i = token.end;
+  }
+}
+
+/** Replaces every occurrence of the given values (those of 4 characters or more) with the mask. */
+export function maskValues(text: string, values: Iterable<string | undefined>): string {
+  let out = text;
+  for (const value of values) {
+    if (value === undefined) continue;
+    const trimmed = value.trim();
+    for (const v of trimmed === value ? [value] : [value, trimmed]) {
+      if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
+    }
   }
   return out;
 }
 
-/** Masks fields of `a=1&b=2` (names case-insensitive, as the HTTP bindings read them). */
+/**
+ * Masks the whole content of every element whose local name is one of `names` (any prefix, any
+ * case; nested markup, CDATA, comments and references included) with `***`. When the text ends
+ * before such an element does, or its end tag does not match, everything from its start tag on is
+ * masked. Self-closing elements stay as they are. Then, as a safety net, any remaining occurrence
+ * of `values` (what the reader actually read for the secret parameters) is masked too.
+ */
+export function maskXmlElements(
+  xml: string,
+  names: readonly string[],
+  values: Iterable<string | undefined> = [],
+): string {
+  if (names.length === 0) return maskValues(xml, values);
+  const secret = new Set(names.map((n) => n.toLowerCase()));
+  let out = '';
+  let last = 0;
+  let i = 0;
+  for (;;) {
+    const lt = xml.indexOf('<', i);
+    if (lt === -1) break;
+    const token = markupAt(xml, lt);
+    i = token.end;
+    if (token.kind !== 'start' || !secret.has(localKey(token.name))) continue;
+    if (!token.complete) {
+      // `<code …` and then the end of the text: keep the name, mask the rest.
+      out += xml.slice(last, token.nameEnd) + MASK;
+      last = xml.length;
+      break;
+    }
+    if (token.selfClosing) continue;
+    out += xml.slice(last, token.end) + MASK;
+    const content = contentEnd(xml, token.end, token.name);
+    if (!content) {
+      last = xml.length;
+      break;
+    }
+    last = content.at;
+    i = content.after;
+  }
+  out += xml.slice(last);
+  return maskValues(out, values);
+}
+
+// --- query strings and form bodies ---------------------------------------------------------------
+
+/**
+ * Masks fields of `a=1&b=2`. Names are decoded exactly as the HTTP bindings decode them (as
+ * URLSearchParams does: `+` is a space, a malformed escape stays as written) and compared
+ * case-insensitively, as the bindings compare them (http-params.ts), so `%63ode`, `CODE` and
+ * `co%64e` are all the code. Every occurrence is masked, not only the first.
+ */
 export function maskFormFields(form: string, names: readonly string[]): string {
   if (names.length === 0 || form === '') return form;
   const secret = new Set(names.map((n) => n.toLowerCase()));
@@ -30,12 +221,10 @@ export function maskFormFields(form: string, names: readonly string[]): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const rawName = eq === -1 ? pair : pair.slice(0, eq);
-      let name: string;
-      try {
-        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-      } catch {
-        name = rawName;
-      }
+      let name = '';
+      new URLSearchParams(`${rawName}=`).forEach((_value, key) => {
+        name = key;
+      });
       return secret.has(name.toLowerCase()) ? `${rawName}=${MASK}` : pair;
     })
     .join('&');
@@ -47,4 +236,18 @@ export function maskQuery(url: string, names: readonly string[]): string {
   return q === -1 || names.length === 0
     ? url
     : `${url.slice(0, q + 1)}${maskFormFields(url.slice(q + 1), names)}`;
+}
+
+/**
+ * Masks secrets in a request body whatever it turns out to be: the elements of an XML message,
+ * the fields of a form (a form sent to the SOAP endpoint, an envelope sent to an HTTP binding),
+ * and any remaining occurrence of `values`, what the reader read for the secret parameters.
+ * Text that is neither stays as it is.
+ */
+export function maskRequestBody(
+  text: string,
+  names: readonly string[],
+  values: Iterable<string | undefined> = [],
+): string {
+  return maskFormFields(maskXmlElements(text, names, values), names);
 }
