@@ -7,10 +7,16 @@ import {
   exportQuerySchema,
   problemSchema,
 } from '@school/contract';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CallRow, CallSummaryRow } from '../store/index.js';
+import {
+  type CallRow,
+  type CallSummaryRow,
+  SearchBusyError,
+  SearchClosedError,
+  type TextSearchPage,
+} from '../store/index.js';
 import {
   CSV_HEADER,
   csvLine,
@@ -28,14 +34,42 @@ const HEARTBEAT_MS = 15_000;
 // Rows read per query while exporting: small batches keep memory flat whatever the total.
 const EXPORT_BATCH = 100;
 
+/**
+ * A free-text search that could not run: the worker's slots are all taken (503, come back in a
+ * moment) or the server is closing. Anything else is rethrown.
+ */
+function searchUnavailable(reply: FastifyReply, err: unknown, budgetMs: number): FastifyReply {
+  if (err instanceof SearchBusyError) {
+    return sendProblem(
+      reply.header('retry-after', String(Math.max(1, Math.ceil(budgetMs / 1000)))),
+      problem(
+        503,
+        'Too many free-text searches are running at once. Try again in a moment, or narrow the search by time, operation or binding so that it finishes sooner.',
+      ),
+    );
+  }
+  if (err instanceof SearchClosedError) {
+    return sendProblem(reply.header('retry-after', '5'), problem(503, 'The server is shutting down.'));
+  }
+  throw err;
+}
+
 /** Call history: list with filters and keyset paging, one call, the live tail, and exports. */
 export const callRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { store } = app;
+  const budgetMs = app.config.SEARCH_BUDGET_MS;
   // Open live tails, ended before the server closes so that shutdown is not held up by them.
   const tails = new Set<() => void>();
+  let closing = false;
   app.addHook('preClose', async () => {
+    closing = true;
     for (const end of tails) end();
+  });
+  // A search or export answered while the server closes ends its connection: a keep-alive socket
+  // left idle after a long request would otherwise hold the shutdown until its grace period ends.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
 
   app.get(
@@ -43,10 +77,11 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
     {
       schema: {
         summary: 'List calls, newest first',
-        description: 'Filters combine with AND. Pass `nextCursor` back as `cursor` for the next page.',
+        description:
+          'Filters combine with AND. Pass `nextCursor` back as `cursor` for the next page. A free-text search (`q`) scans newest first for at most SEARCH_BUDGET_MS; when it stops before the page is full, `search.complete` is false, `search.scannedBack` says how far back it got and `nextCursor` continues the scan. 503 (with Retry-After) when too many free-text searches run at once.',
         tags: ['calls'],
         querystring: callListQuerySchema,
-        response: { 200: callListSchema, 400: problemSchema },
+        response: { 200: callListSchema, 400: problemSchema, 503: problemSchema },
       },
     },
     async (request, reply) => {
@@ -58,7 +93,25 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
           problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
         );
       }
-      const rows = await store.calls.search(toQuery(filters), { limit: limit + 1, after });
+      const query = toQuery(filters);
+      if (query.q) {
+        let found: TextSearchPage;
+        try {
+          found = await store.calls.searchText({ ...query, q: query.q }, { limit, after, budgetMs });
+        } catch (err) {
+          return searchUnavailable(reply, err, budgetMs);
+        }
+        return {
+          items: found.rows.map(toSummary),
+          nextCursor: found.next ? encodeCursor(found.next) : null,
+          search: {
+            complete: found.complete,
+            scanned: found.scanned,
+            scannedBack: found.scannedBack === null ? null : new Date(found.scannedBack).toISOString(),
+          },
+        };
+      }
+      const rows = await store.calls.search(query, { limit: limit + 1, after });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return {
@@ -116,7 +169,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         summary: 'Export calls as CSV or JSON',
         description:
-          'Every call that passes the filters, newest first, streamed. CSV has one row per call without raw messages; JSON is an array of CallDetail.',
+          'Every call that passes the filters, newest first, streamed. CSV has one row per call without raw messages; JSON is an array of CallDetail. With `q`, the search runs to the end (no time budget); 503 (with Retry-After) when too many free-text searches run at once.',
         tags: ['calls'],
         querystring: exportQuerySchema,
         produces: ['text/csv', 'application/json'],
@@ -128,10 +181,16 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
       // Pull-based: a batch is read only when the client has taken the previous one, and each
       // batch becomes one Buffer at once, so memory stays flat however many calls there are.
-      const batches: AsyncGenerator<CallSummaryRow[] | CallRow[]> =
-        format === 'csv'
-          ? store.calls.scanSummaries(query, EXPORT_BATCH)
-          : store.calls.scan(query, EXPORT_BATCH);
+      // With free text this takes a slot in the search worker now, or throws: answer 503 then.
+      let batches: AsyncGenerator<CallSummaryRow[] | CallRow[]>;
+      try {
+        batches =
+          format === 'csv'
+            ? store.calls.scanSummaries(query, EXPORT_BATCH)
+            : store.calls.scan(query, EXPORT_BATCH);
+      } catch (err) {
+        return searchUnavailable(reply, err, budgetMs);
+      }
       let started = false;
       let written = 0;
       const body = new Readable({

@@ -10,6 +10,7 @@ import {
 } from 'kysely';
 import type { NewDelivery } from './deliveries.js';
 import type { Binding, CallsTable, Database, Outcome } from './schema.js';
+import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
 
 export type NewCall = Insertable<CallsTable>;
 export type CallRow = Selectable<CallsTable>;
@@ -34,6 +35,20 @@ export interface CallCursor {
   readonly id: number;
 }
 
+/** A page of a free-text search, which may stop before the page is full (see `searchText`). */
+export interface TextSearchPage {
+  /** Matches, newest first, at most `limit`. */
+  readonly rows: CallSummaryRow[];
+  /** Where the next page starts; null when the history has been searched to its end. */
+  readonly next: CallCursor | null;
+  /** False when the time budget ran out first: `next` then continues the scan. */
+  readonly complete: boolean;
+  /** Calls examined for this page. */
+  readonly scanned: number;
+  /** When the oldest call examined came (epoch ms); null when none was examined. */
+  readonly scannedBack: number | null;
+}
+
 export interface StatsRow {
   readonly bucket: number;
   readonly operation: string | null;
@@ -49,12 +64,29 @@ export interface CallRepository {
    */
   record(call: NewCall, deliveries?: readonly NewDelivery[]): Promise<number>;
   findById(id: number): Promise<CallRow | undefined>;
-  /** Newest first (by time, then id), after `cursor`; keyset pagination, never OFFSET. */
+  /**
+   * Newest first (by time, then id), after `cursor`; keyset pagination, never OFFSET. Free text
+   * (`q`) is searched in the search worker, to the end (no time budget: see `searchText`).
+   */
   search(
     query: CallQuery,
     page: { limit: number; after?: CallCursor | undefined },
   ): Promise<CallSummaryRow[]>;
-  /** Every matching call, newest first, in batches read one at a time: constant memory. */
+  /**
+   * A free-text search (`query.q`) in the search worker, off the main thread and its connection:
+   * scans newest first from `after` until `limit` matches or, when `budgetMs` is given, until that
+   * much time has passed; then says how far back it got and where to continue. Throws
+   * SearchBusyError when the worker has no free slot.
+   */
+  searchText(
+    query: CallQuery & { q: string },
+    page: { limit: number; after?: CallCursor | undefined; budgetMs?: number | undefined },
+  ): Promise<TextSearchPage>;
+  /**
+   * Every matching call, newest first, in batches read one at a time: constant memory. With free
+   * text the batches come from the search worker (no time budget), and SearchBusyError is thrown
+   * by this call, before anything is read.
+   */
   scan(query: CallQuery, batchSize?: number): AsyncGenerator<CallRow[]>;
   /** As `scan`, without the raw request and response. */
   scanSummaries(query: CallQuery, batchSize?: number): AsyncGenerator<CallSummaryRow[]>;
@@ -74,6 +106,10 @@ export interface CallRepository {
   readonly events: EventEmitter<{ recorded: [CallRow[]] }>;
   /** Waits until every record handed in so far is committed. */
   flush(): Promise<void>;
+  /** The free-text search worker (started on first use). */
+  readonly searchWorker: Pick<SearchWorker, 'jobs' | 'running'>;
+  /** Ends the search worker and the searches under way in it. */
+  close(): Promise<void>;
 }
 
 const COLUMNS = [
@@ -105,8 +141,20 @@ const SUMMARY_COLUMNS: readonly ('id' | SummaryColumn)[] = [
   ...COLUMNS.filter((c): c is SummaryColumn => c !== 'request' && c !== 'response'),
 ];
 
-/** `%`, `_` and `\` taken literally in a LIKE pattern. */
-const likePattern = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/** Free text given (an empty `q` filters nothing): the search goes to the worker. */
+const hasText = (query: CallQuery): query is CallQuery & { q: string } =>
+  query.q !== undefined && query.q !== '';
+
+/** The query as the worker reads it: plain data for structured clone. */
+const textQuery = (query: CallQuery & { q: string }): TextQuery => ({
+  operation: query.operation,
+  binding: query.binding,
+  outcome: query.outcome,
+  from: query.from,
+  to: query.to,
+  ip: query.ip,
+  q: query.q,
+});
 
 function applyFilters<O>(
   qb: SelectQueryBuilder<Database, 'calls', O>,
@@ -119,16 +167,7 @@ function applyFilters<O>(
   if (query.from !== undefined) out = out.where('at', '>=', query.from);
   if (query.to !== undefined) out = out.where('at', '<', query.to);
   if (query.ip !== undefined) out = out.where('caller_ip', '=', query.ip);
-  if (query.q !== undefined && query.q !== '') {
-    const pattern = likePattern(query.q);
-    out = out.where((eb) =>
-      eb.or(
-        (['params', 'request', 'response'] as const).map(
-          (column) => sql<boolean>`${sql.ref(column)} like ${pattern} escape '\\'`,
-        ),
-      ),
-    );
-  }
+  // Free text (`q`) is never matched on this connection: see search-worker.mjs.
   return out;
 }
 
@@ -152,8 +191,12 @@ export function createCallRepository(
   db: Kysely<Database>,
   sqlite: SQLite.Database,
   deliveries: { insertFor(callId: number, items: readonly NewDelivery[]): void; notify(): void },
+  options: { searchMaxJobs?: number } = {},
 ): CallRepository {
   let queue: Pending[] = [];
+  // Free text (a LIKE over raw messages, up to gigabytes) runs in a worker thread on its own
+  // read-only connection to the same WAL file; everything else stays on this connection.
+  const searchWorker = createSearchWorker({ file: sqlite.name, maxJobs: options.searchMaxJobs });
   const insert = sqlite.prepare(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
@@ -247,16 +290,58 @@ export function createCallRepository(
     findById(id) {
       return db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
     },
-    search(query, page) {
+    async search(query, page) {
+      if (hasText(query)) {
+        const found = await searchWorker.page<CallSummaryRow>({
+          query: textQuery(query),
+          after: page.after,
+          want: page.limit,
+          columns: SUMMARY_COLUMNS,
+        });
+        return found.rows;
+      }
       let qb = applyFilters(db.selectFrom('calls').select(SUMMARY_COLUMNS), query);
       if (page.after) qb = qb.where(after(page.after));
       return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     },
+    async searchText(query, page) {
+      // One more than the page: finding it tells that the page is full and more follow.
+      const found = await searchWorker.page<CallSummaryRow>({
+        query: textQuery(query),
+        after: page.after,
+        want: page.limit + 1,
+        columns: SUMMARY_COLUMNS,
+        budgetMs: page.budgetMs,
+      });
+      const rows = found.rows.slice(0, page.limit);
+      const lastRow = rows[rows.length - 1];
+      const scannedBack = found.last ? found.last.at : null;
+      if (found.rows.length > page.limit && lastRow) {
+        return {
+          rows,
+          next: { at: lastRow.at, id: lastRow.id },
+          complete: true,
+          scanned: found.scanned,
+          scannedBack,
+        };
+      }
+      if (found.stopped && found.last) {
+        return { rows, next: found.last, complete: false, scanned: found.scanned, scannedBack };
+      }
+      return { rows, next: null, complete: true, scanned: found.scanned, scannedBack };
+    },
     scan(query, batchSize = 500) {
+      if (hasText(query)) return searchWorker.scan<CallRow>(textQuery(query), batchSize, '*');
       return scanBy(query, batchSize, (qb) => qb.selectAll());
     },
     scanSummaries(query, batchSize = 500) {
+      if (hasText(query))
+        return searchWorker.scan<CallSummaryRow>(textQuery(query), batchSize, SUMMARY_COLUMNS);
       return scanBy(query, batchSize, (qb) => qb.select(SUMMARY_COLUMNS));
+    },
+    searchWorker,
+    close() {
+      return searchWorker.close();
     },
     async stats({ from, to, bucketMs }) {
       const rows = await db

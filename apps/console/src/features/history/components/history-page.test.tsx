@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
+import { formatDateTime } from '../../../lib/format';
 import { callList, callSummary, problem } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
@@ -164,6 +165,59 @@ describe('History', () => {
     expect(second?.get('operation')).toBe('AuthCode');
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
     expect(screen.getByText('2 calls: that is all.')).toBeInTheDocument();
+  });
+
+  it('says when a free-text search stopped before filling the page, and load more keeps searching', async () => {
+    const requests = recordRequests();
+    const scannedBack = '2026-11-12T14:02:00.000Z';
+    server.use(
+      http.get('/api/calls', ({ request }) => {
+        const cursor = new URL(request.url).searchParams.get('cursor');
+        return HttpResponse.json(
+          cursor === 'c29tZXdoZXJl'
+            ? {
+                ...callList([callSummary({ id: 3 })]),
+                search: { complete: true, scanned: 800, scannedBack: '2026-11-01T00:00:00.000Z' },
+              }
+            : {
+                ...callList([callSummary({ id: 7 })], 'c29tZXdoZXJl'),
+                search: { complete: false, scanned: 31_000, scannedBack },
+              },
+        );
+      }),
+    );
+    const { user } = renderApp('/history?q=needle');
+    await screen.findByRole('link', { name: /Call 7/ });
+    const note = screen.getByRole('note');
+    expect(note).toHaveTextContent(
+      `Searched back to calls from ${formatDateTime(scannedBack)} without filling the page. Narrow the search by time, operation or binding, or load more to keep searching.`,
+    );
+
+    await user.click(screen.getByRole('button', { name: 'Load more' }));
+    expect(await screen.findByRole('link', { name: /Call 3/ })).toBeInTheDocument();
+    const second = listRequests(requests)[1];
+    expect(second?.get('cursor')).toBe('c29tZXdoZXJl');
+    expect(second?.get('q')).toBe('needle');
+    // The search got to the end: nothing more to say.
+    expect(screen.queryByRole('note')).not.toBeInTheDocument();
+    expect(screen.getByText('2 calls: that is all.')).toBeInTheDocument();
+  });
+
+  it('does not say "no calls match" when the search stopped before finding any', async () => {
+    server.use(
+      http.get('/api/calls', () =>
+        HttpResponse.json({
+          ...callList([], 'c29tZXdoZXJl'),
+          search: { complete: false, scanned: 31_000, scannedBack: '2026-11-12T14:02:00.000Z' },
+        }),
+      ),
+    );
+    renderApp('/history?q=needle');
+    const note = await screen.findByRole('note');
+    expect(note).toHaveTextContent(/^Searched back to calls from .+ without finding a match yet\. Narrow/);
+    expect(screen.queryByText('No calls match these filters.')).not.toBeInTheDocument();
+    expect(screen.queryByRole('table')).not.toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Load more' })).toBeEnabled();
   });
 
   it("shows the problem's title and detail when the history cannot be loaded", async () => {

@@ -8,6 +8,7 @@ import { useCalls } from '../api/get-calls';
 import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
 import { CallsTable } from './calls-table';
 import { FiltersForm } from './filters-form';
+import { SearchStopped } from './search-stopped';
 
 const STREAM_LABELS = {
   off: '',
@@ -26,6 +27,9 @@ export function HistoryPage() {
 
   const setFilters = (next: CallFilters) => setSearchParams(filtersToSearch(next));
   const items = calls.data?.pages.flatMap((page) => page.items) ?? [];
+  // A free-text search that ran out of time on its last page: say how far it got.
+  const lastSearch = calls.data?.pages.at(-1)?.search;
+  const stopped = lastSearch && !lastSearch.complete ? lastSearch : undefined;
 
   return (
     <div className="page history-page">
@@ -59,14 +63,17 @@ export function HistoryPage() {
         <Loading>Loading calls…</Loading>
       ) : !calls.data ? (
         <ErrorState error={calls.error} title="Could not load the history" onRetry={() => calls.refetch()} />
-      ) : items.length === 0 ? (
+      ) : items.length === 0 && !stopped ? (
         <EmptyState>
           {hasFilters(filters) ? 'No calls match these filters.' : 'No calls recorded yet.'}
         </EmptyState>
       ) : (
         <>
-          <CallsTable calls={items} />
+          {items.length > 0 ? <CallsTable calls={items} /> : null}
           <div className="paging">
+            {stopped && !calls.isFetchingNextPage ? (
+              <SearchStopped search={stopped} found={items.length} />
+            ) : null}
             {calls.hasNextPage ? (
               <button
                 type="button"

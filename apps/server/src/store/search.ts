@@ -1,0 +1,261 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * The main thread's side of the free-text search worker (search-worker.mjs).
+ *
+ * Protocol (structured-clone messages; `id` names a job):
+ *   → { type: 'search', id, query, after, want, columns, budgetMs }
+ *   ← { type: 'page', id, rows, stopped, scanned, last }   once
+ *   → { type: 'scan', id, query, batchSize, columns }      starts an export; its first batch follows
+ *   ← { type: 'batch', id, rows, done }                     one per request
+ *   → { type: 'next', id }                                  asks for the following batch
+ *   → { type: 'cancel', id }                                drops a job
+ *   ← { type: 'error', id, message }                        the job failed and is gone
+ *   → { type: 'close' }                                     closes the connection; the thread ends
+ */
+
+/** Filters as the worker reads them (CallQuery, with `q` set). */
+export interface TextQuery {
+  readonly operation?: string | undefined;
+  readonly binding?: string | undefined;
+  readonly outcome?: string | undefined;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+  readonly ip?: string | undefined;
+  readonly q: string;
+}
+
+export interface Key {
+  readonly at: number;
+  readonly id: number;
+}
+
+export interface WorkerPage<R> {
+  readonly rows: R[];
+  /** The time budget ran out before `want` matches were found or the history ended. */
+  readonly stopped: boolean;
+  /** Calls examined. */
+  readonly scanned: number;
+  /** The last (oldest) call examined; null when none was. */
+  readonly last: Key | null;
+}
+
+/** Every slot of the worker is taken: answer 503 and let the client come back. */
+export class SearchBusyError extends Error {
+  override name = 'SearchBusyError';
+}
+
+/** The store closed while a search was under way. */
+export class SearchClosedError extends Error {
+  override name = 'SearchClosedError';
+}
+
+type Reply =
+  | { type: 'page'; id: number; rows: unknown[]; stopped: boolean; scanned: number; last: Key | null }
+  | { type: 'batch'; id: number; rows: unknown[]; done: boolean }
+  | { type: 'error'; id: number; message: string };
+
+interface Waiter {
+  resolve(reply: Reply): void;
+  reject(err: Error): void;
+}
+
+export interface SearchWorkerOptions {
+  /** The SQLite database file the worker opens read-only. */
+  readonly file: string;
+  /** Searches and exports in the worker at once; one more is refused with SearchBusyError. */
+  readonly maxJobs?: number;
+  /** The worker thread's nice value on Linux (0 leaves it at the process's); default 10. */
+  readonly nice?: number;
+}
+
+export interface SearchWorker {
+  /** Up to `want` matches after `after`, newest first; stops early once `budgetMs` has passed. */
+  page<R>(request: {
+    query: TextQuery;
+    after?: Key | undefined;
+    want: number;
+    columns: readonly string[] | '*';
+    budgetMs?: number | undefined;
+  }): Promise<WorkerPage<R>>;
+  /**
+   * Every match in batches, pulled one at a time. Takes its slot at once: throws SearchBusyError
+   * here, not on the first `next()`, so that an export can still answer 503.
+   */
+  scan<R>(query: TextQuery, batchSize: number, columns: readonly string[] | '*'): AsyncGenerator<R[]>;
+  /** Jobs under way (searches and open exports). */
+  readonly jobs: number;
+  /** Whether the worker thread is running. */
+  readonly running: boolean;
+  /** Ends every job (SearchClosedError) and the thread. */
+  close(): Promise<void>;
+}
+
+const WORKER_URL = new URL('./search-worker.mjs', import.meta.url);
+const DEFAULT_MAX_JOBS = 8;
+/** The worker thread's nice value (Linux): the endpoints' thread wins the CPU when both want it. */
+const DEFAULT_NICE = 10;
+
+/** One worker thread, started on first use and again after a crash; at most `maxJobs` jobs. */
+export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
+  const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
+  let worker: Worker | undefined;
+  let exited: Promise<void> | undefined;
+  let closed = false;
+  let nextId = 1;
+  let jobs = 0;
+  /** The reply each job is waiting for. */
+  const waiters = new Map<number, Waiter>();
+
+  function failAll(err: Error): void {
+    const pending = [...waiters.values()];
+    waiters.clear();
+    for (const w of pending) w.reject(err);
+  }
+
+  function thread(): Worker {
+    if (closed) throw new SearchClosedError('The store is closed.');
+    if (worker) return worker;
+    const w = new Worker(WORKER_URL, {
+      workerData: { file: options.file, nice: options.nice ?? DEFAULT_NICE },
+      name: 'search',
+    });
+    w.unref();
+    w.on('message', (reply: Reply) => {
+      const waiter = waiters.get(reply.id);
+      if (!waiter) return;
+      waiters.delete(reply.id);
+      waiter.resolve(reply);
+    });
+    w.on('error', (err) => {
+      if (worker === w) worker = undefined;
+      failAll(err);
+    });
+    exited = new Promise((resolve) =>
+      w.once('exit', () => {
+        if (worker === w) worker = undefined;
+        failAll(
+          closed ? new SearchClosedError('The store is closed.') : new Error('The search worker stopped.'),
+        );
+        resolve();
+      }),
+    );
+    worker = w;
+    return w;
+  }
+
+  /** Takes a slot or throws; the returned function gives it back (once). */
+  function acquire(): () => void {
+    if (closed) throw new SearchClosedError('The store is closed.');
+    if (jobs >= maxJobs) throw new SearchBusyError(`${maxJobs} searches are already under way.`);
+    jobs++;
+    // Keep the process alive while work is under way, not while the worker idles.
+    if (jobs === 1) worker?.ref();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      jobs--;
+      if (jobs === 0) worker?.unref();
+    };
+  }
+
+  function send(message: { type: string; id: number } & Record<string, unknown>): Promise<Reply> {
+    const w = thread();
+    if (jobs > 0) w.ref();
+    return new Promise<Reply>((resolve, reject) => {
+      waiters.set(message.id, { resolve, reject });
+      w.postMessage(message);
+    });
+  }
+
+  const check = (reply: Reply): Reply => {
+    if (reply.type === 'error') throw new Error(`Search failed: ${reply.message}`);
+    return reply;
+  };
+
+  return {
+    get jobs() {
+      return jobs;
+    },
+    get running() {
+      return worker !== undefined;
+    },
+    async page<R>(request: Parameters<SearchWorker['page']>[0]): Promise<WorkerPage<R>> {
+      const release = acquire();
+      try {
+        const reply = check(
+          await send({
+            type: 'search',
+            id: nextId++,
+            query: request.query,
+            after: request.after ?? null,
+            want: request.want,
+            columns: request.columns,
+            budgetMs: request.budgetMs ?? null,
+          }),
+        );
+        if (reply.type !== 'page') throw new Error(`Search worker answered ${reply.type} to a search.`);
+        return { rows: reply.rows as R[], stopped: reply.stopped, scanned: reply.scanned, last: reply.last };
+      } finally {
+        release();
+      }
+    },
+    scan<R>(query: TextQuery, batchSize: number, columns: readonly string[] | '*'): AsyncGenerator<R[]> {
+      const release = acquire();
+      const id = nextId++;
+      let state: 'new' | 'open' | 'done' = 'new';
+      const finish = (): void => {
+        if (state === 'open' && worker) worker.postMessage({ type: 'cancel', id });
+        state = 'done';
+        release();
+      };
+      const generator: AsyncGenerator<R[]> = {
+        async next() {
+          if (state === 'done') return { value: undefined, done: true };
+          try {
+            const message =
+              state === 'new' ? { type: 'scan', id, query, batchSize, columns } : { type: 'next', id };
+            state = 'open';
+            const reply = check(await send(message));
+            if (reply.type !== 'batch') throw new Error(`Search worker answered ${reply.type} to an export.`);
+            if (reply.done) {
+              state = 'done';
+              release();
+              // The last batch may be empty.
+              if (reply.rows.length === 0) return { value: undefined, done: true };
+            }
+            return { value: reply.rows as R[], done: false };
+          } catch (err) {
+            if (state === 'open') state = 'done';
+            release();
+            throw err;
+          }
+        },
+        async return() {
+          finish();
+          return { value: undefined, done: true };
+        },
+        async throw(err: unknown) {
+          finish();
+          throw err;
+        },
+        [Symbol.asyncIterator]() {
+          return generator;
+        },
+      };
+      return generator;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const w = worker;
+      if (!w) return;
+      w.postMessage({ type: 'close' });
+      // The worker ends within one chunk; a wedged one is terminated.
+      const timer = setTimeout(() => void w.terminate(), 2000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
