@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
+import { ADMIN_ENV } from './tests/accounts.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -28,6 +29,11 @@ const SERVER_SETTINGS = [
   'RECORD_MAX_BYTES',
   'SQLITE_SYNCHRONOUS',
   'CONSOLE_DIR',
+  'ALLOWED_HOSTS',
+  'SESSION_IDLE_TIMEOUT',
+  'SESSION_MAX_AGE',
+  'LOGIN_LIMIT_PER_USER',
+  'LOGIN_LIMIT_PER_IP',
 ];
 
 async function freePort(): Promise<number> {
@@ -109,6 +115,8 @@ export default async function setup(project: TestProject) {
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
+    // The first admin, made at start (no user exists in a fresh data folder): tests log in as it.
+    ...ADMIN_ENV,
   };
   for (const name of SERVER_SETTINGS) delete env[name];
   const server: ChildProcess = spawn(process.execPath, [path.join(root, 'apps/server/dist/server.js')], {

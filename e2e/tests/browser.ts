@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { inject } from 'vitest';
+import { type Account, ADMIN } from './accounts.js';
 
 /** Whether the suite has a browser and a server (global-setup.ts skips them, loudly, outside CI). */
 export const browserAvailable = (): boolean => inject('chromium') !== '';
@@ -25,8 +26,10 @@ export async function launch(): Promise<Browser> {
 export interface Session {
   readonly context: BrowserContext;
   readonly page: Page;
-  /** Uncaught errors and console errors of the page so far: a test expects none. */
+  /** Uncaught errors, console errors and CSP violations of the page so far: a test expects none. */
   readonly problems: string[];
+  /** What the Content-Security-Policy blocked so far (also in `problems`). */
+  readonly cspViolations: string[];
 }
 
 /**
@@ -43,13 +46,56 @@ export async function openSession(browser: Browser, base: string = baseUrl()): P
   });
   context.setDefaultTimeout(15_000);
   context.setDefaultNavigationTimeout(20_000);
-  const page = await context.newPage();
   const problems: string[] = [];
+  const cspViolations: string[] = [];
+  // Chromium reports some violations (a blocked eval) only as an event and a DevTools issue, not
+  // in the console: each document reports its own through a binding, which outlives navigations.
+  // (Bindings and init scripts come from the browser, not the page: the policy does not apply.)
+  await context.exposeBinding('__reportCspViolation', (_source, text: string) => {
+    cspViolations.push(text);
+    problems.push(`CSP violation: ${text}`);
+  });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      const report = (window as unknown as { __reportCspViolation: (text: string) => void })
+        .__reportCspViolation;
+      report(
+        `${event.effectiveDirective} blocked ${event.blockedURI || 'inline'} in ${event.sourceFile}:${event.lineNumber}`,
+      );
+    });
+  });
+  const page = await context.newPage();
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    if (message.type() === 'error' && !expectedRefusal(message.text(), message.location().url)) {
+      problems.push(`console error: ${message.text()}`);
+    }
   });
-  return { context, page, problems };
+  return { context, page, problems, cspViolations };
+}
+
+/**
+ * Chromium logs every 4xx as a console error. A 401 from /api/session is an answer, not a fault:
+ * "nobody is logged in" (GET, before logging in) or "wrong username or password" (POST).
+ */
+function expectedRefusal(text: string, url: string): boolean {
+  return (
+    text.startsWith('Failed to load resource: the server responded with a status of 401') &&
+    URL.canParse(url) &&
+    new URL(url).pathname === '/api/session'
+  );
+}
+
+/**
+ * Logs in through the login page, as staff do, and waits for the console behind it. With `next`,
+ * the page to come back to (the login page's `?next=`).
+ */
+export async function logIn(page: Page, account: Account = ADMIN, next?: string): Promise<void> {
+  await page.goto(next ? `/login?next=${encodeURIComponent(next)}` : '/login');
+  await page.getByLabel('Username', { exact: true }).fill(account.username);
+  await page.getByLabel('Password', { exact: true }).fill(account.password);
+  await page.getByRole('button', { name: 'Log in', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
 /** Keeps a screenshot of the page as a test artefact (e2e/test-results). */

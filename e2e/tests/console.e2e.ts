@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Browser, Download, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { baseUrl, browserAvailable, launch, openSession, type Session, screenshot } from './browser.js';
+import { apiSession } from './accounts.js';
+import {
+  baseUrl,
+  browserAvailable,
+  launch,
+  logIn,
+  openSession,
+  type Session,
+  screenshot,
+} from './browser.js';
 
 // The staff console and the .asmx service, end to end: the real built server (global-setup.ts),
 // Debian's Chromium, and real HTTP clients (Node's fetch) calling the service as schools do.
@@ -142,8 +151,9 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
   beforeAll(async () => {
     browser = await launch();
-    // The notification calls below are for this school: register it, as staff would.
-    const res = await fetch(`${baseUrl()}/api/schools`, {
+    // The notification calls below are for this school: register it, as an admin would.
+    const api = await apiSession(baseUrl());
+    const res = await api.fetch('/api/schools', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'E2E School', baseUrl: SCHOOL, topicKey: 'e2e' }),
@@ -155,6 +165,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   });
   beforeEach(async () => {
     session = await openSession(browser);
+    await logIn(session.page);
   });
   afterEach(async ({ task }) => {
     const { page } = session;

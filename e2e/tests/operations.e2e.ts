@@ -8,7 +8,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { baseUrl, browserAvailable, launch, openSession, type Session, screenshot } from './browser.js';
+import { ADMIN_ENV, apiSession } from './accounts.js';
+import {
+  baseUrl,
+  browserAvailable,
+  launch,
+  logIn,
+  openSession,
+  type Session,
+  screenshot,
+} from './browser.js';
 
 // What the operations do, seen from the console: a book uploaded by staff is what apps download,
 // and a delivery that died can be retried by hand.
@@ -47,6 +56,7 @@ describe.skipIf(!browserAvailable())(
     it('serves a book uploaded in the console over the GET binding, ranges included, byte for byte', async () => {
       session = await openSession(browser);
       const { page } = session;
+      await logIn(page);
       const file = pdf(`e2e ${Date.now()}`);
       await page.goto('/books');
       await page.getByLabel('termId', { exact: true }).fill('E2E-2026');
@@ -73,8 +83,10 @@ describe.skipIf(!browserAvailable())(
       // The console's own Open link serves the same bytes.
       const open = books.getByRole('link', { name: 'Open the book of term E2E-2026, class 9 C' });
       const href = await open.getAttribute('href');
-      const fromConsole = await fetch(new URL(href ?? '', baseUrl()));
-      expect(Buffer.from(await fromConsole.arrayBuffer()).equals(file)).toBe(true);
+      // (The API needs the admin's session: the browser's own cookies.)
+      const fromConsole = await page.request.get(href ?? '');
+      expect(fromConsole.status()).toBe(200);
+      expect((await fromConsole.body()).equals(file)).toBe(true);
     });
 
     describe('with a push provider that refuses, then accepts', () => {
@@ -120,6 +132,7 @@ describe.skipIf(!browserAvailable())(
             PUSH_WEBHOOK_URL: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/push`,
             PUSH_WEBHOOK_SECRET: 'e2e-webhook-secret-0123456789',
             DISPATCH_POLL_MS: '100',
+            ...ADMIN_ENV,
           },
           stdio: ['ignore', 'inherit', 'inherit'],
         });
@@ -142,7 +155,8 @@ describe.skipIf(!browserAvailable())(
       });
 
       it('retries a dead delivery from the console, and it is sent', async () => {
-        const school = await fetch(`${serverUrl}/api/schools`, {
+        const api = await apiSession(serverUrl);
+        const school = await api.fetch('/api/schools', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({
@@ -158,16 +172,16 @@ describe.skipIf(!browserAvailable())(
         expect(call.status).toBe(200);
         // The provider answers 400: a permanent error, so the delivery is dead at once.
         await expect
-          .poll(async () => (await (await fetch(`${serverUrl}/api/deliveries`)).json()).counts.dead, {
+          .poll(async () => (await (await api.fetch('/api/deliveries')).json()).counts.dead, {
             timeout: 15_000,
           })
           .toBe(1);
-        const list = await (await fetch(`${serverUrl}/api/deliveries?status=dead`)).json();
+        const list = await (await api.fetch('/api/deliveries?status=dead')).json();
         const id = list.items[0].id as number;
 
         session = await openSession(browser, serverUrl);
         const { page } = session;
-        await page.goto(`/deliveries/${id}`);
+        await logIn(page, undefined, `/deliveries/${id}`);
         await page.getByRole('heading', { name: `Delivery #${id}`, level: 1 }).waitFor();
         await page.getByRole('region', { name: 'Attempts' }).getByText('Permanent error').waitFor();
         accept = true;

@@ -2,7 +2,8 @@
 // Gzipped size of the JavaScript a browser fetches on the first load of /send, against the
 // budget. /send is the landing page and Send is in the entry's static graph (router.tsx), so this
 // is the entry chunk plus every chunk it imports statically; lazy routes (history, deliveries,
-// dashboard, books, schools, templates, service) are fetched only when opened and are not counted. Run after `vite build`.
+// dashboard, books, schools, templates, users, audit, service, login, setup, account) are fetched
+// only when opened and are not counted. Run after `vite build`.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

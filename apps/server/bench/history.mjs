@@ -19,17 +19,36 @@ const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-be
 async function startServer() {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, ['--max-semi-space-size=8', path.join(here, '../dist/server.js')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...BENCH_ADMIN,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
+      if ((await fetch(`${url}/healthz`)).ok) return { url, child, headers: { cookie: await login(url) } };
     } catch {}
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('server did not start');
+}
+
+// The history API needs a staff session: the bench logs in as the admin it starts the server with.
+const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1' };
+async function login(url) {
+  const res = await fetch(`${url}/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url },
+    body: JSON.stringify({ username: BENCH_ADMIN.ADMIN_USERNAME, password: BENCH_ADMIN.ADMIN_PASSWORD }),
+  });
+  if (!res.ok) throw new Error(`login failed: ${res.status}`);
+  return (res.headers.get('set-cookie') ?? '').split(';')[0];
 }
 
 const stop = async (child) => {
@@ -128,7 +147,7 @@ try {
     const [warm, samples] = full ? [1, 5] : [10, SAMPLES];
     for (let i = 0; i < samples + warm; i++) {
       const t = performance.now();
-      const res = await fetch(`${server.url}/api/calls?limit=50&${query}`);
+      const res = await fetch(`${server.url}/api/calls?limit=50&${query}`, { headers: server.headers });
       const body = await res.json();
       if (!res.ok || (!full && body.items.length === 0))
         throw new Error(`${name}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
@@ -159,7 +178,7 @@ try {
     server = await startServer();
     const before = rssMb(server.child.pid);
     const t = performance.now();
-    const res = await fetch(`${server.url}/api/calls/export?format=${format}`);
+    const res = await fetch(`${server.url}/api/calls/export?format=${format}`, { headers: server.headers });
     let bytes = 0;
     let newlines = 0;
     for await (const chunk of res.body) {

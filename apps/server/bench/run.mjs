@@ -44,7 +44,7 @@ async function load(url, request, duration) {
 const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-'));
 // One phone from one address: the abuse limits are off here (the last row measures the per-phone
 // limit, with a different phone on every request).
-const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off' };
+const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
 const serverScript = path.join(here, '../dist/server.js');
 const targets = [
   ['bare Fastify route', path.join(here, 'bare.mjs'), {}],
@@ -61,7 +61,7 @@ const targets = [
   [
     'SOAP AuthCode, FULL, per-phone limit checked',
     serverScript,
-    { DATA_DIR: path.join(dataRoot, 'limits'), AUTHCODE_LIMIT_PER_IP: 'off' },
+    { DATA_DIR: path.join(dataRoot, 'limits'), AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' },
     true,
   ],
 ];

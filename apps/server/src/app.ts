@@ -4,10 +4,13 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import { apiPlugin } from './api/plugin.js';
 import { asmxPlugin } from './asmx/plugin.js';
 import { canonicalAsmxUrl } from './asmx/rewrite.js';
+import { authPlugin, withAccess } from './auth/plugin.js';
 import type { Config } from './config.js';
 import { twilioHooks } from './hooks/twilio.js';
 import { consolePlugin } from './plugins/console.js';
 import { corePlugin } from './plugins/core.js';
+import { requestLimitsPlugin } from './plugins/request-limits.js';
+import { securityHeadersPlugin } from './plugins/security-headers.js';
 import { healthRoutes } from './routes/health.js';
 
 const SECRET_PARAMS = operations.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name));
@@ -46,11 +49,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   await app.register(corePlugin, { config });
-  await app.register(healthRoutes);
-  await app.register(asmxPlugin);
+  // Before any route: their hooks see every route registered and every request.
+  await app.register(requestLimitsPlugin);
+  await app.register(securityHeadersPlugin);
+  await app.register(authPlugin);
+  // Who may call what: the .asmx endpoints are open (the interface has no credential; see
+  // ASMX_ALLOWED_IPS), Twilio's callbacks are signed, the console's files are its login page
+  // too; the API sets its rules per group.
+  await app.register(withAccess('public', healthRoutes));
+  await app.register(withAccess('public', asmxPlugin));
   await app.register(apiPlugin, { prefix: '/api' });
-  await app.register(twilioHooks);
-  await app.register(consolePlugin, { root: config.consoleDir });
+  await app.register(withAccess('public', twilioHooks));
+  await app.register(withAccess('public', consolePlugin), { root: config.consoleDir });
   app.log.debug({ groups: groups.map((g) => g.path) }, 'asmx endpoints registered');
   return app;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isValidRegion } from '@school/contract';
+import { isIpRange, isValidRegion, passwordSchema, usernameSchema } from '@school/contract';
 import { z } from 'zod';
 import { checkProviderConfig, providerConfigShape } from './providers/config.js';
 
@@ -41,6 +41,20 @@ const rateLimit = z
       windowMs: Number(match[2]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit],
     };
   });
+
+/** A comma-separated list of IP addresses or CIDR ranges. */
+const ipRanges = z.string().transform((v, ctx): string[] => {
+  const list = v
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  const bad = list.filter((e) => !isIpRange(e));
+  if (bad.length > 0) {
+    ctx.addIssue({ code: 'custom', message: `not IP addresses or CIDR ranges: ${bad.join(', ')}` });
+    return z.NEVER;
+  }
+  return list;
+});
 
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
@@ -95,6 +109,43 @@ export const configSchema = z.object({
   DELIVERY_RETRY_MAX_MS: optional(integer(1, 86_400_000).default(600_000)),
   DISPATCH_POLL_MS: optional(integer(10, 600_000).default(1000)),
   MAX_BOOK_BYTES: optional(integer(1024, 2 * 1024 * 1024 * 1024).default(50 * 1024 * 1024)),
+  /** A free-text history search stops after this long and says how far back it got. */
+  SEARCH_BUDGET_MS: optional(integer(1, 600_000).default(2000)),
+  // --- staff accounts and exposure (docs/security.md) ---
+  /** A session not used for this long ends. */
+  SESSION_IDLE_TIMEOUT: optional(duration.default(30 * 60_000)),
+  /** A session ends this long after login, however much it is used. */
+  SESSION_MAX_AGE: optional(duration.default(12 * 3_600_000)),
+  /** With ADMIN_PASSWORD: the first admin, created at start when no user exists. */
+  ADMIN_USERNAME: optional(usernameSchema.optional()),
+  ADMIN_PASSWORD: optional(passwordSchema.optional()),
+  /** Host headers accepted; `*` accepts any. Default: PUBLIC_BASE_URL's host, localhost, the listen address. */
+  ALLOWED_HOSTS: optional(
+    z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((h) => h.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .optional(),
+  ),
+  /** Caller ranges allowed on the .asmx endpoints; empty: any caller. */
+  ASMX_ALLOWED_IPS: optional(ipRanges.default([])),
+  /** All .asmx operation calls from one address. */
+  ASMX_LIMIT_PER_IP: optional(rateLimit.default({ max: 1200, windowMs: 60_000 })),
+  /** Failed logins per username, and per address. */
+  LOGIN_LIMIT_PER_USER: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
+  LOGIN_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 15 * 60_000 })),
+  /** Connections open at once; more are refused. */
+  MAX_CONNECTIONS: optional(integer(10, 1_000_000).default(1024)),
+  /** Bytes of request bodies being received at once, all requests together; more get 503. */
+  MAX_INFLIGHT_BODY_BYTES: optional(integer(64 * 1024, 16 * 1024 * 1024 * 1024).default(64 * 1024 * 1024)),
+  /** The book library's total size. */
+  MAX_LIBRARY_BYTES: optional(integer(1024, 1024 * 1024 * 1024 * 1024).default(5 * 1024 * 1024 * 1024)),
+  /** Below this much free space in DATA_DIR, raw bodies are no longer stored (summaries still are). */
+  MIN_FREE_DISK_MB: optional(integer(0, 10_000_000).default(1024)),
 });
 
 // apps/server/src/config.ts and the bundled apps/server/dist/server.js both sit two levels below
@@ -114,7 +165,18 @@ export class ConfigError extends Error {
 
 /** Validates the environment once; a bad value is an error naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = configSchema.superRefine(checkProviderConfig).safeParse(env);
+  const result = configSchema
+    .superRefine(checkProviderConfig)
+    .superRefine((c, ctx) => {
+      if ((c.ADMIN_USERNAME === undefined) !== (c.ADMIN_PASSWORD === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [c.ADMIN_USERNAME === undefined ? 'ADMIN_USERNAME' : 'ADMIN_PASSWORD'],
+          message: 'ADMIN_USERNAME and ADMIN_PASSWORD go together',
+        });
+      }
+    })
+    .safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);

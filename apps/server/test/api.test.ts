@@ -34,7 +34,7 @@ function call(overrides: Partial<NewCall>): NewCall {
 describe('console API', () => {
   let t: TestApp;
   const get = async <T>(url: string) => {
-    const res = await t.app.inject({ method: 'GET', url });
+    const res = await t.inject({ method: 'GET', url });
     return { status: res.statusCode, body: res.json() as T, headers: res.headers };
   };
 
@@ -65,7 +65,7 @@ describe('console API', () => {
 
   describe('POST /api/operations/{name}', () => {
     it('runs the operation as a console call and answers its id', async () => {
-      const res = await t.app.inject({
+      const res = await t.inject({
         method: 'POST',
         url: '/api/operations/AuthCode',
         payload: { code: '4821', phone: '+44 7911 123456' },
@@ -86,7 +86,7 @@ describe('console API', () => {
     });
 
     it('answers bad input with a problem naming the field and the recorded call', async () => {
-      const res = await t.app.inject({
+      const res = await t.inject({
         method: 'POST',
         url: '/api/operations/AuthCode',
         payload: { code: '4821', phone: 'nope' },
@@ -107,13 +107,13 @@ describe('console API', () => {
     });
 
     it('says a missing parameter, a non-string value, no book, and an unknown operation plainly', async () => {
-      const missing = await t.app.inject({
+      const missing = await t.inject({
         method: 'POST',
         url: '/api/operations/SendMarkNotes',
         payload: { id: '1' },
       });
       expect(missing.json()).toMatchObject({ status: 400, detail: 'Missing parameter: id_class.' });
-      const wrongType = await t.app.inject({
+      const wrongType = await t.inject({
         method: 'POST',
         url: '/api/operations/AuthCode',
         payload: { code: 1234, phone: '+447911123456' },
@@ -122,17 +122,17 @@ describe('console API', () => {
         status: 400,
         errors: { code: 'Invalid code: it must be a string.' },
       });
-      const book = await t.app.inject({
+      const book = await t.inject({
         method: 'POST',
         url: '/api/operations/GetBookPdfByTerm',
         payload: { termId: 'T1', srid: 'S', classId: '7B' },
       });
       expect(book.statusCode).toBe(404);
       expect(book.json()).toMatchObject({ detail: "No book exists for term 'T1' and class '7B'." });
-      const unknown = await t.app.inject({ method: 'POST', url: '/api/operations/DropTables', payload: {} });
+      const unknown = await t.inject({ method: 'POST', url: '/api/operations/DropTables', payload: {} });
       expect(unknown.statusCode).toBe(404);
       expect(typeof (unknown.json() as Problem).callId).toBe('number');
-      const push = await t.app.inject({ method: 'POST', url: '/api/operations/pushNoti' });
+      const push = await t.inject({ method: 'POST', url: '/api/operations/pushNoti' });
       expect(push.statusCode).toBe(200);
     });
   });
@@ -176,7 +176,7 @@ describe('console API', () => {
 
     it('refuses bad filters and cursors with a problem', async () => {
       for (const query of ['binding=fax', 'limit=0', 'from=yesterday', 'cursor=abc']) {
-        const res = await t.app.inject({ method: 'GET', url: `/api/calls?${query}` });
+        const res = await t.inject({ method: 'GET', url: `/api/calls?${query}` });
         expect(res.statusCode, query).toBe(400);
         expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect(Object.keys((res.json() as Problem).errors ?? {}).length).toBeGreaterThan(0);
@@ -199,7 +199,7 @@ describe('console API', () => {
           params: JSON.stringify({ id: '=HYPERLINK("x")' }),
         }),
       );
-      const res = await t.app.inject({
+      const res = await t.inject({
         method: 'GET',
         url: '/api/calls/export?format=csv&operation=SendNotificationType',
       });
@@ -215,12 +215,12 @@ describe('console API', () => {
     });
 
     it('streams JSON with raw messages', async () => {
-      const res = await t.app.inject({ method: 'GET', url: '/api/calls/export?format=json&ip=198.51.100.7' });
+      const res = await t.inject({ method: 'GET', url: '/api/calls/export?format=json&ip=198.51.100.7' });
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       const rows = res.json() as CallDetail[];
       expect(rows).toHaveLength(10);
       expect(rows[0]?.request).toContain('POST /AuthCodeSending.asmx');
-      const empty = await t.app.inject({ method: 'GET', url: '/api/calls/export?format=json&ip=192.0.2.99' });
+      const empty = await t.inject({ method: 'GET', url: '/api/calls/export?format=json&ip=192.0.2.99' });
       expect(empty.json()).toEqual([]);
     });
   });
@@ -241,7 +241,7 @@ describe('console API', () => {
     });
 
     it('refuses periods with too many buckets', async () => {
-      const res = await t.app.inject({
+      const res = await t.inject({
         method: 'GET',
         url: '/api/stats?from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&bucket=minute',
       });
@@ -250,9 +250,16 @@ describe('console API', () => {
   });
 
   it('GET /api/service describes the endpoints', async () => {
-    const { body } = await t.app
-      .inject({ method: 'GET', url: '/api/service', headers: { host: 'sms.example.org' } })
-      .then((r) => ({ body: r.json() as ServiceInfo }));
+    // A host name the server answers for (ALLOWED_HOSTS) and whose origin the session's requests carry.
+    const other = await startTestApp({ ALLOWED_HOSTS: 'sms.example.org,localhost' });
+    const { body } = await other
+      .inject({
+        method: 'GET',
+        url: '/api/service',
+        headers: { host: 'sms.example.org', origin: 'http://sms.example.org' },
+      })
+      .then((r) => ({ body: r.json() as ServiceInfo }))
+      .finally(() => other.close());
     expect(body.namespace).toBe('http://tempuri.org/');
     expect(body.groups.map((g) => g.wsdl)).toContain('http://sms.example.org/BookPdf.asmx?wsdl');
     expect(body.groups.flatMap((g) => g.operations.map((o) => o.name))).toHaveLength(5);
@@ -275,13 +282,13 @@ describe('console API', () => {
         '/api/service',
       ]),
     );
-    const docs = await t.app.inject({ method: 'GET', url: '/api/docs/' });
+    const docs = await t.inject({ method: 'GET', url: '/api/docs/' });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).toContain('swagger');
   });
 
   it('answers unknown API paths with a problem, never the console page', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/nope', headers: { accept: 'text/html' } });
+    const res = await t.inject({ method: 'GET', url: '/api/nope', headers: { accept: 'text/html' } });
     expect(res.statusCode).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
@@ -294,12 +301,17 @@ describe('live tail', () => {
     const port = (t.app.server.address() as AddressInfo).port;
     try {
       const events: string[] = [];
+      const cookie = await t.login();
       const connected = new Promise<http.IncomingMessage>((resolve) => {
-        http.get(`http://127.0.0.1:${port}/api/calls/stream?operation=pushNoti`, (res) => {
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => events.push(chunk));
-          resolve(res);
-        });
+        http.get(
+          `http://127.0.0.1:${port}/api/calls/stream?operation=pushNoti`,
+          { headers: { cookie } },
+          (res) => {
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => events.push(chunk));
+            resolve(res);
+          },
+        );
       });
       const res = await connected;
       expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
@@ -333,15 +345,15 @@ describe('console pages', () => {
     const t = await startTestApp({ CONSOLE_DIR: dist.dir });
     try {
       for (const url of ['/', '/history?operation=AuthCode', '/send/AuthCode']) {
-        const res = await t.app.inject({ method: 'GET', url });
+        const res = await t.inject({ method: 'GET', url });
         expect(res.statusCode, url).toBe(200);
         expect(res.body).toContain('<title>Console</title>');
       }
-      const asset = await t.app.inject({ method: 'GET', url: '/assets/app-1234.js' });
+      const asset = await t.inject({ method: 'GET', url: '/assets/app-1234.js' });
       expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-      expect((await t.app.inject({ method: 'GET', url: '/assets/missing.js' })).statusCode).toBe(404);
-      expect((await t.app.inject({ method: 'GET', url: '/NoSuch.asmx' })).statusCode).toBe(404);
-      expect((await t.app.inject({ method: 'GET', url: '/api/calls/x' })).statusCode).toBe(400);
+      expect((await t.inject({ method: 'GET', url: '/assets/missing.js' })).statusCode).toBe(404);
+      expect((await t.inject({ method: 'GET', url: '/NoSuch.asmx' })).statusCode).toBe(404);
+      expect((await t.inject({ method: 'GET', url: '/api/calls/x' })).statusCode).toBe(400);
     } finally {
       await t.close();
       dist.remove();

@@ -20,7 +20,7 @@ describe('book library', () => {
   afterAll(() => t.close());
 
   const upload = (termId: string, classId: string, body: Buffer, type = 'application/pdf') =>
-    t.app.inject({
+    t.inject({
       method: 'PUT',
       url: `/api/books/${encodeURIComponent(termId)}/${encodeURIComponent(classId)}?filename=maths.pdf`,
       headers: { 'content-type': type },
@@ -35,7 +35,7 @@ describe('book library', () => {
     expect(book).toMatchObject({ termId: '2026-1', classId: '7B', size: 10_000, filename: 'maths.pdf' });
     expect(book.url).toMatch(/\/BookPdf\.asmx\/GetBookPdfByTerm\?termId=2026-1&srid=&classId=7B$/);
 
-    const get = await t.app.inject({
+    const get = await t.inject({
       method: 'GET',
       url: '/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=S-9&classId=7B',
     });
@@ -48,7 +48,7 @@ describe('book library', () => {
     const etag = get.headers.etag as string;
     expect(etag).toBe(`"${book.sha256}"`);
 
-    const post = await t.app.inject({
+    const post = await t.inject({
       method: 'POST',
       url: '/BookPdf.asmx/GetBookPdfByTerm',
       headers: { 'content-type': 'application/x-www-form-urlencoded', range: 'bytes=100-199' },
@@ -58,19 +58,19 @@ describe('book library', () => {
     expect(post.headers['content-range']).toBe('bytes 100-199/10000');
     expect(post.rawPayload.equals(file.subarray(100, 200))).toBe(true);
 
-    const suffix = await t.app.inject({
+    const suffix = await t.inject({
       method: 'GET',
       url: '/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=&classId=7B',
       headers: { range: 'bytes=-6' },
     });
     expect(suffix.body).toBe('%EOF\n'.padStart(6, '%'));
-    const cached = await t.app.inject({
+    const cached = await t.inject({
       method: 'GET',
       url: '/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=&classId=7B',
       headers: { 'if-none-match': etag },
     });
     expect(cached.statusCode).toBe(304);
-    const beyond = await t.app.inject({
+    const beyond = await t.inject({
       method: 'GET',
       url: '/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=&classId=7B',
       headers: { range: 'bytes=20000-' },
@@ -79,7 +79,7 @@ describe('book library', () => {
     expect(beyond.headers['content-range']).toBe('bytes */10000');
 
     // SOAP answers the empty response when the book exists.
-    const soap = await t.app.inject({
+    const soap = await t.inject({
       method: 'POST',
       url: '/BookPdf.asmx',
       headers: {
@@ -103,12 +103,12 @@ describe('book library', () => {
     await upload('T2', '8A', pdf('first'));
     const second = pdf('second');
     const replaced = (await upload('T2', '8A', second)).json();
-    const list = (await t.app.inject({ method: 'GET', url: '/api/books' })).json();
+    const list = (await t.inject({ method: 'GET', url: '/api/books' })).json();
     expect(list.filter((b: { termId: string }) => b.termId === 'T2')).toHaveLength(1);
-    const file = await t.app.inject({ method: 'GET', url: `/api/books/${replaced.id}/file` });
+    const file = await t.inject({ method: 'GET', url: `/api/books/${replaced.id}/file` });
     expect(file.rawPayload.equals(second)).toBe(true);
-    expect((await t.app.inject({ method: 'DELETE', url: `/api/books/${replaced.id}` })).statusCode).toBe(204);
-    const gone = await t.app.inject({
+    expect((await t.inject({ method: 'DELETE', url: `/api/books/${replaced.id}` })).statusCode).toBe(204);
+    const gone = await t.inject({
       method: 'GET',
       url: '/BookPdf.asmx/GetBookPdfByTerm?termId=T2&srid=&classId=8A',
     });
@@ -124,7 +124,7 @@ describe('book library', () => {
     const big = await upload('T3', '1', pdf('big', 70_000));
     expect(big.statusCode).toBe(413);
     expect(big.json().detail).toBe('The file is larger than the limit of 65536 bytes.');
-    const list = (await t.app.inject({ method: 'GET', url: '/api/books' })).json();
+    const list = (await t.inject({ method: 'GET', url: '/api/books' })).json();
     expect(list.find((b: { termId: string }) => b.termId === 'T3')).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DeliveryDetail, DeliveryList } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDataDir } from './helpers.js';
+import { consoleFetch, TEST_ADMIN, tempDataDir } from './helpers.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -83,6 +83,8 @@ describe('a dispatcher killed mid-batch and restarted', () => {
         DISPATCH_CONCURRENCY: '2',
         PROVIDER_TIMEOUT_MS: '60000',
         DISPATCH_POLL_MS: '50',
+        ADMIN_USERNAME: TEST_ADMIN.username,
+        ADMIN_PASSWORD: TEST_ADMIN.password,
       },
       stdio: 'ignore',
     });
@@ -93,7 +95,8 @@ describe('a dispatcher killed mid-batch and restarted', () => {
 
   it('loses nothing and sends nothing twice', async () => {
     const first = await start();
-    const school = await fetch(`${first.url}/api/schools`, {
+    const firstApi = await consoleFetch(first.url);
+    const school = await firstApi('/api/schools', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Crash School', baseUrl: 'https://crash.example.org', topicKey: 'crash' }),
@@ -113,8 +116,9 @@ describe('a dispatcher killed mid-batch and restarted', () => {
 
     const second = await start();
     try {
+      const api = await consoleFetch(second.url);
       const deliveries = await until(async () => {
-        const list = (await (await fetch(`${second.url}/api/deliveries?limit=50`)).json()) as DeliveryList;
+        const list = (await (await api('/api/deliveries?limit=50')).json()) as DeliveryList;
         return list.counts.sent === 5 ? list.items : undefined;
       }, 'all five sent after the restart');
       expect(accepted.size).toBe(5);
@@ -123,7 +127,7 @@ describe('a dispatcher killed mid-batch and restarted', () => {
       for (const key of held) expect(accepted.has(key)).toBe(true);
       const outcomes: string[][] = [];
       for (const d of deliveries) {
-        const detail = (await (await fetch(`${second.url}/api/deliveries/${d.id}`)).json()) as DeliveryDetail;
+        const detail = (await (await api(`/api/deliveries/${d.id}`)).json()) as DeliveryDetail;
         outcomes.push(detail.attemptLog.map((a) => String(a.outcome)));
       }
       expect(outcomes.filter((o) => o.join() === 'interrupted,sent')).toHaveLength(2);

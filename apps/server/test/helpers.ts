@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.js';
+import { CSRF_HEADER, CSRF_HEADER_VALUE } from '@school/contract';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
 
 /** A fresh data folder under the system's temp directory, removed by the returned function. */
@@ -11,16 +12,34 @@ export function tempDataDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** The admin every test app starts with (ADMIN_USERNAME / ADMIN_PASSWORD). */
+export const TEST_ADMIN = { username: 'admin', password: 'correct horse battery' } as const;
+
 export interface TestApp {
   readonly app: FastifyInstance;
   readonly config: Config;
   readonly dataDir: string;
+  /**
+   * `app.inject` as the logged-in admin from the console: the session cookie, the server's own
+   * Origin and the console's CSRF header are added (a test's own headers win).
+   */
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+  /** Logs in and answers the session cookie header (`session=…`). */
+  login(username?: string, password?: string): Promise<string>;
   /** Closes the app and removes its data folder. */
   close(): Promise<void>;
 }
 
+/** Headers of a request from the console's own page (same origin, CSRF header). */
+export const CONSOLE_HEADERS = { origin: 'http://localhost:80', [CSRF_HEADER]: CSRF_HEADER_VALUE } as const;
+
 /** Builds the real app on a temporary SQLite database; `env` overrides configuration. */
-export async function startTestApp(env: Record<string, string> = {}, dataDir?: string): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  dataDir?: string,
+  /** Pino options (e.g. a `stream` to read the log); none: no logging. */
+  logger?: BuildOptions['logger'],
+): Promise<TestApp> {
   const temp = dataDir ? undefined : tempDataDir();
   const dir = dataDir ?? (temp as { dir: string }).dir;
   const config = loadConfig({
@@ -30,14 +49,39 @@ export async function startTestApp(env: Record<string, string> = {}, dataDir?: s
     // Tests send many codes to one phone from one address; the limits have their own tests.
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    ASMX_LIMIT_PER_IP: 'off',
+    ADMIN_USERNAME: TEST_ADMIN.username,
+    ADMIN_PASSWORD: TEST_ADMIN.password,
     ...env,
   });
-  const app = await buildApp(config, { logger: false });
+  const app = await buildApp(config, { logger: logger ?? false });
   await app.ready();
+  async function login(username: string = TEST_ADMIN.username, password: string = TEST_ADMIN.password) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/session',
+      headers: CONSOLE_HEADERS,
+      payload: { username, password },
+    });
+    if (res.statusCode !== 200) throw new Error(`login as ${username} failed: ${res.statusCode} ${res.body}`);
+    const cookie = res.cookies.find((c) => c.name === 'session');
+    if (!cookie) throw new Error('login answered no session cookie');
+    return `session=${cookie.value}`;
+  }
+  let adminCookie: Promise<string> | undefined;
   return {
     app,
     config,
     dataDir: dir,
+    login,
+    async inject(options) {
+      adminCookie ??= login();
+      const cookie = await adminCookie;
+      return app.inject({
+        ...options,
+        headers: { cookie, ...CONSOLE_HEADERS, ...(options.headers as Record<string, string> | undefined) },
+      });
+    },
     async close() {
       await app.close();
       temp?.remove();
@@ -63,4 +107,29 @@ export async function registerSchool(
     topic_key: school.topicKey ?? 'example',
     allowed_ips: school.allowedIps ?? null,
   });
+}
+
+/**
+ * Logs in to a listening server as the console would and answers a `fetch` that carries the
+ * session cookie, the server's own Origin and the console's CSRF header.
+ */
+export async function consoleFetch(
+  baseUrl: string,
+  username: string = TEST_ADMIN.username,
+  password: string = TEST_ADMIN.password,
+): Promise<(path: string, init?: RequestInit) => Promise<Response>> {
+  const origin = new URL(baseUrl).origin;
+  const headers = { origin, [CSRF_HEADER]: CSRF_HEADER_VALUE };
+  const res = await fetch(`${baseUrl}/api/session`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  if (res.status !== 200) throw new Error(`login as ${username} failed: ${res.status} ${await res.text()}`);
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  return (path, init = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: { cookie, ...headers, ...(init.headers as Record<string, string> | undefined) },
+    });
 }

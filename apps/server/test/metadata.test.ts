@@ -4,7 +4,8 @@ import { startTestApp, type TestApp } from './helpers.js';
 describe('WSDL, DISCO and help pages', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    // These tests are about what is echoed from Host headers: any host is answered here.
+    t = await startTestApp({ ALLOWED_HOSTS: '*' });
   });
   afterAll(() => t.close());
 
@@ -29,8 +30,8 @@ describe('WSDL, DISCO and help pages', () => {
       headers: { host: 'h', 'x-forwarded-proto': 'https' },
     });
     expect(direct.body).toContain('location="http://h/BookPdf.asmx"');
-    const proxied = await startTestApp({ TRUST_PROXY: 'true' });
-    const pub = await startTestApp({ PUBLIC_BASE_URL: 'https://sms.example.org/base/' });
+    const proxied = await startTestApp({ TRUST_PROXY: 'true', ALLOWED_HOSTS: '*' });
+    const pub = await startTestApp({ PUBLIC_BASE_URL: 'https://sms.example.org/base/', ALLOWED_HOSTS: '*' });
     try {
       const res = await proxied.app.inject({
         method: 'GET',

@@ -2,7 +2,7 @@ import type { GroupDef, OperationDef } from '@school/contract';
 import { samples, type WireBinding } from './samples.js';
 import { escapeXml as esc } from './xml.js';
 
-const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fafbfc}
+export const HELP_PAGE_STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fafbfc}
 header{background:#1f4e79;color:#fff;padding:1rem 2rem}header h1{margin:0;font-size:1.5rem}
 main{padding:1rem 2rem;max-width:60rem}a{color:#0b5cad}pre{background:#fff;border:1px solid #d0d7de;
 padding:.75rem;overflow:auto;font-size:13px}h2{margin-top:2rem;font-size:1.15rem}
@@ -12,7 +12,7 @@ button{padding:.35rem 1rem}.note{color:#57606a}`;
 function page(title: string, heading: string, content: string): string {
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(title)}</title><style>${STYLE}</style></head>
+<title>${esc(title)}</title><style>${HELP_PAGE_STYLE}</style></head>
 <body><header><h1>${esc(heading)}</h1></header><main>
 ${content}
 </main></body></html>`;

@@ -99,11 +99,29 @@ export const callListQuerySchema = callFiltersSchema.extend({
 });
 export type CallListQuery = z.input<typeof callListQuerySchema>;
 
+/**
+ * How a free-text search (`q`) went. It scans newest first under a time budget; when the budget
+ * runs out before the page is full it stops, says so, and `nextCursor` continues the scan.
+ */
+export const textSearchSchema = z
+  .object({
+    /** False when the search stopped early: the page may hold fewer matches than asked for. */
+    complete: z.boolean(),
+    /** Calls examined for this page. */
+    scanned: z.number().int(),
+    /** ISO 8601 time of the oldest call examined; null when none was. */
+    scannedBack: z.string().nullable(),
+  })
+  .meta({ id: 'TextSearch' });
+export type TextSearch = z.infer<typeof textSearchSchema>;
+
 export const callListSchema = z
   .object({
     items: z.array(callSummarySchema),
     /** Pass as `cursor` for the next (older) page; null on the last page. */
     nextCursor: z.string().nullable(),
+    /** With `q` only: whether the search covered the page or stopped early (see TextSearch). */
+    search: textSearchSchema.optional(),
   })
   .meta({ id: 'CallList' });
 export type CallList = z.infer<typeof callListSchema>;
@@ -163,6 +181,12 @@ export const serviceInfoSchema = z
     /** The region national phone numbers are read in, when one is configured. */
     defaultPhoneRegion: z.string().nullable(),
     providers: z.object({ sms: providerInfoSchema, push: providerInfoSchema }),
+    /** The data folder's free space; raw request and response bodies stop being stored below the minimum. */
+    storage: z.object({
+      freeBytes: z.number().nullable(),
+      minFreeBytes: z.number(),
+      rawBodiesStored: z.boolean(),
+    }),
     groups: z.array(
       z.object({
         name: z.string(),

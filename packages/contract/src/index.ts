@@ -1,3 +1,4 @@
 export * from './api.js';
+export * from './auth.js';
 export * from './operations.js';
 export * from './validate.js';

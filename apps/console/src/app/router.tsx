@@ -3,11 +3,12 @@ import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { Loading } from '../components/ui/status';
 import { paths } from '../config/paths';
 import { SendPage } from '../features/send/components/send-page';
-import { Layout } from './layout';
+import { PublicOnly, RequireAdmin, RequireSession } from './auth-guards';
+import { Layout, PublicLayout } from './layout';
 
 // Send is in the first bundle (it is the landing page); the other pages load on first visit, so
-// uPlot, the history table and the management pages (deliveries, books, schools, templates) cost
-// nothing until they are opened. Declarative routes rather than a data router: the console has no
+// uPlot, the history table and the management pages (deliveries, books, schools, templates, users,
+// audit) and the login, setup and account pages cost nothing until they are opened. Declarative routes rather than a data router: the console has no
 // loaders or actions, and this mode is about 17 KB gzipped smaller (bench/bundle-size.mjs).
 const HistoryPage = lazy(() =>
   import('../features/history/components/history-page').then((m) => ({ default: m.HistoryPage })),
@@ -36,23 +37,64 @@ const TemplatesPage = lazy(() =>
 const ServicePage = lazy(() =>
   import('../features/service/components/service-page').then((m) => ({ default: m.ServicePage })),
 );
+const LoginPage = lazy(() =>
+  import('../features/auth/components/login-page').then((m) => ({ default: m.LoginPage })),
+);
+const SetupPage = lazy(() =>
+  import('../features/auth/components/setup-page').then((m) => ({ default: m.SetupPage })),
+);
+const AccountPage = lazy(() =>
+  import('../features/auth/components/account-page').then((m) => ({ default: m.AccountPage })),
+);
+const UsersPage = lazy(() =>
+  import('../features/users/components/users-page').then((m) => ({ default: m.UsersPage })),
+);
+const AuditPage = lazy(() =>
+  import('../features/audit/components/audit-page').then((m) => ({ default: m.AuditPage })),
+);
 
 export function AppRoutes() {
   return (
     <Routes>
-      <Route element={<Layout />}>
-        <Route index element={<Navigate to={paths.send.href()} replace />} />
-        <Route path={paths.send.pattern} element={<SendPage />} />
-        <Route path={paths.history.pattern} element={<Page>{<HistoryPage />}</Page>} />
-        <Route path={paths.call.pattern} element={<Page>{<CallPage />}</Page>} />
-        <Route path={paths.deliveries.pattern} element={<Page>{<DeliveriesPage />}</Page>} />
-        <Route path={paths.delivery.pattern} element={<Page>{<DeliveryPage />}</Page>} />
-        <Route path={paths.dashboard.pattern} element={<Page>{<DashboardPage />}</Page>} />
-        <Route path={paths.books.pattern} element={<Page>{<BooksPage />}</Page>} />
-        <Route path={paths.schools.pattern} element={<Page>{<SchoolsPage />}</Page>} />
-        <Route path={paths.templates.pattern} element={<Page>{<TemplatesPage />}</Page>} />
-        <Route path={paths.service.pattern} element={<Page>{<ServicePage />}</Page>} />
-        <Route path="*" element={<NotFound />} />
+      {/* Logged out, only these two render; everything else goes to the login page (auth-guards.tsx). */}
+      <Route element={<PublicLayout />}>
+        <Route
+          path={paths.login.pattern}
+          element={
+            <PublicOnly>
+              <Page>{<LoginPage />}</Page>
+            </PublicOnly>
+          }
+        />
+        <Route
+          path={paths.setup.pattern}
+          element={
+            <PublicOnly>
+              <Page>{<SetupPage />}</Page>
+            </PublicOnly>
+          }
+        />
+      </Route>
+      <Route element={<RequireSession />}>
+        <Route element={<Layout />}>
+          <Route index element={<Navigate to={paths.send.href()} replace />} />
+          <Route path={paths.send.pattern} element={<SendPage />} />
+          <Route path={paths.history.pattern} element={<Page>{<HistoryPage />}</Page>} />
+          <Route path={paths.call.pattern} element={<Page>{<CallPage />}</Page>} />
+          <Route path={paths.deliveries.pattern} element={<Page>{<DeliveriesPage />}</Page>} />
+          <Route path={paths.delivery.pattern} element={<Page>{<DeliveryPage />}</Page>} />
+          <Route path={paths.dashboard.pattern} element={<Page>{<DashboardPage />}</Page>} />
+          <Route path={paths.service.pattern} element={<Page>{<ServicePage />}</Page>} />
+          <Route path={paths.account.pattern} element={<Page>{<AccountPage />}</Page>} />
+          <Route element={<RequireAdmin />}>
+            <Route path={paths.books.pattern} element={<Page>{<BooksPage />}</Page>} />
+            <Route path={paths.schools.pattern} element={<Page>{<SchoolsPage />}</Page>} />
+            <Route path={paths.templates.pattern} element={<Page>{<TemplatesPage />}</Page>} />
+            <Route path={paths.users.pattern} element={<Page>{<UsersPage />}</Page>} />
+            <Route path={paths.audit.pattern} element={<Page>{<AuditPage />}</Page>} />
+          </Route>
+          <Route path="*" element={<NotFound />} />
+        </Route>
       </Route>
     </Routes>
   );

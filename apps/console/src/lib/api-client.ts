@@ -1,4 +1,4 @@
-import { type Problem, problemSchema } from '@school/contract';
+import { CSRF_HEADER, CSRF_HEADER_VALUE, type Problem, problemSchema } from '@school/contract';
 import type { z } from 'zod';
 
 /**
@@ -10,10 +10,13 @@ import type { z } from 'zod';
 export class ProblemError extends Error {
   override readonly name = 'ProblemError';
   readonly problem: Problem;
+  /** Seconds to wait before asking again, from the answer's Retry-After (a 429, a 503). */
+  readonly retryAfter: number | undefined;
 
-  constructor(problem: Problem) {
+  constructor(problem: Problem, retryAfter?: number) {
     super(problem.detail ?? problem.title);
     this.problem = problem;
+    this.retryAfter = retryAfter;
   }
 
   get status(): number {
@@ -42,7 +45,7 @@ export function apiPath(path: string, query?: QueryParams): string {
 export interface RequestOptions<S extends z.ZodType> {
   /** Checks and types the answer: the contract's schema for this endpoint. */
   readonly schema: S;
-  readonly method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   readonly query?: QueryParams;
   /** Sent as JSON. */
   readonly body?: unknown;
@@ -56,6 +59,14 @@ const networkProblem: Problem = {
   detail: 'The server could not be reached. Check the connection and try again.',
 };
 
+/**
+ * The header the server asks of every state-changing request (the contract's CSRF_HEADER): a
+ * custom header makes a cross-origin browser request preflight, which the server never approves.
+ * GET is left alone, as links, exports and EventSource cannot send it.
+ */
+const csrfHeaders = (method: string): Record<string, string> =>
+  method === 'GET' || method === 'HEAD' ? {} : { [CSRF_HEADER]: CSRF_HEADER_VALUE };
+
 const absolute = (path: string): string =>
   // fetch in some environments (tests under Node) needs an absolute URL; the browser resolves it the same.
   typeof window === 'undefined' ? path : new URL(path, window.location.origin).toString();
@@ -65,7 +76,10 @@ export async function request<S extends z.ZodType>(
   options: RequestOptions<S>,
 ): Promise<z.output<S>> {
   const { schema, method = 'GET', query, body, signal } = options;
-  const headers: Record<string, string> = { Accept: 'application/json, application/problem+json' };
+  const headers: Record<string, string> = {
+    Accept: 'application/json, application/problem+json',
+    ...csrfHeaders(method),
+  };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
 
   let response: Response;
@@ -81,7 +95,13 @@ export async function request<S extends z.ZodType>(
     throw new ProblemError(networkProblem);
   }
 
-  return checkAnswer(schema, `${method} /api${path}`, response, await response.text());
+  return checkAnswer(
+    schema,
+    `${method} /api${path}`,
+    { ok: response.ok, status: response.status, statusText: response.statusText },
+    await response.text(),
+    response.headers.get('Retry-After'),
+  );
 }
 
 /** Upload progress, in bytes; `total` is unknown until the browser says. */
@@ -112,12 +132,21 @@ export function upload<S extends z.ZodType>(path: string, options: UploadOptions
     xhr.open(method, absolute(apiPath(path, query)));
     xhr.setRequestHeader('Accept', 'application/json, application/problem+json');
     xhr.setRequestHeader('Content-Type', contentType);
+    for (const [name, value] of Object.entries(csrfHeaders(method))) xhr.setRequestHeader(name, value);
     xhr.upload.addEventListener('progress', (event) => {
       onProgress?.({ loaded: event.loaded, total: event.lengthComputable ? event.total : undefined });
     });
     xhr.addEventListener('load', () => {
       try {
-        resolve(checkAnswer(schema, `${method} /api${path}`, xhr, xhr.responseText));
+        resolve(
+          checkAnswer(
+            schema,
+            `${method} /api${path}`,
+            xhr,
+            xhr.responseText,
+            xhr.getResponseHeader('Retry-After'),
+          ),
+        );
       } catch (error) {
         reject(error);
       }
@@ -147,10 +176,11 @@ function checkAnswer<S extends z.ZodType>(
   what: string,
   answer: Answer,
   text: string,
+  retryAfter: string | null,
 ): z.output<S> {
   const json = parseJson(text);
   const ok = answer.ok ?? (answer.status >= 200 && answer.status < 300);
-  if (!ok) throw new ProblemError(toProblem(answer, json, text));
+  if (!ok) throw new ProblemError(toProblem(answer, json, text), parseRetryAfter(retryAfter));
 
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
@@ -165,6 +195,15 @@ function checkAnswer<S extends z.ZodType>(
     });
   }
   return parsed.data;
+}
+
+/** Retry-After as seconds from now: a number of seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
 function parseJson(text: string): unknown {
@@ -188,6 +227,10 @@ function toProblem(response: Answer, json: unknown, text: string): Problem {
     ...(plain ? { detail: plain } : {}),
   };
 }
+
+/** A 401: the request needed a session and had none (never logged in, expired, or ended). */
+export const isUnauthorized = (error: unknown): boolean =>
+  error instanceof ProblemError && error.status === 401;
 
 /** The problem behind any error, for display. */
 export function problemOf(error: unknown): Problem {

@@ -1,4 +1,4 @@
-import type { DeliveryStatus, Outcome } from '@school/contract';
+import type { DeliveryStatus, Outcome, Role } from '@school/contract';
 
 const dateTime = new Intl.DateTimeFormat(undefined, {
   year: 'numeric',
@@ -47,3 +47,6 @@ export const DELIVERY_KIND_LABELS = { sms: 'SMS', push: 'Push' } as const;
 export function truncate(value: string, max = 40): string {
   return value.length > max ? `${value.slice(0, max - 1)}…` : value;
 }
+
+/** A role in one word, for the header and tables (the contract's ROLE_LABELS say what each may do). */
+export const ROLE_NAMES: Record<Role, string> = { admin: 'Admin', operator: 'Operator' };

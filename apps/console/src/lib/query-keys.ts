@@ -12,6 +12,10 @@ export interface DeliveryFilters {
  * stats, deliveries) through them without importing that feature.
  */
 export const queryKeys = {
+  /** Who is logged in (lib/session.ts): null when nobody is. */
+  session: {
+    all: ['session'] as const,
+  },
   calls: {
     all: ['calls'] as const,
     lists: () => [...queryKeys.calls.all, 'list'] as const,

@@ -1,5 +1,13 @@
-import { QueryClient } from '@tanstack/react-query';
-import { ProblemError } from './api-client';
+import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
+import { isUnauthorized, ProblemError } from './api-client';
+import { endSession } from './session';
+
+declare module '@tanstack/react-query' {
+  interface Register {
+    queryMeta: { authRequest?: boolean };
+    mutationMeta: { authRequest?: boolean };
+  }
+}
 
 /** A client error (4xx) will not change by asking again; a network or server error may. */
 function shouldRetry(failureCount: number, error: unknown): boolean {
@@ -8,7 +16,18 @@ function shouldRetry(failureCount: number, error: unknown): boolean {
 }
 
 export function createQueryClient(overrides: { retry?: boolean } = {}): QueryClient {
-  return new QueryClient({
+  // The one place a 401 is handled: whatever asked (a page's query, a save, an upload), the session
+  // is over, so it becomes null and the app shell sends the reader to the login page, which brings
+  // them back here afterwards (app/auth-guards.tsx). The session query and the login and setup
+  // posts are marked `authRequest`: their 401 is an answer, not a lost session.
+  const loggedOut = (error: unknown, meta: { authRequest?: boolean } | undefined) => {
+    if (isUnauthorized(error) && !meta?.authRequest) endSession(client, 'expired');
+  };
+  const client: QueryClient = new QueryClient({
+    queryCache: new QueryCache({ onError: (error, query) => loggedOut(error, query.meta) }),
+    mutationCache: new MutationCache({
+      onError: (error, _variables, _context, mutation) => loggedOut(error, mutation.meta),
+    }),
     defaultOptions: {
       queries: {
         staleTime: 30_000,
@@ -18,4 +37,5 @@ export function createQueryClient(overrides: { retry?: boolean } = {}): QueryCli
       mutations: { retry: false },
     },
   });
+  return client;
 }

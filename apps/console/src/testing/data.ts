@@ -1,5 +1,7 @@
 import type {
   Attempt,
+  AuditEntry,
+  AuditList,
   Book,
   CallDetail,
   CallList,
@@ -11,8 +13,10 @@ import type {
   Problem,
   School,
   ServiceInfo,
+  Session,
   Stats,
   Template,
+  User,
 } from '@school/contract';
 import { groups } from '@school/contract';
 
@@ -28,6 +32,7 @@ export const serviceInfo: ServiceInfo = {
     sms: { name: 'log', description: 'log: SMS are logged, not sent (SMS_PROVIDER=log)' },
     push: { name: 'log', description: 'log: pushes are logged, not sent (PUSH_PROVIDER=log)' },
   },
+  storage: { freeBytes: 50_000_000_000, minFreeBytes: 1_000_000_000, rawBodiesStored: true },
   groups: groups.map((g) => ({
     name: g.name,
     title: g.title,
@@ -101,9 +106,13 @@ export function operationResult(overrides: Partial<OperationResult> = {}): Opera
 export function problem(status: number, detail: string, extra: Partial<Problem> = {}): Problem {
   const titles: Record<number, string> = {
     400: 'Invalid request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
     404: 'Not found',
+    409: 'Conflict',
     413: 'Request too large',
     415: 'Unsupported media type',
+    429: 'Too many requests',
     500: 'Internal server error',
   };
   return { type: 'about:blank', title: titles[status] ?? 'Error', status, detail, ...extra };
@@ -231,4 +240,48 @@ export function template(overrides: Partial<Template> = {}): Template {
     updatedAt: '2026-11-01T09:00:00.000Z',
     ...overrides,
   };
+}
+
+/** Who is logged in: an admin unless told otherwise (the default every test gets, testing/server.ts). */
+export function session(overrides: Partial<Session['user']> = {}): Session {
+  return {
+    user: { id: 1, username: 'admin', displayName: 'Alex Admin', role: 'admin', ...overrides },
+    idleExpiresAt: '2026-11-20T10:15:30.000Z',
+    expiresAt: '2026-11-20T20:15:30.000Z',
+  };
+}
+
+export const operatorSession = (): Session =>
+  session({ id: 2, username: 'olivia', displayName: 'Olivia Operator', role: 'operator' });
+
+export function staffUser(overrides: Partial<User> = {}): User {
+  return {
+    id: 1,
+    username: 'admin',
+    displayName: 'Alex Admin',
+    role: 'admin',
+    disabled: false,
+    createdAt: '2026-11-01T09:00:00.000Z',
+    updatedAt: '2026-11-01T09:00:00.000Z',
+    lastLoginAt: '2026-11-20T08:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function auditEntry(overrides: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    id: 30,
+    at: '2026-11-20T08:20:00.000Z',
+    userId: 1,
+    username: 'admin',
+    ip: '198.51.100.7',
+    action: 'school-update',
+    target: 'school 1 (Northfield Academy)',
+    details: { name: { from: 'Northfield', to: 'Northfield Academy' } },
+    ...overrides,
+  };
+}
+
+export function auditList(items: AuditEntry[], nextCursor: string | null = null): AuditList {
+  return { items, nextCursor };
 }

@@ -1,9 +1,12 @@
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { deliveryList, serviceInfo } from './data';
+import { deliveryList, serviceInfo, session } from './data';
 
 /** Handlers every test gets unless it overrides them with server.use(). */
 export const defaultHandlers = [
+  // Logged in as an admin, who may open every page; the auth tests override these.
+  http.get('/api/session', () => HttpResponse.json(session())),
+  http.get('/api/setup', () => HttpResponse.json({ needed: false })),
   http.get('/api/service', () => HttpResponse.json(serviceInfo)),
   // A call's detail lists its deliveries; by default it queued none.
   http.get('/api/deliveries', () => HttpResponse.json(deliveryList([]))),
@@ -21,5 +24,8 @@ export function recordRequests(): Request[] {
   return requests;
 }
 
-export const problemJson = (body: { status: number }) =>
-  HttpResponse.json(body, { status: body.status, headers: { 'Content-Type': 'application/problem+json' } });
+export const problemJson = (body: { status: number }, headers: Record<string, string> = {}) =>
+  HttpResponse.json(body, {
+    status: body.status,
+    headers: { 'Content-Type': 'application/problem+json', ...headers },
+  });

@@ -11,6 +11,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicBaseUrl } from '../asmx/base-url.js';
+import { changes } from '../auth/audit-diff.js';
 import { serveBook } from '../books/serve.js';
 import { removeBookFile, storeBook, UploadError } from '../books/storage.js';
 import { normalizeBaseUrl } from '../operations/run.js';
@@ -55,8 +56,13 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     },
     async (request, reply) => {
       try {
-        const row = await store.schools.create(schoolValues(request.body));
-        return reply.code(201).send(toSchool(row));
+        const school = toSchool(await store.schools.create(schoolValues(request.body)));
+        await app.audit(request, {
+          action: 'school-create',
+          target: `school ${school.id} (${school.name})`,
+          details: changes(undefined, school),
+        });
+        return reply.code(201).send(school);
       } catch (err) {
         if (isConflict(err)) return schoolConflict(reply);
         throw err;
@@ -76,9 +82,17 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     },
     async (request, reply) => {
       try {
-        const row = await store.schools.update(request.params.id, schoolValues(request.body));
-        if (!row) return sendProblem(reply, problem(404, `There is no school ${request.params.id}.`));
-        return toSchool(row);
+        const before = await store.schools.findById(request.params.id);
+        const row = before && (await store.schools.update(before.id, schoolValues(request.body)));
+        if (!before || !row)
+          return sendProblem(reply, problem(404, `There is no school ${request.params.id}.`));
+        const school = toSchool(row);
+        await app.audit(request, {
+          action: 'school-update',
+          target: `school ${school.id} (${school.name})`,
+          details: changes(toSchool(before), school),
+        });
+        return school;
       } catch (err) {
         if (isConflict(err)) return schoolConflict(reply);
         throw err;
@@ -96,9 +110,15 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      if (!(await store.schools.remove(request.params.id))) {
+      const before = await store.schools.findById(request.params.id);
+      if (!before || !(await store.schools.remove(before.id))) {
         return sendProblem(reply, problem(404, `There is no school ${request.params.id}.`));
       }
+      await app.audit(request, {
+        action: 'school-delete',
+        target: `school ${before.id} (${before.name})`,
+        details: changes(toSchool(before), {}),
+      });
       return (reply as FastifyReply).code(204).send();
     },
   );
@@ -130,7 +150,13 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     },
     async (request, reply) => {
       try {
-        return reply.code(201).send(toTemplate(await store.templates.create(request.body)));
+        const template = toTemplate(await store.templates.create(request.body));
+        await app.audit(request, {
+          action: 'template-create',
+          target: `template ${template.id} (${template.type})`,
+          details: changes(undefined, template),
+        });
+        return reply.code(201).send(template);
       } catch (err) {
         if (isConflict(err)) return templateConflict(reply);
         throw err;
@@ -154,9 +180,16 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         if (current?.type === '*' && request.body.type !== '*') {
           return sendProblem(reply, problem(409, 'The generic template (*) keeps its type.'));
         }
-        const row = await store.templates.update(request.params.id, request.body);
-        if (!row) return sendProblem(reply, problem(404, `There is no template ${request.params.id}.`));
-        return toTemplate(row);
+        const row = current && (await store.templates.update(current.id, request.body));
+        if (!current || !row)
+          return sendProblem(reply, problem(404, `There is no template ${request.params.id}.`));
+        const template = toTemplate(row);
+        await app.audit(request, {
+          action: 'template-update',
+          target: `template ${template.id} (${template.type})`,
+          details: changes(toTemplate(current), template),
+        });
+        return template;
       } catch (err) {
         if (isConflict(err)) return templateConflict(reply);
         throw err;
@@ -180,6 +213,11 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
       if (current.type === '*')
         return sendProblem(reply, problem(409, 'The generic template (*) cannot be removed.'));
       await store.templates.remove(current.id);
+      await app.audit(request, {
+        action: 'template-delete',
+        target: `template ${current.id} (${current.type})`,
+        details: changes(toTemplate(current), {}),
+      });
       return (reply as FastifyReply).code(204).send();
     },
   );
@@ -189,6 +227,12 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
   for (const type of ['application/pdf', 'application/octet-stream']) {
     app.addContentTypeParser(type, (_request, payload, done) => done(null, payload));
   }
+
+  const libraryFull = (room: number) =>
+    problem(
+      507,
+      `The book library is full: it may hold ${config.MAX_LIBRARY_BYTES} bytes and has ${Math.max(0, room)} left. Remove books no longer needed, or raise MAX_LIBRARY_BYTES.`,
+    );
 
   app.get(
     '/books',
@@ -207,7 +251,26 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         tags: ['books'],
         params: z.object({ termId: z.string().min(1).max(1024), classId: z.string().min(1).max(1024) }),
         querystring: z.object({ filename: z.string().max(255).optional() }),
-        response: { 200: bookSchema, 400: problemSchema, 413: problemSchema, 415: problemSchema },
+        response: {
+          200: bookSchema,
+          400: problemSchema,
+          413: problemSchema,
+          415: problemSchema,
+          507: problemSchema,
+        },
+      },
+      // Streamed to disk, not held: outside the in-flight body budget, inside its own limits.
+      config: { streamsBody: true },
+      // Too large by its own account: refused before a byte of it is read.
+      onRequest: async (request, reply) => {
+        const declared = Number(request.headers['content-length'] ?? 0);
+        if (declared > config.MAX_BOOK_BYTES) {
+          reply.header('connection', 'close');
+          return sendProblem(
+            reply,
+            problem(413, `The file is larger than the limit of ${config.MAX_BOOK_BYTES} bytes.`),
+          );
+        }
       },
     },
     async (request, reply) => {
@@ -218,13 +281,22 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
           problem(415, 'Send the PDF as the body, with Content-Type: application/pdf.'),
         );
       }
+      // The library as a whole has a size limit too (MAX_LIBRARY_BYTES).
+      const room = config.MAX_LIBRARY_BYTES - (await store.books.totalBytes());
+      const declared = Number(request.headers['content-length'] ?? 0);
+      if (room <= 0 || declared > room) {
+        reply.header('connection', 'close');
+        return sendProblem(reply, libraryFull(room));
+      }
       let stored: { sha256: string; size: number };
       try {
-        stored = await storeBook(config.dataDir, body, config.MAX_BOOK_BYTES);
+        stored = await storeBook(config.dataDir, body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
+          limit < config.MAX_BOOK_BYTES ? libraryFull(room).detail : undefined,
+        );
       } catch (err) {
         if (err instanceof UploadError) {
           // The rest of an oversized body is not read; the connection is closed after the answer.
-          if (err.status === 413) reply.header('connection', 'close');
+          if (err.status === 413 || err.status === 507) reply.header('connection', 'close');
           return sendProblem(reply, problem(err.status, err.message));
         }
         throw err;
@@ -246,7 +318,18 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
       ) {
         await removeBookFile(config.dataDir, previous.sha256);
       }
-      return toBook(row, publicBaseUrl(config, request).base);
+      const book = toBook(row, publicBaseUrl(config, request).base);
+      await app.audit(request, {
+        action: 'book-upload',
+        target: `book ${book.id} (term ${termId}, class ${classId})`,
+        details: {
+          filename: book.filename,
+          size: book.size,
+          sha256: book.sha256,
+          ...(previous ? { replaced: { filename: previous.filename, sha256: previous.sha256 } } : {}),
+        },
+      });
+      return book;
     },
   );
   app.delete(
@@ -262,6 +345,11 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     async (request, reply) => {
       const removed = await store.books.remove(request.params.id);
       if (!removed) return sendProblem(reply, problem(404, `There is no book ${request.params.id}.`));
+      await app.audit(request, {
+        action: 'book-delete',
+        target: `book ${removed.id} (term ${removed.term_id}, class ${removed.class_id})`,
+        details: { filename: removed.filename, size: removed.size, sha256: removed.sha256 },
+      });
       if ((await store.books.usesOf(removed.sha256)) === 0)
         await removeBookFile(config.dataDir, removed.sha256);
       return (reply as FastifyReply).code(204).send();

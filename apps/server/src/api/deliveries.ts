@@ -88,6 +88,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         );
       }
       dispatcher.wake();
+      await app.audit(request, { action: 'delivery-retry', target: `delivery ${id} (${row.recipient})` });
       const updated = await store.deliveries.findById(id);
       const attempts = await store.deliveries.attemptsOf(id);
       return { ...toDelivery(updated ?? row), attemptLog: attempts.map(toAttempt) };
@@ -103,9 +104,10 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: z.object({ retried: z.number().int() }) },
       },
     },
-    async () => {
+    async (request) => {
       const retried = store.deliveries.retryAllDead(Date.now());
       dispatcher.wake();
+      await app.audit(request, { action: 'delivery-retry-dead', details: { retried } });
       return { retried };
     },
   );

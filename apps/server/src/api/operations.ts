@@ -1,4 +1,11 @@
-import { maskParams, operationByName, operationResultSchema, problemSchema } from '@school/contract';
+import { maskQuery } from '@school/asmx';
+import {
+  maskParams,
+  operationByName,
+  operations as operationDefs,
+  operationResultSchema,
+  problemSchema,
+} from '@school/contract';
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -9,6 +16,8 @@ import { problem } from './problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
+/** Secret parameter names (auth codes), masked in a query string sent here too. */
+const SECRET_PARAMS = operationDefs.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name));
 
 /**
  * `POST /api/operations/{name}`: the console's door to the operations. It runs the same operation
@@ -98,7 +107,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
       let id: number;
       try {
         id = await store.calls.record(
-          callRecord(request, reply, config.RECORD_MAX_BYTES, {
+          callRecord(request, reply, app.diskSpace.recordBytes(), {
             group: op?.group ?? '',
             operation: op?.name ?? null,
             binding: 'console',
@@ -108,7 +117,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
             error,
             request: formatRequest(
               request.method,
-              request.url,
+              maskQuery(request.url, SECRET_PARAMS),
               request.raw.httpVersion,
               request.headers,
               JSON.stringify(op ? maskParams(op, received) : {}),
@@ -127,6 +136,11 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
           .send(problem(500, 'The call could not be recorded; nothing was done.'));
       }
       afterCommit?.();
+      await app.audit(request, {
+        action: 'send',
+        target: `call ${id} (${op?.name ?? name.slice(0, 64)})`,
+        details: { outcome, status, ...(params ? { params } : {}), ...(error ? { error } : {}) },
+      });
       return status === 200
         ? reply
             .code(200)

@@ -8,12 +8,16 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
+import { withAccess } from '../auth/plugin.js';
+import { BusyError } from '../plugins/request-limits.js';
 import { callRoutes } from './calls.js';
 import { catalogRoutes } from './catalog.js';
 import { deliveryRoutes } from './deliveries.js';
 import { operationRoutes } from './operations.js';
 import { problem, sendProblem } from './problem.js';
 import { serviceRoutes } from './service.js';
+import { sessionRoutes } from './session.js';
+import { userRoutes } from './users.js';
 
 /**
  * The console's JSON API under /api: schema-first routes (zod, shared with the console through
@@ -36,8 +40,10 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+  await app.register(
+    withAccess('operator', async (docs) => docs.register(swaggerUi, { routePrefix: '/docs' })),
+  );
+  app.get('/openapi.json', { config: { access: 'operator' }, schema: { hide: true } }, () => app.swagger());
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
@@ -48,6 +54,12 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
       }
       const fields = Object.entries(errors).map(([k, v]) => `${k}: ${v}`);
       return sendProblem(reply, problem(400, `The request is invalid. ${fields.join('; ')}`, { errors }));
+    }
+    if (error instanceof BusyError) {
+      return sendProblem(
+        reply.header('retry-after', '5').header('connection', 'close'),
+        problem(503, error.message),
+      );
     }
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
@@ -64,9 +76,13 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
     ),
   );
 
-  await app.register(operationRoutes);
-  await app.register(callRoutes);
-  await app.register(serviceRoutes);
-  await app.register(deliveryRoutes);
-  await app.register(catalogRoutes);
+  // Who may call what (docs/security.md): each group of routes has its rule here; a route may
+  // still set its own (the session routes do).
+  await app.register(sessionRoutes);
+  await app.register(withAccess('operator', operationRoutes));
+  await app.register(withAccess('operator', callRoutes));
+  await app.register(withAccess('operator', serviceRoutes));
+  await app.register(withAccess('operator', deliveryRoutes));
+  await app.register(withAccess('admin', catalogRoutes));
+  await app.register(withAccess('admin', userRoutes));
 };

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 
 const TITLES: Record<number, string> = {
   400: 'Invalid request',
+  401: 'Not logged in',
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
@@ -11,8 +12,10 @@ const TITLES: Record<number, string> = {
   415: 'Unsupported media type',
   422: 'Unprocessable content',
   429: 'Too many requests',
+  421: 'Misdirected request',
   500: 'Internal server error',
   503: 'Service unavailable',
+  507: 'Insufficient storage',
 };
 
 /** An RFC 9457 problem with a title for its status. */

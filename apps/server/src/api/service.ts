@@ -31,6 +31,7 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
           sms: { name: app.providers.sms.name, description: app.providers.sms.describe() },
           push: { name: app.providers.push.name, description: app.providers.push.describe() },
         },
+        storage: app.diskSpace.status(),
         groups: groups.map((g) => ({
           name: g.name,
           title: g.title,

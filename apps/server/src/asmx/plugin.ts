@@ -2,9 +2,8 @@ import type { Readable } from 'node:stream';
 import {
   faultEnvelope,
   httpParamReader,
-  maskFormFields,
   maskQuery,
-  maskXmlElements,
+  maskRequestBody,
   parseContentType,
   readSoapRequest,
   type SoapVersion,
@@ -16,6 +15,10 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { serveBook } from '../books/serve.js';
 import { formatRequest, formatResponse } from '../calls/http-message.js';
 import { callRecord } from '../calls/record.js';
+import { describeWait, describeWindow, FixedWindow } from '../limits/window.js';
+import { ipAllowList } from '../net/ip-allow-list.js';
+import { BusyError } from '../plugins/request-limits.js';
+import { HELP_PAGE_HEADERS, NO_SECURITY_HEADERS } from '../plugins/security-headers.js';
 import type { Binding, NewDelivery, Outcome } from '../store/index.js';
 import { createMetadataPages } from './metadata.js';
 
@@ -55,6 +58,8 @@ interface Exchange {
   readonly recordedBody?: string;
   /** Work the operation starts only once its record is committed. */
   readonly afterCommit?: (() => void) | undefined;
+  /** Answered without a record: a refusal already recorded once in this window. */
+  readonly unrecorded?: boolean;
 }
 
 /**
@@ -67,6 +72,61 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
   const { config, store, operations } = app;
   const namespace = config.SERVICE_NAMESPACE;
   const metadata = createMetadataPages(config);
+
+  // Operation answers go out exactly as ASMX wrote them: no security headers but on help pages.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, helmet: route.config?.helmet ?? NO_SECURITY_HEADERS };
+  });
+
+  // Callers first, before a body is read (docs/security.md): the address allow-list, then the
+  // per-address limit on operation calls. A refusal is recorded once per address and minute (or
+  // limit window), so a flood cannot fill the disk with records of itself.
+  const allowed = config.ASMX_ALLOWED_IPS.length > 0 ? ipAllowList(config.ASMX_ALLOWED_IPS) : undefined;
+  const perIp = config.ASMX_LIMIT_PER_IP && new FixedWindow(config.ASMX_LIMIT_PER_IP);
+  const refusalsRecorded = new FixedWindow({ max: 1, windowMs: 60_000 });
+  app.addHook('onRequest', async (request, reply) => {
+    const { asmxGroup: group, asmxKind } = request.routeOptions.config;
+    if (allowed && !allowed(request.ip)) {
+      const message = `Calls from ${request.ip} are not allowed here.`;
+      if (!group) return reply.code(403).type(TEXT).send(message);
+      const ex = failure(
+        {
+          binding: bindingOf(request, asmxKind),
+          group,
+          operation: undefined,
+          params: undefined,
+          requestBody: '[body not read]',
+        },
+        'client-error',
+        403,
+        message,
+      );
+      return finish(request, reply, {
+        ...ex,
+        headers: { ...ex.headers, 'content-type': TEXT },
+        body: message,
+        unrecorded: !refusalsRecorded.hit(request.ip).ok,
+      });
+    }
+    if (!perIp || !group || asmxKind === undefined) return;
+    const hit = perIp.hit(request.ip);
+    if (hit.ok) return;
+    const { max, windowMs } = perIp.limit;
+    const retryAfter = Math.ceil(hit.retryAfterMs / 1000);
+    const binding = bindingOf(request, asmxKind);
+    const ex = failure(
+      { binding, group, operation: undefined, params: undefined, requestBody: '[body not read]' },
+      'client-error',
+      soapVersionOf(binding) ? 500 : 429,
+      `Too many calls from ${request.ip}: at most ${max} per ${describeWindow(windowMs)}. Try again in ${describeWait(hit.retryAfterMs)}.`,
+      { 'retry-after': String(retryAfter) },
+    );
+    return finish(request, reply, {
+      ...ex,
+      note: 'Later refusals from this address in the same window are not recorded.',
+      unrecorded: hit.refusedBefore > 0,
+    });
+  });
 
   // Every body arrives as bytes: the bindings decide what they accept and answer in their terms.
   app.removeAllContentTypeParsers();
@@ -90,13 +150,14 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
   const secretsOf = (group: GroupDef): readonly string[] => secretsByGroup.get(group) ?? [];
 
   async function finish(request: FastifyRequest, reply: FastifyReply, ex: Exchange): Promise<FastifyReply> {
+    if (ex.unrecorded) return reply.code(ex.status).headers(ex.headers).send(ex.body);
     const bodyText =
       ex.recordedBody ??
       (typeof ex.body === 'string' ? ex.body : Buffer.isBuffer(ex.body) ? ex.body.toString('utf8') : '');
     const url = maskQuery(request.url, secretsOf(ex.group));
     try {
       await store.calls.record(
-        callRecord(request, reply, config.RECORD_MAX_BYTES, {
+        callRecord(request, reply, app.diskSpace.recordBytes(), {
           group: ex.group.name,
           operation: ex.operation?.name ?? null,
           binding: ex.binding,
@@ -237,9 +298,11 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
         group,
         namespace,
       });
-      const requestBody = maskXmlElements(
+      const requestBody = maskRequestBody(
         parsed.ok || parsed.kind === 'fault' ? (parsed.xml ?? '') : '',
         secrets,
+        // Safety net: what the reader took for a secret appears nowhere in the record.
+        parsed.ok ? secrets.map((name) => parsed.params.get(name)) : [],
       );
       if (!parsed.ok && parsed.kind === 'unsupported-media-type') {
         const binding = soapBindingOf(request);
@@ -281,7 +344,9 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
       return finish(request, reply, ex.outcome === 'ok' ? ex : { ...ex, status: 500 });
     });
 
-    app.get(group.path, (request, reply) => metadata.serve(group, request, reply));
+    app.get(group.path, { config: { helmet: HELP_PAGE_HEADERS } }, (request, reply) =>
+      metadata.serve(group, request, reply),
+    );
 
     // The HTTP GET and HTTP POST bindings (asmx-compat.md §4). HEAD is refused below rather than
     // run as a GET: an operation must not act on a HEAD.
@@ -297,7 +362,7 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
           entries = new URLSearchParams(queryOf(request.url));
         } else {
           const body = (request.body as Buffer | undefined) ?? EMPTY;
-          requestBody = maskFormFields(body.toString('utf8'), secrets);
+          requestBody = maskRequestBody(body.toString('utf8'), secrets);
           const type = parseContentType(request.headers['content-type']).mediaType;
           const isForm = type === 'application/x-www-form-urlencoded' || (type === '' && body.length === 0);
           if (op && !isForm) {
@@ -369,6 +434,13 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
 
   // Errors before a handler ran (an oversized or unreadable body), and anything unexpected.
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // Overload, not the caller's doing: answered at once, not recorded (docs/security.md).
+    if (error instanceof BusyError) {
+      return reply
+        .code(503)
+        .headers({ 'retry-after': '5', connection: 'close', 'content-type': TEXT })
+        .send(error.message);
+    }
     const group = request.routeOptions.config.asmxGroup;
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
@@ -409,6 +481,12 @@ function header(request: FastifyRequest, name: string): string | undefined {
 function soapBindingOf(request: FastifyRequest): Binding {
   const type = parseContentType(request.headers['content-type']).mediaType;
   return type === 'application/soap+xml' || header(request, 'soapaction') === undefined ? 'soap12' : 'soap11';
+}
+
+/** The binding a request on an `.asmx` route speaks, before its body is read. */
+function bindingOf(request: FastifyRequest, kind: 'soap' | 'http' | undefined): Binding {
+  if (kind === 'soap') return soapBindingOf(request);
+  return request.method === 'GET' || request.method === 'HEAD' ? 'http-get' : 'http-post';
 }
 
 function soapVersionOf(binding: Binding): SoapVersion | undefined {

@@ -11,7 +11,7 @@ export function bookPath(dataDir: string, sha256: string): string {
 
 export class UploadError extends Error {
   constructor(
-    readonly status: 400 | 413 | 415,
+    readonly status: 400 | 413 | 415 | 507,
     message: string,
   ) {
     super(message);
@@ -27,6 +27,8 @@ export async function storeBook(
   dataDir: string,
   source: Readable,
   maxBytes: number,
+  /** Says why `maxBytes` was reached when it is not the per-file limit (a full library): 507. */
+  whyFull: (limit: number) => string | undefined = () => undefined,
 ): Promise<{ sha256: string; size: number }> {
   const dir = path.join(dataDir, 'books');
   await fs.promises.mkdir(path.join(dir, 'tmp'), { recursive: true });
@@ -40,8 +42,12 @@ export async function storeBook(
       async function* (chunks: AsyncIterable<Buffer>) {
         for await (const chunk of chunks) {
           size += chunk.length;
-          if (size > maxBytes)
-            throw new UploadError(413, `The file is larger than the limit of ${maxBytes} bytes.`);
+          if (size > maxBytes) {
+            const full = whyFull(maxBytes);
+            throw full
+              ? new UploadError(507, full)
+              : new UploadError(413, `The file is larger than the limit of ${maxBytes} bytes.`);
+          }
           if (head.length < 5) head = Buffer.concat([head, chunk.subarray(0, 5 - head.length)]);
           hash.update(chunk);
           yield chunk;

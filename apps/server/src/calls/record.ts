@@ -19,15 +19,18 @@ export interface CallFacts {
   readonly note?: string | null;
 }
 
-/** The call record of an exchange, its raw messages capped at `maxBytes` each. */
+/**
+ * The call record of an exchange, its raw messages capped at `maxBytes` each; with 0 (free disk
+ * space is low) only their first lines are kept.
+ */
 export function callRecord(
   request: FastifyRequest,
   reply: FastifyReply,
   maxBytes: number,
   facts: CallFacts,
 ): NewCall {
-  const req = capText(facts.request, maxBytes);
-  const res = capText(facts.response, maxBytes);
+  const req = maxBytes > 0 ? capText(facts.request, maxBytes) : headLine(facts.request);
+  const res = maxBytes > 0 ? capText(facts.response, maxBytes) : headLine(facts.response);
   return {
     at: Date.now() - Math.round(reply.elapsedTime),
     group_name: facts.group,
@@ -45,5 +48,15 @@ export function callRecord(
     response: res.text,
     response_bytes: res.bytes,
     note: facts.note ?? null,
+  };
+}
+
+/** The request or status line alone, when raw bodies are not stored. */
+function headLine(message: string): { text: string; bytes: number } {
+  const end = message.indexOf('\r\n');
+  const line = end === -1 ? message.slice(0, 200) : message.slice(0, Math.min(end, 2000));
+  return {
+    text: `${line}\r\n\r\n[not stored: free disk space is low]`,
+    bytes: Buffer.byteLength(message),
   };
 }

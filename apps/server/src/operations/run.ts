@@ -1,11 +1,6 @@
-import { BlockList, isIP } from 'node:net';
-import {
-  countryCallingCode,
-  MASK,
-  type OperationDef,
-  type ValidateOptions,
-  validateParams,
-} from '@school/contract';
+import { MASK, type OperationDef, type ValidateOptions, validateParams } from '@school/contract';
+import type { AuthCodeLimits } from '../limits/authcode.js';
+import { ipAllowList } from '../net/ip-allow-list.js';
 import type { BookRow, NewDelivery, SchoolRow, Store } from '../store/index.js';
 
 /** What an operation made of a call, before any binding turns it into a wire response. */
@@ -35,17 +30,6 @@ export type OperationResult =
       readonly retryAfter?: number;
     };
 
-export interface RateLimit {
-  readonly max: number;
-  readonly windowMs: number;
-}
-
-function describeWindow(ms: number): string {
-  if (ms % 3_600_000 === 0) return ms === 3_600_000 ? 'hour' : `${ms / 3_600_000} hours`;
-  if (ms % 60_000 === 0) return ms === 60_000 ? 'minute' : `${ms / 60_000} minutes`;
-  return `${Math.round(ms / 1000)} seconds`;
-}
-
 export interface CallContext {
   /** The caller's address, for schools restricted to IP ranges. */
   readonly callerIp: string;
@@ -72,12 +56,8 @@ export interface OperationRunnerOptions extends ValidateOptions {
   readonly smsTemplate: string;
   /** How long an auth code may wait to be sent, in ms. */
   readonly authCodeTtlMs: number;
-  /** AuthCode's abuse limits; null: no limit. */
-  readonly limits: {
-    readonly perPhone: RateLimit | null;
-    readonly perIp: RateLimit | null;
-    readonly perCountry: RateLimit | null;
-  };
+  /** AuthCode's abuse limits. */
+  readonly limits: AuthCodeLimits;
   /** How many pushes are pending. */
   readonly pendingPushes: () => number;
   /** Makes every pending push due now and wakes the dispatcher. */
@@ -102,20 +82,11 @@ export function normalizeBaseUrl(text: string): string | undefined {
 /** Whether a caller may act for a school (its allowed ranges, if any). */
 export function callerAllowed(school: SchoolRow, callerIp: string): boolean {
   if (!school.allowed_ips) return true;
-  const ip = callerIp.startsWith('::ffff:') && isIP(callerIp.slice(7)) === 4 ? callerIp.slice(7) : callerIp;
-  const family = isIP(ip);
-  if (family === 0) return false;
-  const list = new BlockList();
-  for (const entry of school.allowed_ips
+  const ranges = school.allowed_ips
     .split(',')
     .map((e) => e.trim())
-    .filter(Boolean)) {
-    const [address = '', prefix] = entry.split('/');
-    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    if (prefix === undefined) list.addAddress(address, type);
-    else list.addSubnet(address, Number(prefix), type);
-  }
-  return list.check(ip, family === 6 ? 'ipv6' : 'ipv4');
+    .filter(Boolean);
+  return ipAllowList(ranges)(callerIp);
 }
 
 /** FCM topic names allow `[a-zA-Z0-9-_.~%]`; anything else is percent-encoded. */
@@ -167,47 +138,6 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
     return { school };
   }
 
-  /**
-   * product.md's abuse limits on auth codes: per phone, per caller and (when set) per country
-   * calling code, each `max` codes in a sliding window. Counted from what is committed, so a
-   * burst of simultaneous calls can pass a few over the limit: a brake, not an exact quota.
-   */
-  async function authCodeLimit(
-    phone: string,
-    callerIp: string,
-  ): Promise<Extract<OperationResult, { outcome: 'client-error' }> | undefined> {
-    const now = Date.now();
-    type Recent = (since: number, max: number) => Promise<number[]>;
-    const country = countryCallingCode(phone);
-    const checks: [RateLimit | null, Recent, string][] = [
-      [options.limits.perPhone, (since, max) => store.deliveries.recentSms(phone, since, max), 'this phone'],
-      [
-        options.limits.perIp,
-        (since, max) => store.calls.recentFrom(callerIp, 'AuthCode', since, max),
-        `this caller (${callerIp})`,
-      ],
-      [
-        country ? options.limits.perCountry : null,
-        (since, max) => store.deliveries.recentSms(`+${country}`, since, max, true),
-        'numbers with this country code',
-      ],
-    ];
-    for (const [limit, recent, who] of checks) {
-      if (!limit) continue;
-      const times = await recent(now - limit.windowMs, limit.max);
-      if (times.length < limit.max) continue;
-      const oldest = times[times.length - 1] ?? now;
-      const retryAfter = Math.max(1, Math.ceil((oldest + limit.windowMs - now) / 1000));
-      return {
-        outcome: 'client-error',
-        status: 429,
-        retryAfter,
-        message: `Too many codes for ${who}: at most ${limit.max} per ${describeWindow(limit.windowMs)}. Try again in ${retryAfter} seconds.`,
-      };
-    }
-    return undefined;
-  }
-
   async function push(
     op: OperationDef,
     values: Readonly<Record<string, string>>,
@@ -248,8 +178,16 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
       const { values } = validated;
       switch (op.name) {
         case 'AuthCode': {
-          const limited = await authCodeLimit(values.phone ?? '', context.callerIp);
-          if (limited) return { ...limited, values };
+          const slot = await options.limits.take(values.phone ?? '', context.callerIp);
+          if (!slot.ok) {
+            return {
+              outcome: 'client-error',
+              status: 429,
+              retryAfter: slot.retryAfter,
+              message: slot.message,
+              values,
+            };
+          }
           const code = values.code ?? '';
           const text = fillTemplate(options.smsTemplate, { code });
           return {

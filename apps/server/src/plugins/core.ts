@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { createDispatcher, type Dispatcher } from '../delivery/dispatcher.js';
+import { createAuthCodeLimits } from '../limits/authcode.js';
 import { createOperationRunner, type OperationRunner } from '../operations/run.js';
 import { createPushProvider, createSmsProvider } from '../providers/index.js';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
@@ -53,22 +54,29 @@ export const corePlugin = fp<{ config: Config }>(
         pushProvider: push.name,
         smsTemplate: config.SMS_TEMPLATE,
         authCodeTtlMs: config.AUTHCODE_TTL,
-        limits: {
+        limits: createAuthCodeLimits({
+          store,
           perPhone: config.AUTHCODE_LIMIT_PER_PHONE,
           perIp: config.AUTHCODE_LIMIT_PER_IP,
           perCountry: config.AUTHCODE_LIMIT_PER_COUNTRY,
-        },
+        }),
         pendingPushes: () => store.deliveries.pendingPushes(),
         dispatchPushesNow: () => {
           dispatcher.dispatchPushesNow();
         },
       }),
     );
-    // Retention: calls (with their deliveries) older than RETENTION_DAYS go, at start and daily.
+    // Retention: calls (with their deliveries) and audit entries older than RETENTION_DAYS go, at
+    // start and daily.
     const retention = async () => {
       try {
-        const removed = await store.calls.deleteOlderThan(Date.now() - config.RETENTION_DAYS * 86_400_000);
+        const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
+        const removed = await store.calls.deleteOlderThan(before);
         if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
+        // The audit log is kept as long as the calls (docs/security.md).
+        const audited = await store.audit.deleteOlderThan(before);
+        if (audited > 0)
+          app.log.info({ removed: audited, days: config.RETENTION_DAYS }, 'old audit entries removed');
       } catch (err) {
         app.log.error({ err }, 'retention sweep failed');
       }

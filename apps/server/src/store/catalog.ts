@@ -92,6 +92,14 @@ export function createBookRepository(db: Kysely<Database>) {
     async remove(id: number): Promise<BookRow | undefined> {
       return db.deleteFrom('books').where('id', '=', id).returningAll().executeTakeFirst();
     },
+    /** Bytes the library's files take (a file shared by several books counts once). */
+    async totalBytes(): Promise<number> {
+      const row = await db
+        .selectFrom((eb) => eb.selectFrom('books').select(['sha256', 'size']).distinct().as('files'))
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('files.size'), eb.lit(0)).as('total'))
+        .executeTakeFirstOrThrow();
+      return Number(row.total);
+    },
     /** How many books still use a file (files are shared by content). */
     async usesOf(sha256: string): Promise<number> {
       const row = await db

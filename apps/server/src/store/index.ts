@@ -11,11 +11,29 @@ import {
 import { type DbOptions, openDatabase } from './db.js';
 import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
 import type { Database } from './schema.js';
+import {
+  type AuditRepository,
+  createAuditRepository,
+  createSessionRepository,
+  createUserRepository,
+  type SessionRepository,
+  type UserRepository,
+} from './users.js';
 
-export type { CallCursor, CallQuery, CallRow, CallSummaryRow, NewCall, StatsRow } from './calls.js';
+export type {
+  CallCursor,
+  CallQuery,
+  CallRow,
+  CallSummaryRow,
+  NewCall,
+  StatsRow,
+  TextSearchPage,
+} from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
 export type { AttemptResult, AttemptRow, Claimed, DeliveryRow, NewDelivery } from './deliveries.js';
 export type { Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
+export { SearchBusyError, SearchClosedError } from './search.js';
+export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
 
 /** The store: the database and the repositories over it. */
 export interface Store {
@@ -25,6 +43,9 @@ export interface Store {
   readonly schools: SchoolRepository;
   readonly templates: TemplateRepository;
   readonly books: BookRepository;
+  readonly users: UserRepository;
+  readonly sessions: SessionRepository;
+  readonly audit: AuditRepository;
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
   /** Commits what is pending and closes the database. */
@@ -42,11 +63,15 @@ export async function openStore(options: DbOptions): Promise<Store> {
     schools: createSchoolRepository(db),
     templates: createTemplateRepository(db),
     books: createBookRepository(db),
+    users: createUserRepository(db),
+    sessions: createSessionRepository(db),
+    audit: createAuditRepository(db),
     async ping() {
       await db.selectFrom('calls').select('id').limit(1).execute();
     },
     async close() {
       await calls.flush();
+      await calls.close();
       await db.destroy();
     },
   };

@@ -155,6 +155,53 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  '0007_users_sessions_audit': {
+    // Staff accounts (docs/security.md). Sessions are stored by the SHA-256 of their token, so the
+    // database never holds a usable cookie.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('users')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('username', 'text', (c) => c.notNull().unique())
+        .addColumn('display_name', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('password_hash', 'text', (c) => c.notNull())
+        .addColumn('disabled', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_login_at', 'bigint')
+        .execute();
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('ip', 'text', (c) => c.notNull())
+        .addColumn('user_agent', 'text')
+        .execute();
+      await db.schema.createIndex('sessions_user').on('sessions').columns(['user_id']).execute();
+      await db.schema
+        .createTable('audit')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('at', 'bigint', (c) => c.notNull())
+        .addColumn('user_id', 'integer')
+        .addColumn('username', 'text')
+        .addColumn('ip', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('details', 'text')
+        .execute();
+      await db.schema.createIndex('audit_at').on('audit').columns(['at', 'id']).execute();
+      await db.schema
+        .createIndex('audit_username_at')
+        .on('audit')
+        .columns(['username', 'at', 'id'])
+        .execute();
+      await db.schema.createIndex('audit_action_at').on('audit').columns(['action', 'at', 'id']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

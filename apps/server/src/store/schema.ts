@@ -1,3 +1,4 @@
+import type { AuditAction, Role } from '@school/contract';
 import type { Generated } from 'kysely';
 
 /** Where a call came in. `console` is the staff console's JSON API. */
@@ -116,6 +117,46 @@ export interface BooksTable {
   uploaded_at: number;
 }
 
+export interface UsersTable {
+  id: Generated<number>;
+  /** Lower case, unique. */
+  username: string;
+  display_name: string;
+  role: Role;
+  /** `scrypt$N$r$p$salt$hash` (base64url), see auth/password.ts. */
+  password_hash: string;
+  /** 1: may not log in; their sessions were ended when disabled. */
+  disabled: number;
+  created_at: number;
+  updated_at: number;
+  last_login_at: number | null;
+}
+
+export interface SessionsTable {
+  /** Hex SHA-256 of the session token (the cookie holds the token itself). */
+  id: string;
+  user_id: number;
+  created_at: number;
+  /** Last use; the session ends SESSION_IDLE_TIMEOUT after it. */
+  last_seen_at: number;
+  /** Absolute end: login + SESSION_MAX_AGE. */
+  expires_at: number;
+  ip: string;
+  user_agent: string | null;
+}
+
+export interface AuditTable {
+  id: Generated<number>;
+  at: number;
+  user_id: number | null;
+  username: string | null;
+  ip: string;
+  action: AuditAction;
+  target: string | null;
+  /** JSON object: what changed, or facts of the action; never a secret. */
+  details: string | null;
+}
+
 export interface Database {
   calls: CallsTable;
   deliveries: DeliveriesTable;
@@ -123,4 +164,7 @@ export interface Database {
   schools: SchoolsTable;
   templates: TemplatesTable;
   books: BooksTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  audit: AuditTable;
 }

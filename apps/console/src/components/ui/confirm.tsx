@@ -17,10 +17,16 @@ export function ConfirmButton({
   question: ReactNode;
   /** The confirming button's text, e.g. "Yes, delete". */
   confirmLabel: string;
-  onConfirm: () => void;
+  /**
+   * Acts. When it returns a promise (a mutation's `mutateAsync`), the question closes once that
+   * settles, whatever the outcome (which the caller shows), and the first button gets the keyboard
+   * back; otherwise the question stays until the button goes (a deleted row).
+   */
+  onConfirm: () => unknown;
   pending?: boolean;
 }) {
   const [asking, setAsking] = useState(false);
+  const [working, setWorking] = useState(false);
   const trigger = useRef<HTMLButtonElement>(null);
   const confirm = useRef<HTMLButtonElement>(null);
   const returnFocus = useRef(false);
@@ -37,6 +43,19 @@ export function ConfirmButton({
     returnFocus.current = true;
     setAsking(false);
   };
+
+  const act = () => {
+    const done = onConfirm();
+    if (!(done instanceof Promise)) return;
+    setWorking(true);
+    done
+      .catch(() => {})
+      .finally(() => {
+        setWorking(false);
+        cancel();
+      });
+  };
+  const busy = pending || working;
 
   if (!asking) {
     return (
@@ -57,12 +76,12 @@ export function ConfirmButton({
         ref={confirm}
         type="button"
         className="button button-small button-danger"
-        onClick={onConfirm}
-        disabled={pending}
+        onClick={act}
+        disabled={busy}
       >
-        {pending ? 'Working…' : confirmLabel}
+        {busy ? 'Working…' : confirmLabel}
       </button>
-      <button type="button" className="button button-small" onClick={cancel} disabled={pending}>
+      <button type="button" className="button button-small" onClick={cancel} disabled={busy}>
         Cancel
       </button>
     </fieldset>

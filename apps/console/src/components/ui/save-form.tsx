@@ -33,17 +33,32 @@ export function saveOnSubmit<Item extends { id: number }, Input, Values extends 
         if (!editing) methods.reset(empty);
         onSaved(item, !editing);
       },
-      onError: (error: Error) => {
-        const errors = error instanceof ProblemError ? error.problem.errors : undefined;
-        for (const [path, message] of Object.entries(errors ?? {})) {
-          const name = fields.find((f) => path === f || path.startsWith(`${f}.`));
-          if (name) methods.setError(name, { type: 'server', message });
-        }
-      },
+      onError: (error: Error) => showFieldErrors(error, fields, methods),
     };
     if (editing) update.mutate({ id: editing.id, input }, handlers);
     else create.mutate(input, handlers);
   };
+}
+
+/**
+ * Puts the messages of a 400's problem (`errors`, by field path, e.g. allowedIps.2) under the
+ * form's fields of those names; returns whether any went under a field.
+ */
+export function showFieldErrors<Values extends FieldValues>(
+  error: unknown,
+  fields: readonly FieldPath<Values>[],
+  methods: Pick<UseFormReturn<Values>, 'setError'>,
+): boolean {
+  const errors = error instanceof ProblemError ? error.problem.errors : undefined;
+  let shown = false;
+  for (const [path, message] of Object.entries(errors ?? {})) {
+    const name = fields.find((f) => path === f || path.startsWith(`${f}.`));
+    if (name) {
+      methods.setError(name, { type: 'server', message });
+      shown = true;
+    }
+  }
+  return shown;
 }
 
 /** Puts the keyboard on a field when the form opens to edit a record. */

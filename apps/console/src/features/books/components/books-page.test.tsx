@@ -95,7 +95,7 @@ describe('Books', () => {
       http.put('/api/books/:termId/:classId', () => problemJson(problem(415, detail))),
     );
     const { user } = renderApp('/books');
-    await user.type(screen.getByLabelText('termId'), '2026-1');
+    await user.type(await screen.findByLabelText('termId'), '2026-1');
     await user.type(screen.getByLabelText('classId'), '7B');
     await user.upload(screen.getByLabelText('PDF file'), pdf('scan.pdf', 'GIF89a not a pdf'));
     await user.click(screen.getByRole('button', { name: 'Upload' }));
@@ -110,7 +110,7 @@ describe('Books', () => {
       http.put('/api/books/:termId/:classId', () => problemJson(problem(413, detail))),
     );
     const { user } = renderApp('/books');
-    await user.type(screen.getByLabelText('termId'), '2026-1');
+    await user.type(await screen.findByLabelText('termId'), '2026-1');
     await user.type(screen.getByLabelText('classId'), '7B');
     await user.upload(screen.getByLabelText('PDF file'), pdf());
     await user.click(screen.getByRole('button', { name: 'Upload' }));
@@ -121,7 +121,7 @@ describe('Books', () => {
     const requests = recordRequests();
     server.use(http.get('/api/books', () => HttpResponse.json([])));
     const { user } = renderApp('/books');
-    await user.click(screen.getByRole('button', { name: 'Upload' }));
+    await user.click(await screen.findByRole('button', { name: 'Upload' }));
     expect(await screen.findByText('Give the term (termId).')).toBeInTheDocument();
     expect(screen.getByLabelText('classId')).toHaveAccessibleDescription(/Give the class \(classId\)\./);
     expect(screen.getByLabelText('PDF file')).toHaveAccessibleDescription('Choose a PDF file.');

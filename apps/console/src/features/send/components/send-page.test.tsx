@@ -29,12 +29,23 @@ describe('Send', () => {
       within(main)
         .getAllByRole('link')
         .map((a) => a.textContent),
-    ).toEqual(['Send', 'History', 'Deliveries', 'Dashboard', 'Books', 'Schools', 'Templates', 'Service']);
+    ).toEqual([
+      'Send',
+      'History',
+      'Deliveries',
+      'Dashboard',
+      'Books',
+      'Schools',
+      'Templates',
+      'Users',
+      'Audit',
+      'Service',
+    ]);
   });
 
-  it("labels each field by its parameter and describes it with the contract's description", () => {
+  it("labels each field by its parameter and describes it with the contract's description", async () => {
     renderApp('/send/AuthCode');
-    const phone = screen.getByLabelText('phone');
+    const phone = await screen.findByLabelText('phone');
     expect(phone).toHaveAccessibleDescription(
       'The phone number, in international format (+ and country code).',
     );
@@ -45,7 +56,7 @@ describe('Send', () => {
     const requests = recordRequests();
     const { user } = renderApp('/send/AuthCode');
     // code left empty, phone not a number.
-    await user.type(screen.getByLabelText('phone'), '12345');
+    await user.type(await screen.findByLabelText('phone'), '12345');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
     const phone = screen.getByLabelText('phone');
@@ -69,7 +80,7 @@ describe('Send', () => {
     const requests = recordRequests();
     server.use(http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ id: 42 }))));
     const { user } = renderApp('/send/AuthCode');
-    await user.type(screen.getByLabelText('code'), '4821');
+    await user.type(await screen.findByLabelText('code'), '4821');
     await user.type(screen.getByLabelText('phone'), '+447911123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
@@ -93,7 +104,7 @@ describe('Send', () => {
       ),
     );
     const { user } = renderApp('/send/SendMarkNotes');
-    await user.type(screen.getByLabelText('id'), '88');
+    await user.type(await screen.findByLabelText('id'), '88');
     await user.type(screen.getByLabelText('id_class'), '7B');
     await user.type(screen.getByLabelText('baseUrlSchool'), 'https://unknown.example.org/');
     await user.click(screen.getByRole('button', { name: 'Send' }));
@@ -115,7 +126,7 @@ describe('Send', () => {
       http.post('/api/operations/GetBookPdfByTerm', () => problemJson(problem(404, detail, { callId: 44 }))),
     );
     const { user } = renderApp('/send/GetBookPdfByTerm');
-    await user.click(screen.getByRole('button', { name: 'Fill with examples' }));
+    await user.click(await screen.findByRole('button', { name: 'Fill with examples' }));
     await user.click(screen.getByRole('button', { name: 'Send' }));
     expect(await screen.findByText(detail)).toBeInTheDocument();
     expect(screen.getByText('Not sent: Not found (404)')).toBeInTheDocument();
@@ -133,7 +144,7 @@ describe('Send', () => {
       ),
     );
     const { user } = renderApp('/send/pushNoti');
-    expect(screen.getByText('This operation takes no parameters.')).toBeInTheDocument();
+    expect(await screen.findByText('This operation takes no parameters.')).toBeInTheDocument();
     expect(screen.queryByRole('textbox')).not.toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: 'Send' }));
     expect(await screen.findByText(/3 pushes dispatched/)).toBeInTheDocument();
@@ -142,7 +153,7 @@ describe('Send', () => {
 
   it('shows the exact SOAP and HTTP requests for the values typed, copyable as curl', async () => {
     const { user } = renderApp('/send/AuthCode');
-    await user.type(screen.getByLabelText('code'), '4821');
+    await user.type(await screen.findByLabelText('code'), '4821');
     await user.type(screen.getByLabelText('phone'), '+447911123456');
 
     const soap11 = await screen.findByRole('tab', { name: 'SOAP 1.1' });

@@ -13,6 +13,27 @@ const providerRow = (channel: string) => {
 };
 
 describe('Service', () => {
+  it('warns when free disk space is low and raw bodies are no longer stored', async () => {
+    server.use(
+      http.get('*/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          storage: { freeBytes: 200 * 1024 * 1024, minFreeBytes: 1024 * 1024 * 1024, rawBodiesStored: false },
+        }),
+      ),
+    );
+    renderApp('/service');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Free disk space is low');
+    expect(alert).toHaveTextContent('without their request and response bodies');
+  });
+
+  it('says nothing of the disk while there is room', async () => {
+    renderApp('/service');
+    await screen.findByRole('region', { name: 'Authentication code sending' });
+    expect(screen.queryByText('Free disk space is low')).not.toBeInTheDocument();
+  });
+
   it('lists each endpoint with its WSDL and help page, the namespace and the API docs', async () => {
     renderApp('/service');
     const group = await screen.findByRole('region', { name: 'Authentication code sending' });

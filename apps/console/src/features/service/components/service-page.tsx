@@ -2,6 +2,7 @@ import type { ServiceInfo } from '@school/contract';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
+import { formatBytes } from '../../../lib/format';
 import { useServiceInfo } from '../../../lib/service-info';
 
 export function ServicePage() {
@@ -26,8 +27,19 @@ export function ServicePage() {
 }
 
 function ServiceView({ info }: { info: ServiceInfo }) {
+  const { storage } = info;
   return (
     <>
+      {storage.rawBodiesStored ? null : (
+        <div className="status status-error" role="alert">
+          <p className="status-title">Free disk space is low</p>
+          <p>
+            Only {storage.freeBytes === null ? 'an unknown amount' : formatBytes(storage.freeBytes)} is free
+            where the history is kept (the minimum is {formatBytes(storage.minFreeBytes)}). Calls are still
+            recorded, but without their request and response bodies, until space is freed.
+          </p>
+        </div>
+      )}
       <dl className="summary">
         <dt>Namespace</dt>
         <dd>
@@ -37,6 +49,8 @@ function ServiceView({ info }: { info: ServiceInfo }) {
         <dd>
           <code>{info.baseUrl}</code>
         </dd>
+        <dt>Free disk space</dt>
+        <dd>{storage.freeBytes === null ? 'Unknown' : formatBytes(storage.freeBytes)}</dd>
         <dt>JSON API</dt>
         <dd>
           {/* Served by the server, not a console page: a plain link. */}
@@ -63,53 +77,55 @@ function ServiceView({ info }: { info: ServiceInfo }) {
               </a>
             </li>
           </ul>
-          <table className="operations">
-            <caption className="visually-hidden">Operations of {group.title}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Operation</th>
-                <th scope="col">Parameters</th>
-                <th scope="col">Links</th>
-              </tr>
-            </thead>
-            <tbody>
-              {group.operations.map((op) => (
-                <tr key={op.name}>
-                  <td>
-                    <code>{op.name}</code>
-                    <p className="muted">{op.summary}</p>
-                  </td>
-                  <td>
-                    {op.params.length === 0 ? (
-                      <span className="muted">none</span>
-                    ) : (
-                      <ul className="params">
-                        {op.params.map((p) => (
-                          <li key={p.name}>
-                            <code>{p.name}</code>: {p.description}
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                  <td>
-                    <ul className="links">
-                      <li>
-                        <a href={op.help}>
-                          Help <span className="visually-hidden">for {op.name}</span>
-                        </a>
-                      </li>
-                      <li>
-                        <Link to={paths.send.href(op.name)}>
-                          Send <span className="visually-hidden">{op.name}</span>
-                        </Link>
-                      </li>
-                    </ul>
-                  </td>
+          <div className="table-wrap">
+            <table className="operations">
+              <caption className="visually-hidden">Operations of {group.title}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Parameters</th>
+                  <th scope="col">Links</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {group.operations.map((op) => (
+                  <tr key={op.name}>
+                    <td>
+                      <code>{op.name}</code>
+                      <p className="muted">{op.summary}</p>
+                    </td>
+                    <td>
+                      {op.params.length === 0 ? (
+                        <span className="muted">none</span>
+                      ) : (
+                        <ul className="params">
+                          {op.params.map((p) => (
+                            <li key={p.name}>
+                              <code>{p.name}</code>: {p.description}
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </td>
+                    <td>
+                      <ul className="links">
+                        <li>
+                          <a href={op.help}>
+                            Help <span className="visually-hidden">for {op.name}</span>
+                          </a>
+                        </li>
+                        <li>
+                          <Link to={paths.send.href(op.name)}>
+                            Send <span className="visually-hidden">{op.name}</span>
+                          </Link>
+                        </li>
+                      </ul>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </section>
       ))}
     </>
@@ -126,45 +142,47 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
   return (
     <section className="card" aria-labelledby="providers-heading">
       <h2 id="providers-heading">Providers</h2>
-      <table className="providers">
-        <caption className="visually-hidden">Providers in use</caption>
-        <thead>
-          <tr>
-            <th scope="col">Channel</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Configured</th>
-            <th scope="col">Description</th>
-          </tr>
-        </thead>
-        <tbody>
-          {CHANNELS.map((channel) => {
-            const provider = providers[channel.key];
-            const logOnly = provider.name === 'log';
-            return (
-              <tr key={channel.key}>
-                <th scope="row">{channel.label}</th>
-                <td>
-                  <code>{provider.name}</code>
-                </td>
-                <td>
-                  {logOnly ? (
-                    <span className="badge badge-client-error">Not sending</span>
-                  ) : (
-                    <span className="badge badge-ok">Yes</span>
-                  )}
-                  {logOnly ? (
-                    <p className="provider-warning">
-                      Nothing leaves the machine: {channel.what} are written to the server's log, not sent.
-                      Set <code>{channel.variable}</code> to send them for real.
-                    </p>
-                  ) : null}
-                </td>
-                <td>{provider.description}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div className="table-wrap">
+        <table className="providers">
+          <caption className="visually-hidden">Providers in use</caption>
+          <thead>
+            <tr>
+              <th scope="col">Channel</th>
+              <th scope="col">Provider</th>
+              <th scope="col">Configured</th>
+              <th scope="col">Description</th>
+            </tr>
+          </thead>
+          <tbody>
+            {CHANNELS.map((channel) => {
+              const provider = providers[channel.key];
+              const logOnly = provider.name === 'log';
+              return (
+                <tr key={channel.key}>
+                  <th scope="row">{channel.label}</th>
+                  <td>
+                    <code>{provider.name}</code>
+                  </td>
+                  <td>
+                    {logOnly ? (
+                      <span className="badge badge-client-error">Not sending</span>
+                    ) : (
+                      <span className="badge badge-ok">Yes</span>
+                    )}
+                    {logOnly ? (
+                      <p className="provider-warning">
+                        Nothing leaves the machine: {channel.what} are written to the server's log, not sent.
+                        Set <code>{channel.variable}</code> to send them for real.
+                      </p>
+                    ) : null}
+                  </td>
+                  <td>{provider.description}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

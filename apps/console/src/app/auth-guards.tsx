@@ -1,0 +1,76 @@
+import { useQueryClient } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
+import { Navigate, Outlet, useLocation, useSearchParams } from 'react-router';
+import { ErrorState, Loading } from '../components/ui/status';
+import { paths } from '../config/paths';
+import { safeNextPath } from '../lib/next-path';
+import { sessionEnded, useSession } from '../lib/session';
+
+/** While the session loads: a quiet line, shown only if the wait is noticeable (styles.css). */
+function SessionLoading() {
+  return (
+    <div className="session-loading">
+      <Loading />
+    </div>
+  );
+}
+
+/**
+ * Every page but /login and /setup: rendered only for someone logged in. Anyone else goes to the
+ * login page with the address they asked for as `next`, also when a session ends while a page is
+ * open (a 401 anywhere sets the session to null, lib/react-query.ts); not after logging out.
+ */
+export function RequireSession() {
+  const session = useSession();
+  const location = useLocation();
+  const queryClient = useQueryClient();
+  if (session.data === undefined) {
+    return session.isError ? (
+      <main id="main" className="page">
+        <ErrorState
+          error={session.error}
+          title="Could not check who is logged in"
+          onRetry={() => session.refetch()}
+        />
+      </main>
+    ) : (
+      <SessionLoading />
+    );
+  }
+  if (session.data === null) {
+    const here = `${location.pathname}${location.search}${location.hash}`;
+    const back = here !== '/' && sessionEnded(queryClient) !== 'logged-out';
+    return <Navigate to={paths.login.href(back ? here : undefined)} replace />;
+  }
+  return <Outlet />;
+}
+
+/** /login and /setup: once logged in, on to `next` (a path of this console) or Send. */
+export function PublicOnly({ children }: { children: ReactNode }) {
+  const session = useSession();
+  const [params] = useSearchParams();
+  if (session.isPending) return <SessionLoading />;
+  if (session.data) {
+    return <Navigate to={safeNextPath(params.get('next')) ?? paths.send.href()} replace />;
+  }
+  return children;
+}
+
+/** The admins' pages (books, schools, templates, users, audit): others are told so. */
+export function RequireAdmin() {
+  const { data } = useSession();
+  if (data?.user.role === 'admin') return <Outlet />;
+  return (
+    <div className="page">
+      <title>Not allowed · School Messaging</title>
+      <h1>You cannot open this page</h1>
+      <div className="status status-error" role="alert">
+        <p className="status-title">This page is for admins only.</p>
+        <p>
+          Your account can use Send, History, Deliveries, Dashboard and Service. If you need more, ask an
+          admin.
+        </p>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,111 @@
+import { CSRF_HEADER } from '@school/contract';
+import { screen, waitFor, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { operatorSession, problem } from '../testing/data';
+import { renderApp } from '../testing/render';
+import { problemJson, recordRequests, server } from '../testing/server';
+
+const navLinks = () =>
+  within(screen.getByRole('navigation', { name: 'Main' }))
+    .getAllByRole('link')
+    .map((a) => a.textContent);
+
+describe('The header', () => {
+  it('shows an admin every page', async () => {
+    renderApp('/service');
+    await screen.findByRole('heading', { name: 'Service', level: 1 });
+    expect(navLinks()).toEqual([
+      'Send',
+      'History',
+      'Deliveries',
+      'Dashboard',
+      'Books',
+      'Schools',
+      'Templates',
+      'Users',
+      'Audit',
+      'Service',
+    ]);
+  });
+
+  it('shows an operator only the pages an operator may use', async () => {
+    server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
+    renderApp('/service');
+    await screen.findByRole('heading', { name: 'Service', level: 1 });
+    expect(navLinks()).toEqual(['Send', 'History', 'Deliveries', 'Dashboard', 'Service']);
+  });
+
+  it('tells an operator who opens an admin page that it is not for them, without asking the API', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
+    for (const path of ['/users', '/audit', '/books', '/schools', '/templates']) {
+      const view = renderApp(path);
+      expect(await screen.findByRole('heading', { name: 'You cannot open this page' })).toBeInTheDocument();
+      expect(screen.getByRole('alert')).toHaveTextContent('This page is for admins only.');
+      view.unmount();
+    }
+    expect(requests.map((r) => new URL(r.url).pathname).filter((p) => p !== '/api/session')).toEqual([]);
+  });
+
+  it('has a menu with the name and role of the person logged in, to change the password or log out', async () => {
+    const requests = recordRequests();
+    let loggedIn = true;
+    server.use(
+      http.get('/api/session', () =>
+        loggedIn ? HttpResponse.json(operatorSession()) : problemJson(problem(401, 'Log in first.')),
+      ),
+      http.delete('/api/session', () => {
+        loggedIn = false;
+        return new HttpResponse(null, { status: 204 });
+      }),
+    );
+    const { user, location } = renderApp('/service');
+    const menu = await screen.findByRole('button', { name: 'Olivia Operator Operator' });
+    expect(menu).toHaveAttribute('aria-expanded', 'false');
+    expect(screen.queryByRole('button', { name: 'Log out' })).not.toBeInTheDocument();
+
+    await user.click(menu);
+    expect(menu).toHaveAttribute('aria-expanded', 'true');
+    expect(screen.getByText('olivia')).toBeInTheDocument();
+    await user.keyboard('{Escape}');
+    expect(menu).toHaveAttribute('aria-expanded', 'false');
+    expect(menu).toHaveFocus();
+
+    await user.click(menu);
+    await user.click(screen.getByRole('link', { name: 'Change password' }));
+    expect(location().pathname).toBe('/account');
+    expect(await screen.findByRole('heading', { name: 'Your account', level: 1 })).toBeInTheDocument();
+    expect(menu).toHaveAttribute('aria-expanded', 'false');
+
+    await user.click(menu);
+    await user.click(screen.getByRole('button', { name: 'Log out' }));
+    expect(await screen.findByRole('heading', { name: 'Log in', level: 1 })).toBeInTheDocument();
+    // After logging out on purpose, the next login starts afresh on Send.
+    expect(`${location().pathname}${location().search}`).toBe('/login');
+    const logout = requests.find((r) => r.method === 'DELETE');
+    expect(new URL(logout?.url ?? '').pathname).toBe('/api/session');
+    expect(logout?.headers.get(CSRF_HEADER)).toBe('school-console');
+
+    // Logged out, every other page leads back to the login page.
+    await waitFor(() => expect(screen.queryByRole('navigation', { name: 'Main' })).not.toBeInTheDocument());
+  });
+
+  it('says when it cannot tell who is logged in, and tries again', async () => {
+    let failing = true;
+    server.use(
+      http.get('/api/session', () =>
+        failing
+          ? problemJson(problem(500, 'The database is not answering.'))
+          : HttpResponse.json(operatorSession()),
+      ),
+    );
+    const { user } = renderApp('/service');
+    const alert = await screen.findByRole('alert', {}, { timeout: 5000 });
+    expect(alert).toHaveTextContent('Could not check who is logged in: Internal server error (500)');
+    expect(alert).toHaveTextContent('The database is not answering.');
+    failing = false;
+    await user.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByRole('heading', { name: 'Service', level: 1 })).toBeInTheDocument();
+  });
+});

@@ -1,0 +1,115 @@
+import { passwordChangeInputSchema, ROLE_LABELS } from '@school/contract';
+import { useState } from 'react';
+import { z } from 'zod';
+import { Form, TextField } from '../../../components/ui/form';
+import { showFieldErrors } from '../../../components/ui/save-form';
+import { ProblemMessage } from '../../../components/ui/status';
+import { ProblemError } from '../../../lib/api-client';
+import { samePasswords } from '../../../lib/passwords';
+import { useSession } from '../../../lib/session';
+import { useChangePassword } from '../api/change-password';
+
+const passwordFormSchema = passwordChangeInputSchema
+  .extend({ confirm: z.string() })
+  .refine(...samePasswords('newPassword', 'confirm'));
+
+const empty = { currentPassword: '', newPassword: '', confirm: '' };
+
+/** Whether the server's refusal names a field (its message is then shown under that field). */
+const onFields = (error: unknown): boolean =>
+  error instanceof ProblemError && Object.keys(error.problem.errors ?? {}).some((path) => path in empty);
+
+/** /account: who is logged in, and their own password. */
+export function AccountPage() {
+  const user = useSession().data?.user;
+  const change = useChangePassword();
+  const [done, setDone] = useState(false);
+
+  return (
+    <div className="page account-page">
+      <title>Your account · School Messaging</title>
+      <h1>Your account</h1>
+      {user ? (
+        <dl className="summary">
+          <dt>Name</dt>
+          <dd>{user.displayName}</dd>
+          <dt>Username</dt>
+          <dd>{user.username}</dd>
+          <dt>Role</dt>
+          <dd>{ROLE_LABELS[user.role]}</dd>
+        </dl>
+      ) : null}
+
+      <section className="card" aria-labelledby="change-password-heading">
+        <h2 id="change-password-heading">Change password</h2>
+        <Form
+          schema={passwordFormSchema}
+          options={{ defaultValues: empty }}
+          aria-labelledby="change-password-heading"
+          className="form-plain"
+          onSubmit={({ currentPassword, newPassword }, methods) => {
+            setDone(false);
+            change.mutate(
+              { currentPassword, newPassword },
+              {
+                onSuccess: () => {
+                  methods.reset(empty);
+                  setDone(true);
+                },
+                onError: (error) => {
+                  if (showFieldErrors(error, ['currentPassword', 'newPassword'], methods)) {
+                    methods.setFocus('currentPassword');
+                  }
+                },
+              },
+            );
+          }}
+        >
+          {() => (
+            <>
+              {/* For password managers: whose password this is (not sent). */}
+              <input
+                type="text"
+                name="username"
+                autoComplete="username"
+                value={user?.username ?? ''}
+                readOnly
+                hidden
+              />
+              <TextField
+                name="currentPassword"
+                label="Current password"
+                type="password"
+                autoComplete="current-password"
+              />
+              <TextField
+                name="newPassword"
+                label="New password"
+                description="At least 10 characters."
+                type="password"
+                autoComplete="new-password"
+              />
+              <TextField
+                name="confirm"
+                label="Confirm new password"
+                type="password"
+                autoComplete="new-password"
+              />
+              <div className="actions">
+                <button type="submit" className="button button-primary" disabled={change.isPending}>
+                  {change.isPending ? 'Saving…' : 'Change password'}
+                </button>
+              </div>
+              {change.isError && !onFields(change.error) ? (
+                <ProblemMessage error={change.error} prefix="Not changed" />
+              ) : null}
+            </>
+          )}
+        </Form>
+        <p role="status" className="page-status">
+          {done ? 'Your password is changed. You stay logged in here; your other sessions have ended.' : ''}
+        </p>
+      </section>
+    </div>
+  );
+}

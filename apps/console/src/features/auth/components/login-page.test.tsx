@@ -1,0 +1,166 @@
+import { CSRF_HEADER } from '@school/contract';
+import { screen, waitFor } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { delivery, deliveryList, problem, session } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, recordRequests, server } from '../../../testing/server';
+
+const WRONG = 'Wrong username or password.';
+
+/** Nobody is logged in until POST /api/session succeeds with `password`. */
+function loggedOutServer(password = 'correct horse battery') {
+  let current: ReturnType<typeof session> | null = null;
+  server.use(
+    http.get('/api/session', () =>
+      current ? HttpResponse.json(current) : problemJson(problem(401, 'Log in first.')),
+    ),
+    http.post('/api/session', async ({ request }) => {
+      const body = (await request.json()) as { username: string; password: string };
+      if (body.password !== password) return problemJson(problem(401, WRONG));
+      current = session({ username: body.username });
+      return HttpResponse.json(current);
+    }),
+  );
+}
+
+async function logIn(user: ReturnType<typeof renderApp>['user'], password = 'correct horse battery') {
+  await user.type(await screen.findByLabelText('Username'), 'admin');
+  await user.type(screen.getByLabelText('Password'), password);
+  await user.click(screen.getByRole('button', { name: 'Log in' }));
+}
+
+describe('Logging in', () => {
+  it('sends anyone not logged in to the login page, then on to the page they asked for', async () => {
+    const requests = recordRequests();
+    loggedOutServer();
+    server.use(http.get('/api/deliveries', () => HttpResponse.json(deliveryList([delivery()]))));
+    const { user, location } = renderApp('/deliveries?kind=sms');
+
+    expect(await screen.findByRole('heading', { name: 'Log in', level: 1 })).toBeInTheDocument();
+    expect(location().pathname).toBe('/login');
+    expect(location().search).toBe('?next=/deliveries%3Fkind%3Dsms');
+    // Logged out, the console shows nothing else: no navigation, no page.
+    expect(screen.queryByRole('navigation', { name: 'Main' })).not.toBeInTheDocument();
+
+    await logIn(user);
+    expect(await screen.findByRole('heading', { name: 'Deliveries', level: 1 })).toBeInTheDocument();
+    expect(`${location().pathname}${location().search}`).toBe('/deliveries?kind=sms');
+    expect(screen.getByRole('navigation', { name: 'Main' })).toBeInTheDocument();
+
+    const post = requests.find((r) => r.method === 'POST');
+    expect(new URL(post?.url ?? '').pathname).toBe('/api/session');
+    expect(post?.headers.get(CSRF_HEADER)).toBe('school-console');
+    expect(await post?.json()).toEqual({ username: 'admin', password: 'correct horse battery' });
+  });
+
+  it('says when the username or password is wrong, and keeps the username', async () => {
+    loggedOutServer();
+    const { user, location } = renderApp('/login');
+    await logIn(user, 'not the password');
+    expect(await screen.findByRole('alert')).toHaveTextContent(WRONG);
+    expect(location().pathname).toBe('/login');
+    expect(screen.getByLabelText('Username')).toHaveValue('admin');
+    expect(screen.getByLabelText('Password')).toHaveValue('');
+    expect(screen.getByLabelText('Password')).toHaveFocus();
+  });
+
+  it('says how long to wait after too many failed attempts', async () => {
+    loggedOutServer();
+    server.use(
+      http.post('/api/session', () =>
+        problemJson(problem(429, 'Too many failed logins from this address.'), { 'Retry-After': '300' }),
+      ),
+    );
+    const { user } = renderApp('/login');
+    await logIn(user);
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Too many failed attempts. Try again in 5 minutes.',
+    );
+  });
+
+  it('says when the server cannot be reached', async () => {
+    loggedOutServer();
+    server.use(http.post('/api/session', () => HttpResponse.error()));
+    const { user } = renderApp('/login');
+    await logIn(user);
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'The server could not be reached. Check the connection and try again.',
+    );
+  });
+
+  it('asks for both fields before sending anything', async () => {
+    const requests = recordRequests();
+    loggedOutServer();
+    const { user } = renderApp('/login');
+    await user.click(await screen.findByRole('button', { name: 'Log in' }));
+    expect(await screen.findByText('Enter your username.')).toBeInTheDocument();
+    expect(screen.getByText('Enter your password.')).toBeInTheDocument();
+    expect(requests.filter((r) => r.method === 'POST')).toHaveLength(0);
+  });
+
+  it('never follows a `next` that leads off the console', async () => {
+    loggedOutServer();
+    const { user, location } = renderApp('/login?next=//evil.example/phish');
+    await logIn(user);
+    await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
+  });
+
+  it('sends someone already logged in on from the login page', async () => {
+    const { location } = renderApp('/login?next=/service');
+    await waitFor(() => expect(location().pathname).toBe('/service'));
+  });
+
+  it('sends the reader to log in when a page’s request answers 401, and back afterwards', async () => {
+    let loggedIn = true;
+    server.use(
+      http.get('/api/session', () =>
+        loggedIn ? HttpResponse.json(session()) : problemJson(problem(401, 'Log in first.')),
+      ),
+      http.get('/api/deliveries', () => {
+        if (loggedIn) {
+          // The session expires on the server while the console is open.
+          loggedIn = false;
+          return problemJson(problem(401, 'Your session has ended.'));
+        }
+        return problemJson(problem(401, 'Log in first.'));
+      }),
+    );
+    const { user, location } = renderApp('/deliveries?status=dead');
+    expect(await screen.findByRole('heading', { name: 'Log in', level: 1 })).toBeInTheDocument();
+    expect(location().pathname).toBe('/login');
+    expect(location().search).toBe('?next=/deliveries%3Fstatus%3Ddead');
+
+    server.use(
+      http.post('/api/session', () => {
+        loggedIn = true;
+        return HttpResponse.json(session());
+      }),
+      http.get('/api/deliveries', () => HttpResponse.json(deliveryList([delivery({ id: 77 })]))),
+    );
+    await logIn(user);
+    expect(await screen.findByRole('link', { name: 'Delivery #77' })).toBeInTheDocument();
+    expect(`${location().pathname}${location().search}`).toBe('/deliveries?status=dead');
+  });
+
+  it('sends the reader to log in when a save answers 401', async () => {
+    server.use(
+      http.get('/api/deliveries', () => HttpResponse.json(deliveryList([delivery()], { dead: 2 }))),
+      http.post('/api/deliveries/retry-dead', () => problemJson(problem(401, 'Your session has ended.'))),
+    );
+    const { user, location } = renderApp('/deliveries');
+    await screen.findByRole('table');
+    server.use(http.get('/api/session', () => problemJson(problem(401, 'Log in first.'))));
+    await user.click(screen.getByRole('button', { name: 'Retry all dead' }));
+    expect(await screen.findByRole('heading', { name: 'Log in', level: 1 })).toBeInTheDocument();
+    expect(location().search).toBe('?next=/deliveries');
+  });
+
+  it('says so when no account exists yet', async () => {
+    loggedOutServer();
+    server.use(http.get('/api/setup', () => HttpResponse.json({ needed: true })));
+    renderApp('/login');
+    expect(await screen.findByText('No account exists yet.')).toBeInTheDocument();
+    expect(screen.getByRole('status')).toHaveTextContent('/setup?token=…');
+  });
+});

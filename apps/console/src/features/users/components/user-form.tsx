@@ -1,0 +1,65 @@
+import { ROLE_LABELS, ROLES, type User, userCreateInputSchema } from '@school/contract';
+import { useId } from 'react';
+import { Form, SelectField, TextField } from '../../../components/ui/form';
+import { SaveActions, showFieldErrors } from '../../../components/ui/save-form';
+import { useCreateUser } from '../api/create-user';
+
+const FIELDS = ['username', 'displayName', 'role', 'password'] as const;
+const empty = { username: '', displayName: '', role: 'operator', password: '' } as const;
+const roleOptions = ROLES.map((role) => ({ value: role, label: ROLE_LABELS[role] }));
+
+/** Adds a staff account with a first password the admin passes on; the rules are the contract's. */
+export function UserForm({ onSaving, onSaved }: { onSaving: () => void; onSaved: (user: User) => void }) {
+  const create = useCreateUser();
+  const headingId = useId();
+
+  return (
+    <section className="card" aria-labelledby={headingId}>
+      <h2 id={headingId}>Add a user</h2>
+      <Form
+        schema={userCreateInputSchema}
+        options={{ defaultValues: empty }}
+        aria-labelledby={headingId}
+        className="form-plain"
+        onSubmit={(values, methods) => {
+          onSaving();
+          create.mutate(values, {
+            onSuccess: (user) => {
+              methods.reset(empty);
+              onSaved(user);
+            },
+            onError: (error) => showFieldErrors(error, FIELDS, methods),
+          });
+        }}
+      >
+        {() => (
+          <>
+            <TextField
+              name="username"
+              label="Username"
+              description="What they type to log in: 2 to 64 letters, digits, dots, dashes, underscores or @."
+              autoComplete="off"
+              autoCapitalize="none"
+              spellCheck={false}
+            />
+            <TextField
+              name="displayName"
+              label="Display name"
+              description="Their name as others see it."
+              autoComplete="off"
+            />
+            <SelectField name="role" label="Role" options={roleOptions} />
+            <TextField
+              name="password"
+              label="Initial password"
+              description="At least 10 characters. Pass it on to them; they can change it once logged in."
+              type="password"
+              autoComplete="new-password"
+            />
+            <SaveActions save={create} editing={false} addLabel="Add user" onCancel={() => {}} />
+          </>
+        )}
+      </Form>
+    </section>
+  );
+}

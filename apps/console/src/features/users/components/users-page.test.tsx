@@ -1,0 +1,209 @@
+import { CSRF_HEADER, type User } from '@school/contract';
+import { screen, waitFor, within } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { describe, expect, it } from 'vitest';
+import { problem, staffUser } from '../../../testing/data';
+import { renderApp } from '../../../testing/render';
+import { problemJson, recordRequests, server } from '../../../testing/server';
+
+const ana = staffUser({
+  id: 2,
+  username: 'ana',
+  displayName: 'Ana Lopez',
+  role: 'operator',
+  lastLoginAt: null,
+});
+
+const writes = (requests: Request[]) => requests.filter((r) => r.method !== 'GET');
+
+/** The users the API lists, changed by its PATCH as the server would. */
+function usersServer(initial: User[] = [staffUser(), ana]) {
+  let users = initial;
+  server.use(
+    http.get('/api/users', () => HttpResponse.json({ items: users })),
+    http.patch('/api/users/:id', async ({ params, request }) => {
+      const id = Number(params.id);
+      const { password: _password, ...changes } = (await request.json()) as Partial<User> & {
+        password?: string;
+      };
+      users = users.map((u) => (u.id === id ? { ...u, ...changes } : u));
+      return HttpResponse.json(users.find((u) => u.id === id));
+    }),
+  );
+}
+
+const rowOf = async (username: string) =>
+  (await screen.findByText(username, { selector: 'code' })).closest('tr') as HTMLElement;
+
+describe('Users', () => {
+  it('lists the staff: username, display name, role, status and last login', async () => {
+    usersServer([staffUser(), { ...ana, disabled: true }]);
+    renderApp('/users');
+    const table = await screen.findByRole('table', { name: 'Staff accounts' });
+    expect(
+      within(table)
+        .getAllByRole('columnheader')
+        .map((th) => th.textContent),
+    ).toEqual(['Username', 'Display name', 'Role', 'Status', 'Last login', 'Actions']);
+    const [, admin, operator] = within(table).getAllByRole('row');
+    if (!admin || !operator) throw new Error('missing rows');
+    const cells = within(admin).getAllByRole('cell');
+    expect(cells[0]).toHaveTextContent('admin (you)');
+    expect(cells[1]).toHaveTextContent('Alex Admin');
+    expect(cells[2]).toHaveTextContent('Admin');
+    expect(cells[3]).toHaveTextContent('Active');
+    expect(cells[4]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:00:00.000Z');
+    const anaCells = within(operator).getAllByRole('cell');
+    expect(anaCells[2]).toHaveTextContent('Operator');
+    expect(anaCells[3]).toHaveTextContent('Disabled');
+    expect(anaCells[4]).toHaveTextContent('Never');
+    expect(within(operator).getByRole('button', { name: 'Enable ana' })).toBeInTheDocument();
+  });
+
+  it('adds a user with the JSON the API takes', async () => {
+    const requests = recordRequests();
+    let users = [staffUser()];
+    server.use(
+      http.get('/api/users', () => HttpResponse.json({ items: users })),
+      http.post('/api/users', async ({ request }) => {
+        const body = (await request.json()) as Pick<User, 'username' | 'displayName' | 'role'>;
+        const created = staffUser({ id: 3, ...body, lastLoginAt: null });
+        users = [...users, created];
+        return HttpResponse.json(created, { status: 201 });
+      }),
+    );
+    const { user } = renderApp('/users');
+    await screen.findByRole('table');
+    const form = screen.getByRole('form', { name: 'Add a user' });
+    await user.type(within(form).getByLabelText('Username'), 'Ben.Smith');
+    await user.type(within(form).getByLabelText('Display name'), 'Ben Smith');
+    expect(within(form).getByLabelText('Role')).toHaveValue('operator');
+    await user.type(within(form).getByLabelText('Initial password'), 'first password 1');
+    await user.click(within(form).getByRole('button', { name: 'Add user' }));
+
+    expect(await screen.findByText('Added ben.smith (Operator).')).toBeInTheDocument();
+    const [post] = writes(requests);
+    expect(new URL(post?.url ?? '').pathname).toBe('/api/users');
+    expect(post?.headers.get(CSRF_HEADER)).toBe('school-console');
+    expect(await post?.json()).toEqual({
+      username: 'ben.smith',
+      displayName: 'Ben Smith',
+      role: 'operator',
+      password: 'first password 1',
+    });
+    expect(await rowOf('ben.smith')).toHaveTextContent('Ben Smith');
+    expect(within(form).getByLabelText('Username')).toHaveValue('');
+  });
+
+  it('checks the contract’s rules before sending', async () => {
+    const requests = recordRequests();
+    usersServer();
+    const { user } = renderApp('/users');
+    await screen.findByRole('table');
+    const form = screen.getByRole('form', { name: 'Add a user' });
+    await user.type(within(form).getByLabelText('Username'), 'no spaces please');
+    await user.type(within(form).getByLabelText('Initial password'), 'short');
+    await user.click(within(form).getByRole('button', { name: 'Add user' }));
+    expect(
+      await within(form).findByText('Use 2 to 64 letters, digits, dots, dashes, underscores or @.'),
+    ).toBeInTheDocument();
+    expect(within(form).getByText('Give a display name.')).toBeInTheDocument();
+    expect(within(form).getByLabelText('Initial password')).toHaveAccessibleDescription(
+      /Use at least 10 characters\./,
+    );
+    expect(writes(requests)).toHaveLength(0);
+  });
+
+  it('shows the 409 when the username is taken', async () => {
+    usersServer();
+    server.use(http.post('/api/users', () => problemJson(problem(409, 'The username ana is taken.'))));
+    const { user } = renderApp('/users');
+    await screen.findByRole('table');
+    const form = screen.getByRole('form', { name: 'Add a user' });
+    await user.type(within(form).getByLabelText('Username'), 'ana');
+    await user.type(within(form).getByLabelText('Display name'), 'Another Ana');
+    await user.type(within(form).getByLabelText('Initial password'), 'first password 1');
+    await user.click(within(form).getByRole('button', { name: 'Add user' }));
+    expect(await within(form).findByRole('alert')).toHaveTextContent(
+      'Not added: The username ana is taken. (HTTP 409)',
+    );
+    expect(within(form).getByLabelText('Username')).toHaveValue('ana');
+  });
+
+  it('asks before disabling a user, then disables them', async () => {
+    const requests = recordRequests();
+    usersServer();
+    const { user } = renderApp('/users');
+    const row = await rowOf('ana');
+    await user.click(within(row).getByRole('button', { name: 'Disable ana' }));
+    const question = within(row).getByRole('group', {
+      name: 'Disable ana (Ana Lopez)? They are logged out at once and cannot log in until enabled again.',
+    });
+    expect(writes(requests)).toHaveLength(0);
+    await user.click(within(question).getByRole('button', { name: 'Yes, disable' }));
+
+    expect(await screen.findByText('ana is disabled and was logged out.')).toBeInTheDocument();
+    await waitFor(() => expect(within(row).getAllByRole('cell')[3]).toHaveTextContent('Disabled'));
+    const [patch] = writes(requests);
+    expect(patch?.method).toBe('PATCH');
+    expect(new URL(patch?.url ?? '').pathname).toBe('/api/users/2');
+    expect(patch?.headers.get(CSRF_HEADER)).toBe('school-console');
+    expect(await patch?.json()).toEqual({ disabled: true });
+
+    await user.click(within(row).getByRole('button', { name: 'Enable ana' }));
+    expect(await screen.findByText('ana is enabled and can log in again.')).toBeInTheDocument();
+    expect(await writes(requests)[1]?.json()).toEqual({ disabled: false });
+  });
+
+  it('shows plainly why the last admin cannot be made an operator or disabled', async () => {
+    const detail = 'There must be at least one enabled admin: make another user an admin first.';
+    usersServer();
+    server.use(http.patch('/api/users/1', () => problemJson(problem(409, detail))));
+    const { user } = renderApp('/users');
+    const row = await rowOf('admin');
+    await user.click(within(row).getByRole('button', { name: 'Make admin an operator' }));
+    expect(
+      within(row).getByRole('group', { name: /^Make your own account an operator\?/ }),
+    ).toBeInTheDocument();
+    await user.click(within(row).getByRole('button', { name: 'Yes, make an operator' }));
+
+    expect(await within(row).findByRole('alert')).toHaveTextContent(`Not changed: ${detail} (HTTP 409)`);
+    // The question has closed; the row is unchanged.
+    expect(within(row).queryByRole('group')).not.toBeInTheDocument();
+    expect(within(row).getAllByRole('cell')[2]).toHaveTextContent('Admin');
+    expect(within(row).getByRole('button', { name: 'Make admin an operator' })).toHaveFocus();
+  });
+
+  it('changes a role after asking', async () => {
+    const requests = recordRequests();
+    usersServer();
+    const { user } = renderApp('/users');
+    const row = await rowOf('ana');
+    await user.click(within(row).getByRole('button', { name: 'Make ana an admin' }));
+    await user.click(within(row).getByRole('button', { name: 'Yes, make an admin' }));
+    expect(await screen.findByText('ana is now an admin.')).toBeInTheDocument();
+    await waitFor(() => expect(within(row).getAllByRole('cell')[2]).toHaveTextContent('Admin'));
+    expect(await writes(requests)[0]?.json()).toEqual({ role: 'admin' });
+  });
+
+  it('sets a new password for a user', async () => {
+    const requests = recordRequests();
+    usersServer();
+    const { user } = renderApp('/users');
+    const row = await rowOf('ana');
+    await user.click(within(row).getByRole('button', { name: 'Set password for ana' }));
+    const form = screen.getByRole('form', { name: 'Set a new password for ana' });
+    expect(within(form).getByLabelText('New password')).toHaveFocus();
+    await user.type(within(form).getByLabelText('New password'), 'a new password 2');
+    await user.type(within(form).getByLabelText('Confirm new password'), 'a new password 2');
+    await user.click(within(form).getByRole('button', { name: 'Set password' }));
+
+    expect(
+      await screen.findByText('New password set for ana. They were logged out and log in with it now.'),
+    ).toBeInTheDocument();
+    expect(screen.queryByRole('form', { name: 'Set a new password for ana' })).not.toBeInTheDocument();
+    const [patch] = writes(requests);
+    expect(new URL(patch?.url ?? '').pathname).toBe('/api/users/2');
+    expect(await patch?.json()).toEqual({ password: 'a new password 2' });
+  });
+});

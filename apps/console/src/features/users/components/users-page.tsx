@@ -1,0 +1,64 @@
+import type { User } from '@school/contract';
+import { useState } from 'react';
+import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { ROLE_NAMES } from '../../../lib/format';
+import { useSession } from '../../../lib/session';
+import { useUsers } from '../api/get-users';
+import { PasswordForm } from './password-form';
+import { UserForm } from './user-form';
+import { UsersTable } from './users-table';
+
+export function UsersPage() {
+  const users = useUsers();
+  const me = useSession().data?.user.id;
+  const [settingPassword, setSettingPassword] = useState<User | null>(null);
+  const [message, setMessage] = useState('');
+
+  return (
+    <div className="page users-page">
+      <title>Users · School Messaging</title>
+      <h1>Users</h1>
+      <p className="hint">
+        The staff who can log in to this console. Admins can do everything; operators can send, and see the
+        history, deliveries, dashboard and service.
+      </p>
+
+      {users.isPending ? (
+        <Loading>Loading users…</Loading>
+      ) : users.isError ? (
+        <ErrorState error={users.error} title="Could not load the users" onRetry={() => users.refetch()} />
+      ) : users.data.items.length === 0 ? (
+        <EmptyState>No users yet.</EmptyState>
+      ) : (
+        <UsersTable
+          users={users.data.items}
+          me={me}
+          onChanged={setMessage}
+          onSetPassword={(user) => {
+            setMessage('');
+            setSettingPassword(user);
+          }}
+        />
+      )}
+      <p role="status" className="page-status">
+        {message}
+      </p>
+
+      {settingPassword ? (
+        <PasswordForm
+          key={settingPassword.id}
+          user={settingPassword}
+          onCancel={() => setSettingPassword(null)}
+          onDone={(user) => {
+            setSettingPassword(null);
+            setMessage(`New password set for ${user.username}. They were logged out and log in with it now.`);
+          }}
+        />
+      ) : null}
+      <UserForm
+        onSaving={() => setMessage('')}
+        onSaved={(user) => setMessage(`Added ${user.username} (${ROLE_NAMES[user.role]}).`)}
+      />
+    </div>
+  );
+}

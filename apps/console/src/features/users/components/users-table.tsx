@@ -1,0 +1,148 @@
+import type { Role, User } from '@school/contract';
+import { ConfirmButton } from '../../../components/ui/confirm';
+import { ProblemMessage } from '../../../components/ui/status';
+import { formatDateTime, ROLE_NAMES } from '../../../lib/format';
+import { useUpdateUser } from '../api/update-user';
+
+const article = (role: Role) => (role === 'admin' ? 'an admin' : 'an operator');
+
+export function UsersTable({
+  users,
+  me,
+  onSetPassword,
+  onChanged,
+}: {
+  users: readonly User[];
+  /** The id of the person logged in. */
+  me: number | undefined;
+  onSetPassword: (user: User) => void;
+  /** A change was saved: what to tell the reader. */
+  onChanged: (message: string) => void;
+}) {
+  return (
+    <div className="table-wrap">
+      <table className="users">
+        <caption className="visually-hidden">Staff accounts</caption>
+        <thead>
+          <tr>
+            <th scope="col">Username</th>
+            <th scope="col">Display name</th>
+            <th scope="col">Role</th>
+            <th scope="col">Status</th>
+            <th scope="col">Last login</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.map((user) => (
+            <UserRow
+              key={user.id}
+              user={user}
+              isMe={user.id === me}
+              onSetPassword={onSetPassword}
+              onChanged={onChanged}
+            />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function UserRow({
+  user,
+  isMe,
+  onSetPassword,
+  onChanged,
+}: {
+  user: User;
+  isMe: boolean;
+  onSetPassword: (user: User) => void;
+  onChanged: (message: string) => void;
+}) {
+  const update = useUpdateUser();
+  const changing = update.isPending ? update.variables.input : undefined;
+  const other: Role = user.role === 'admin' ? 'operator' : 'admin';
+  const who = isMe ? 'your own account' : `${user.username} (${user.displayName})`;
+
+  return (
+    <tr className={user.disabled ? 'user-disabled' : undefined}>
+      <td>
+        <code className="key">{user.username}</code>
+        {isMe ? <span className="muted"> (you)</span> : null}
+      </td>
+      <td>{user.displayName}</td>
+      <td>{ROLE_NAMES[user.role]}</td>
+      <td>
+        <span className={`badge ${user.disabled ? 'badge-neutral' : 'badge-ok'}`}>
+          {user.disabled ? 'Disabled' : 'Active'}
+        </span>
+      </td>
+      <td>
+        {user.lastLoginAt ? (
+          <time dateTime={user.lastLoginAt}>{formatDateTime(user.lastLoginAt)}</time>
+        ) : (
+          <span className="muted">Never</span>
+        )}
+      </td>
+      <td>
+        <div className="row-actions">
+          <ConfirmButton
+            question={
+              other === 'admin'
+                ? `Make ${who} an admin? Admins manage books, schools, templates and users, and read the audit log.`
+                : `Make ${who} an operator? Operators can no longer manage books, schools, templates or users, nor read the audit log.`
+            }
+            confirmLabel={`Yes, make ${article(other)}`}
+            pending={changing?.role !== undefined}
+            onConfirm={() =>
+              update.mutateAsync(
+                { id: user.id, input: { role: other } },
+                { onSuccess: (saved) => onChanged(`${saved.username} is now ${article(saved.role)}.`) },
+              )
+            }
+          >
+            Make <span className="visually-hidden">{user.username} an</span> {other}
+          </ConfirmButton>
+          {user.disabled ? (
+            <button
+              type="button"
+              className="button button-small"
+              disabled={update.isPending}
+              onClick={() =>
+                update.mutate(
+                  { id: user.id, input: { disabled: false } },
+                  { onSuccess: (saved) => onChanged(`${saved.username} is enabled and can log in again.`) },
+                )
+              }
+            >
+              Enable <span className="visually-hidden">{user.username}</span>
+            </button>
+          ) : (
+            <ConfirmButton
+              question={
+                isMe
+                  ? 'Disable your own account? You are logged out at once and cannot log in again until another admin enables it.'
+                  : `Disable ${who}? They are logged out at once and cannot log in until enabled again.`
+              }
+              confirmLabel="Yes, disable"
+              pending={changing?.disabled !== undefined}
+              onConfirm={() =>
+                update.mutateAsync(
+                  { id: user.id, input: { disabled: true } },
+                  { onSuccess: (saved) => onChanged(`${saved.username} is disabled and was logged out.`) },
+                )
+              }
+            >
+              Disable <span className="visually-hidden">{user.username}</span>
+            </ConfirmButton>
+          )}
+          <button type="button" className="button button-small" onClick={() => onSetPassword(user)}>
+            Set password <span className="visually-hidden">for {user.username}</span>
+          </button>
+        </div>
+        {update.isError ? <ProblemMessage error={update.error} prefix="Not changed" /> : null}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,147 @@
+import fs from 'node:fs';
+import { Transform } from 'node:stream';
+import fp from 'fastify-plugin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route streams its body to disk rather than holding it (book uploads): not budgeted. */
+    streamsBody?: boolean;
+  }
+  interface FastifyInstance {
+    /** Free space in DATA_DIR, and whether raw bodies are still stored in call records. */
+    readonly diskSpace: DiskSpace;
+  }
+}
+
+export interface DiskSpace {
+  /** Bytes of raw request and response a call record may keep now: 0 when space is low. */
+  recordBytes(): number;
+  status(): { freeBytes: number | null; minFreeBytes: number; rawBodiesStored: boolean };
+}
+
+/** Too many bytes being received at once: the request is refused with 503, never recorded. */
+export class BusyError extends Error {
+  readonly statusCode = 503;
+  readonly code = 'SERVER_BUSY';
+  constructor() {
+    super('The server is busy receiving other requests. Try again in a few seconds.');
+  }
+}
+
+const DISK_CHECK_MS = 10_000;
+const BUSY_LOG_MS = 10_000;
+
+/**
+ * What one caller can make the server hold (docs/security.md): connections at once
+ * (MAX_CONNECTIONS), bytes of bodies being received at once across all requests
+ * (MAX_INFLIGHT_BODY_BYTES: a request that would go over is refused with 503 before its body is
+ * read), and the disk (below MIN_FREE_DISK_MB free, call records keep their summaries but no
+ * longer their raw bodies).
+ */
+export const requestLimitsPlugin = fp(
+  async (app) => {
+    const { config } = app;
+    app.server.maxConnections = config.MAX_CONNECTIONS;
+
+    // --- bodies being received ---------------------------------------------------------------
+    const budget = config.MAX_INFLIGHT_BODY_BYTES;
+    let inFlight = 0;
+    let refusedSinceLog = 0;
+    let lastLog = 0;
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.config.streamsBody) return;
+      const declared = Number(request.headers['content-length'] ?? 0);
+      if (!Number.isFinite(declared) || declared <= 0) return;
+      if (inFlight + declared > budget) {
+        refusedSinceLog++;
+        const now = Date.now();
+        if (now - lastLog > BUSY_LOG_MS) {
+          request.log.warn(
+            { refused: refusedSinceLog, inFlightBytes: inFlight, budget },
+            'request bodies refused: too many bytes being received at once (MAX_INFLIGHT_BODY_BYTES)',
+          );
+          lastLog = now;
+          refusedSinceLog = 0;
+        }
+        return reply
+          .code(503)
+          .headers({ 'retry-after': '5', connection: 'close', 'content-type': 'text/plain; charset=utf-8' })
+          .send('The server is busy receiving other requests. Try again in a few seconds.');
+      }
+      inFlight += declared;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        inFlight -= declared;
+      };
+      // Held until the exchange is over, answered or cut off.
+      reply.raw.once('close', release);
+      reply.raw.once('finish', release);
+    });
+
+    // A body without a declared length (chunked) is counted as it arrives instead.
+    app.addHook('preParsing', async (request, reply, payload) => {
+      // Only a body sent in chunks is counted here; without one the request is left alone (piping
+      // it would end it, and a live tail with it).
+      const chunked =
+        request.headers['transfer-encoding'] !== undefined && request.headers['content-length'] === undefined;
+      if (request.routeOptions.config.streamsBody || !chunked) return payload;
+      let counted = 0;
+      reply.raw.once('close', () => {
+        inFlight -= counted;
+        counted = 0;
+      });
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          if (inFlight + chunk.length > budget) {
+            callback(new BusyError());
+            return;
+          }
+          inFlight += chunk.length;
+          counted += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      payload.on('error', (err) => counter.destroy(err));
+      // Fastify checks its body limits on this count.
+      return Object.assign(payload.pipe(counter), {
+        get receivedEncodedLength() {
+          return counted;
+        },
+      });
+    });
+
+    // --- the disk ------------------------------------------------------------------------------
+    const minFree = config.MIN_FREE_DISK_MB * 1024 * 1024;
+    let freeBytes: number | null = null;
+    const check = async () => {
+      try {
+        const stats = await fs.promises.statfs(config.dataDir);
+        const free = stats.bavail * stats.bsize;
+        const wasLow = freeBytes !== null && freeBytes < minFree;
+        freeBytes = free;
+        if (free < minFree && !wasLow) {
+          app.log.warn(
+            { freeBytes: free, minFreeBytes: minFree },
+            'free disk space is low: call records no longer keep raw bodies (MIN_FREE_DISK_MB)',
+          );
+        } else if (free >= minFree && wasLow) {
+          app.log.info({ freeBytes: free }, 'free disk space is back: call records keep raw bodies again');
+        }
+      } catch (err) {
+        app.log.error({ err }, 'could not read the free disk space');
+      }
+    };
+    await check();
+    const timer = setInterval(check, DISK_CHECK_MS);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+    const low = () => freeBytes !== null && freeBytes < minFree;
+    app.decorate('diskSpace', {
+      recordBytes: () => (low() ? 0 : config.RECORD_MAX_BYTES),
+      status: () => ({ freeBytes, minFreeBytes: minFree, rawBodiesStored: !low() }),
+    });
+  },
+  { name: 'request-limits', dependencies: ['core'] },
+);

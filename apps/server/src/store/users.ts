@@ -1,0 +1,217 @@
+import type { AuditAction, Role } from '@school/contract';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { AuditTable, Database, SessionsTable, UsersTable } from './schema.js';
+
+export type UserRow = Selectable<UsersTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type AuditRow = Selectable<AuditTable>;
+
+/** A session with the user it belongs to, as every authenticated request needs it. */
+export interface SessionWithUser extends SessionRow {
+  readonly username: string;
+  readonly display_name: string;
+  readonly role: Role;
+  readonly disabled: number;
+}
+
+export interface UserChanges {
+  readonly display_name?: string | undefined;
+  readonly role?: Role | undefined;
+  readonly disabled?: boolean | undefined;
+  readonly password_hash?: string | undefined;
+}
+
+/** Staff accounts. Usernames are stored lower case. */
+export function createUserRepository(db: Kysely<Database>) {
+  return {
+    async count(): Promise<number> {
+      const row = await db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    list: () => db.selectFrom('users').selectAll().orderBy('username').execute(),
+    findById: (id: number) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst(),
+    findByUsername: (username: string) =>
+      db.selectFrom('users').selectAll().where('username', '=', username.toLowerCase()).executeTakeFirst(),
+    async create(user: {
+      username: string;
+      display_name: string;
+      role: Role;
+      password_hash: string;
+    }): Promise<UserRow> {
+      const now = Date.now();
+      return db
+        .insertInto('users')
+        .values({
+          ...user,
+          username: user.username.toLowerCase(),
+          disabled: 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    /**
+     * Creates the first user only if there is none, in one statement: two set-up requests racing
+     * cannot both win. Undefined when a user already exists.
+     */
+    async createFirst(user: {
+      username: string;
+      display_name: string;
+      role: Role;
+      password_hash: string;
+    }): Promise<UserRow | undefined> {
+      const now = Date.now();
+      const result =
+        await sql`INSERT INTO users (username, display_name, role, password_hash, disabled, created_at, updated_at)
+        SELECT ${user.username.toLowerCase()}, ${user.display_name}, ${user.role}, ${user.password_hash}, 0, ${now}, ${now}
+        WHERE NOT EXISTS (SELECT 1 FROM users)`.execute(db);
+      if (Number(result.numAffectedRows ?? 0) === 0) return undefined;
+      return this.findByUsername(user.username);
+    },
+    /**
+     * Applies changes in one statement that refuses to leave no enabled admin: the check and the
+     * change cannot be interleaved by another request. `last-admin` when it would; undefined
+     * when there is no such user.
+     */
+    async update(id: number, changes: UserChanges): Promise<UserRow | 'last-admin' | undefined> {
+      const set = {
+        ...(changes.display_name !== undefined ? { display_name: changes.display_name } : {}),
+        ...(changes.role !== undefined ? { role: changes.role } : {}),
+        ...(changes.disabled !== undefined ? { disabled: changes.disabled ? 1 : 0 } : {}),
+        ...(changes.password_hash !== undefined ? { password_hash: changes.password_hash } : {}),
+        updated_at: Date.now(),
+      };
+      const demotes = changes.role === 'operator' || changes.disabled === true;
+      let query = db.updateTable('users').set(set).where('id', '=', id);
+      if (demotes) {
+        query = query.where((eb) =>
+          eb.or([
+            eb('role', '!=', 'admin'),
+            eb('disabled', '=', 1),
+            eb.exists(
+              eb
+                .selectFrom('users as other')
+                .select('other.id')
+                .where('other.role', '=', 'admin')
+                .where('other.disabled', '=', 0)
+                .where('other.id', '!=', id),
+            ),
+          ]),
+        );
+      }
+      const row = await query.returningAll().executeTakeFirst();
+      if (row) return row;
+      return (await this.findById(id)) ? 'last-admin' : undefined;
+    },
+    async touchLogin(id: number, at: number): Promise<void> {
+      await db.updateTable('users').set({ last_login_at: at }).where('id', '=', id).execute();
+    },
+  };
+}
+
+/** Server-side sessions, keyed by the SHA-256 of their token. */
+export function createSessionRepository(db: Kysely<Database>) {
+  return {
+    async create(session: SessionRow): Promise<void> {
+      await db.insertInto('sessions').values(session).execute();
+    },
+    find: (id: string): Promise<SessionWithUser | undefined> =>
+      db
+        .selectFrom('sessions')
+        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .selectAll('sessions')
+        .select(['users.username', 'users.display_name', 'users.role', 'users.disabled'])
+        .where('sessions.id', '=', id)
+        .executeTakeFirst(),
+    async touch(id: string, at: number): Promise<void> {
+      await db.updateTable('sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
+    },
+    async remove(id: string): Promise<void> {
+      await db.deleteFrom('sessions').where('id', '=', id).execute();
+    },
+    /** Ends every session of a user, but `keep` if given. */
+    async removeForUser(userId: number, keep?: string): Promise<number> {
+      let query = db.deleteFrom('sessions').where('user_id', '=', userId);
+      if (keep !== undefined) query = query.where('id', '!=', keep);
+      const result = await query.executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+    /** Deletes sessions past their absolute end or idle since before `idleSince`. */
+    async removeExpired(now: number, idleSince: number): Promise<number> {
+      const result = await db
+        .deleteFrom('sessions')
+        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleSince)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export interface AuditQuery {
+  readonly username?: string | undefined;
+  readonly action?: AuditAction | undefined;
+  readonly from?: number | undefined;
+  readonly to?: number | undefined;
+}
+
+export interface NewAuditEntry {
+  readonly userId: number | null;
+  readonly username: string | null;
+  readonly ip: string;
+  readonly action: AuditAction;
+  readonly target?: string | null;
+  readonly details?: Readonly<Record<string, unknown>> | null;
+}
+
+/** What staff did in the console, newest first. */
+export function createAuditRepository(db: Kysely<Database>) {
+  return {
+    async add(entry: NewAuditEntry): Promise<void> {
+      await db
+        .insertInto('audit')
+        .values({
+          at: Date.now(),
+          user_id: entry.userId,
+          username: entry.username?.slice(0, 64) ?? null,
+          ip: entry.ip,
+          action: entry.action,
+          target: entry.target ?? null,
+          details: entry.details ? JSON.stringify(entry.details) : null,
+        })
+        .execute();
+    },
+    /** Newest first, keyset on (at, id) after `before` (the id of the last row of the previous page). */
+    async search(
+      query: AuditQuery,
+      page: { limit: number; before?: number | undefined },
+    ): Promise<AuditRow[]> {
+      let qb = db.selectFrom('audit').selectAll();
+      if (query.username !== undefined) qb = qb.where('username', '=', query.username.toLowerCase());
+      if (query.action !== undefined) qb = qb.where('action', '=', query.action);
+      if (query.from !== undefined) qb = qb.where('at', '>=', query.from);
+      if (query.to !== undefined) qb = qb.where('at', '<', query.to);
+      if (page.before !== undefined) {
+        const last = await db
+          .selectFrom('audit')
+          .select(['at', 'id'])
+          .where('id', '=', page.before)
+          .executeTakeFirst();
+        if (!last) return [];
+        qb = qb.where((eb) => eb(eb.refTuple('at', 'id'), '<', eb.tuple(last.at, last.id)));
+      }
+      return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+    },
+    async deleteOlderThan(before: number): Promise<number> {
+      const result = await db.deleteFrom('audit').where('at', '<', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export type UserRepository = ReturnType<typeof createUserRepository>;
+export type SessionRepository = ReturnType<typeof createSessionRepository>;
+export type AuditRepository = ReturnType<typeof createAuditRepository>;

@@ -1,0 +1,204 @@
+/**
+ * Staff accounts, sessions and the audit log, as zod schemas shared by the server's routes and the
+ * console's forms (docs/security.md).
+ */
+import { z } from 'zod';
+
+export const ROLES = ['admin', 'operator'] as const;
+export const roleSchema = z.enum(ROLES);
+export type Role = z.infer<typeof roleSchema>;
+
+/** What each role may do, in words, for the Users page. */
+export const ROLE_LABELS: Record<Role, string> = {
+  admin: 'Admin — everything, including schools, templates, books, users and the audit log',
+  operator: 'Operator — send, history, deliveries, dashboard and service',
+};
+
+export const PASSWORD_MIN = 10;
+export const PASSWORD_MAX = 256;
+
+export const usernameSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9._@-]{2,64}$/, 'Use 2 to 64 letters, digits, dots, dashes, underscores or @.');
+
+export const passwordSchema = z
+  .string()
+  .min(PASSWORD_MIN, `Use at least ${PASSWORD_MIN} characters.`)
+  .max(PASSWORD_MAX, `Use at most ${PASSWORD_MAX} characters.`);
+
+export const displayNameSchema = z.string().trim().min(1, 'Give a display name.').max(100);
+
+/** `POST /api/session`: log in. */
+export const loginInputSchema = z.object({
+  username: z.string().trim().min(1, 'Enter your username.').max(64),
+  password: z.string().min(1, 'Enter your password.').max(PASSWORD_MAX),
+});
+export type LoginInput = z.input<typeof loginInputSchema>;
+
+/** Who is logged in (`GET /api/session`, and the answer to a login). */
+export const sessionSchema = z
+  .object({
+    user: z.object({
+      id: z.number().int(),
+      username: z.string(),
+      displayName: z.string(),
+      role: roleSchema,
+    }),
+    /** ISO 8601: the session ends at the earlier of these unless used again before `idleExpiresAt`. */
+    idleExpiresAt: z.string(),
+    expiresAt: z.string(),
+  })
+  .meta({ id: 'Session' });
+export type Session = z.infer<typeof sessionSchema>;
+
+/** `PUT /api/session/password`: change one's own password; other sessions of the user end. */
+export const passwordChangeInputSchema = z.object({
+  currentPassword: z.string().min(1, 'Enter your current password.').max(PASSWORD_MAX),
+  newPassword: passwordSchema,
+});
+export type PasswordChangeInput = z.input<typeof passwordChangeInputSchema>;
+
+/** `GET /api/setup`: whether the first admin still has to be made (no user exists yet). */
+export const setupStateSchema = z.object({ needed: z.boolean() }).meta({ id: 'SetupState' });
+export type SetupState = z.infer<typeof setupStateSchema>;
+
+/** `POST /api/setup`: make the first admin with the one-time token the server logged; logs in. */
+export const setupInputSchema = z.object({
+  token: z.string().min(1).max(200),
+  username: usernameSchema,
+  displayName: displayNameSchema,
+  password: passwordSchema,
+});
+export type SetupInput = z.input<typeof setupInputSchema>;
+
+export const userSchema = z
+  .object({
+    id: z.number().int(),
+    username: z.string(),
+    displayName: z.string(),
+    role: roleSchema,
+    disabled: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    /** ISO 8601, or null when the user has never logged in. */
+    lastLoginAt: z.string().nullable(),
+  })
+  .meta({ id: 'User' });
+export type User = z.infer<typeof userSchema>;
+
+export const userListSchema = z.object({ items: z.array(userSchema) }).meta({ id: 'UserList' });
+export type UserList = z.infer<typeof userListSchema>;
+
+/** `POST /api/users` (admins). */
+export const userCreateInputSchema = z.object({
+  username: usernameSchema,
+  displayName: displayNameSchema,
+  password: passwordSchema,
+  role: roleSchema,
+});
+export type UserCreateInput = z.input<typeof userCreateInputSchema>;
+
+/**
+ * `PATCH /api/users/{id}` (admins): any of these. A new password ends the user's sessions, as does
+ * disabling. The last enabled admin can be neither disabled nor made an operator.
+ */
+export const userUpdateInputSchema = z
+  .object({
+    displayName: displayNameSchema.optional(),
+    role: roleSchema.optional(),
+    disabled: z.boolean().optional(),
+    password: passwordSchema.optional(),
+  })
+  .refine((v) => Object.values(v).some((x) => x !== undefined), 'Change at least one field.');
+export type UserUpdateInput = z.input<typeof userUpdateInputSchema>;
+
+export const AUDIT_ACTIONS = [
+  'login',
+  'login-failed',
+  'logout',
+  'setup',
+  'password-change',
+  'send',
+  'book-upload',
+  'book-delete',
+  'school-create',
+  'school-update',
+  'school-delete',
+  'template-create',
+  'template-update',
+  'template-delete',
+  'delivery-retry',
+  'delivery-retry-dead',
+  'user-create',
+  'user-update',
+] as const;
+export const auditActionSchema = z.enum(AUDIT_ACTIONS);
+export type AuditAction = z.infer<typeof auditActionSchema>;
+
+/** Human names for audit actions, for the Audit page. */
+export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
+  login: 'Logged in',
+  'login-failed': 'Failed login',
+  logout: 'Logged out',
+  setup: 'First admin created',
+  'password-change': 'Changed own password',
+  send: 'Sent from the console',
+  'book-upload': 'Uploaded a book',
+  'book-delete': 'Deleted a book',
+  'school-create': 'Added a school',
+  'school-update': 'Changed a school',
+  'school-delete': 'Deleted a school',
+  'template-create': 'Added a template',
+  'template-update': 'Changed a template',
+  'template-delete': 'Deleted a template',
+  'delivery-retry': 'Retried a delivery',
+  'delivery-retry-dead': 'Retried all dead deliveries',
+  'user-create': 'Added a user',
+  'user-update': 'Changed a user',
+};
+
+export const auditEntrySchema = z
+  .object({
+    id: z.number().int(),
+    /** ISO 8601. */
+    at: z.string(),
+    /** The staff user who acted; null for a failed login with an unknown username. */
+    userId: z.number().int().nullable(),
+    /** As typed at login for failures; the user's name otherwise. */
+    username: z.string().nullable(),
+    ip: z.string(),
+    action: auditActionSchema,
+    /** What was acted on, in words: `school 3 (Example School)`, `call 42`, `user 2 (ana)`. */
+    target: z.string().nullable(),
+    /** What changed: field → { from, to } for changes, or facts of the action. Secrets never. */
+    details: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'AuditEntry' });
+export type AuditEntry = z.infer<typeof auditEntrySchema>;
+
+const isoDate = z.iso.datetime({ offset: true }).describe('ISO 8601 date and time');
+
+export const auditQuerySchema = z.object({
+  /** Username (exact, case-insensitive). */
+  user: z.string().max(64).optional(),
+  action: auditActionSchema.optional(),
+  from: isoDate.optional(),
+  to: isoDate.optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(40).optional(),
+});
+export type AuditQuery = z.input<typeof auditQuerySchema>;
+
+export const auditListSchema = z
+  .object({ items: z.array(auditEntrySchema), nextCursor: z.string().nullable() })
+  .meta({ id: 'AuditList' });
+export type AuditList = z.infer<typeof auditListSchema>;
+
+/**
+ * The header the console sends with every state-changing request (a custom header makes the
+ * browser preflight a cross-origin request, which the server never approves).
+ */
+export const CSRF_HEADER = 'x-requested-with';
+export const CSRF_HEADER_VALUE = 'school-console';
