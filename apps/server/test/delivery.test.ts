@@ -191,6 +191,8 @@ describe('outbox and dispatcher', () => {
     });
     // The provider is down and asks for an hour's wait: the pushes wait for their retry.
     await until(() => hook.received.length === 3, 'first attempts');
+    // Their failed attempts are settled (pending again, waiting) before pushNoti counts them.
+    await until(async () => (await t.app.store.deliveries.counts()).pending === 3, 'waiting for a retry');
     up = true;
     const res = await t.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
     expect(res.statusCode).toBe(200);
