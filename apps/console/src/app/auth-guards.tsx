@@ -6,7 +6,7 @@ import { paths } from '../config/paths';
 import { safeNextPath } from '../lib/next-path';
 import { sessionEnded, useSession } from '../lib/session';
 
-/** While the session loads: a quiet line, shown only if the wait is noticeable (styles.css). */
+/** While the session loads: a quiet line, shown only if the wait is noticeable (app/layout.css). */
 function SessionLoading() {
   return (
     <div className="session-loading">

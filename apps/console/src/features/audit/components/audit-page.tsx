@@ -4,6 +4,7 @@ import { useAudit } from '../api/get-audit';
 import { type AuditFilters, filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
 import { AuditTable } from './audit-table';
 import { FiltersForm } from './filters-form';
+import '../audit.css';
 
 export function AuditPage() {
   const [searchParams, setSearchParams] = useSearchParams();

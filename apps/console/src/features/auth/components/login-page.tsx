@@ -4,6 +4,7 @@ import { ProblemError, problemOf } from '../../../lib/api-client';
 import { useSetupState } from '../api/get-setup-state';
 import { useLogin } from '../api/login';
 import { formatWait } from '../utils/wait';
+import '../auth.css';
 
 /** Why the login failed, in words a member of staff can act on. */
 export function loginFailure(error: unknown): string {

@@ -9,6 +9,7 @@ import { ProblemError } from '../../../lib/api-client';
 import { samePasswords } from '../../../lib/passwords';
 import { useSetupState } from '../api/get-setup-state';
 import { useSetup } from '../api/setup';
+import '../auth.css';
 
 const setupFormSchema = setupInputSchema
   .omit({ token: true })

@@ -5,6 +5,7 @@ import { paths } from '../../../config/paths';
 import { ROLE_NAMES } from '../../../lib/format';
 import { useSession } from '../../../lib/session';
 import { useLogout } from '../api/logout';
+import '../user-menu.css';
 
 /**
  * The header's menu of the person logged in: their name and role, Change password and Log out. A

@@ -4,6 +4,7 @@ import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useBooks } from '../api/get-books';
 import { BooksTable } from './books-table';
 import { UploadForm } from './upload-form';
+import '../books.css';
 
 export function BooksPage() {
   const books = useBooks();

@@ -7,6 +7,7 @@ import { formatDateTime } from '../../../lib/format';
 import { useStats } from '../api/get-stats';
 import { type ChartData, formatPercent, toChartData } from '../utils/chart-data';
 import { UPlotChart } from './uplot-chart';
+import '../dashboard.css';
 
 const PERIODS = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3_600_000 },

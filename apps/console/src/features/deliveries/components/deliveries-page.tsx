@@ -9,6 +9,7 @@ import { useRetryDeadDeliveries } from '../api/retry-dead';
 import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
 import { DeliveriesTable } from './deliveries-table';
 import { FiltersForm } from './filters-form';
+import '../deliveries.css';
 
 export function DeliveriesPage() {
   const [searchParams, setSearchParams] = useSearchParams();

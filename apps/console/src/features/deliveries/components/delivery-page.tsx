@@ -6,6 +6,7 @@ import { DELIVERY_KIND_LABELS, formatDateTime, formatDuration } from '../../../l
 import { useDelivery } from '../api/get-delivery';
 import { DeliveryStatusBadge, STATUS_EXPLANATIONS } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
+import '../deliveries.css';
 
 export function DeliveryPage() {
   return (

@@ -7,6 +7,7 @@ import { formatBytes, formatDateTime, formatDuration, OUTCOME_LABELS } from '../
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
 import { CallDeliveries } from './call-deliveries';
+import '../history.css';
 
 export function CallPage() {
   return (

@@ -9,6 +9,7 @@ import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters
 import { CallsTable } from './calls-table';
 import { FiltersForm } from './filters-form';
 import { SearchStopped } from './search-stopped';
+import '../history.css';
 
 const STREAM_LABELS = {
   off: '',

@@ -2,6 +2,7 @@ import { groups, operationByName } from '@school/contract';
 import { Navigate, NavLink, useParams } from 'react-router';
 import { paths } from '../../../config/paths';
 import { OperationForm } from './operation-form';
+import '../send.css';
 
 export function SendPage() {
   const { operation } = useParams();

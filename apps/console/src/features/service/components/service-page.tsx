@@ -4,6 +4,7 @@ import { ErrorState, Loading } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
 import { formatBytes } from '../../../lib/format';
 import { useServiceInfo } from '../../../lib/service-info';
+import '../service.css';
 
 export function ServicePage() {
   const service = useServiceInfo();

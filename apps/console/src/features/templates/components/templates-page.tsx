@@ -4,6 +4,7 @@ import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useTemplates } from '../api/get-templates';
 import { TemplateForm } from './template-form';
 import { TemplatesTable } from './templates-table';
+import '../templates.css';
 
 export function TemplatesPage() {
   const templates = useTemplates();

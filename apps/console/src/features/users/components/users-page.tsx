@@ -7,6 +7,7 @@ import { useUsers } from '../api/get-users';
 import { PasswordForm } from './password-form';
 import { UserForm } from './user-form';
 import { UsersTable } from './users-table';
+import '../users.css';
 
 export function UsersPage() {
   const users = useUsers();
