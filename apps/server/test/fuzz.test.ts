@@ -1,6 +1,6 @@
 /**
- * Fuzzing the four bindings (product.md, "Data, limits, bad input"): valid requests mutated byte by
- * byte, control characters and U+FFFE in element names, text, SOAPAction and Content-Type, random
+ * Fuzzing the four bindings (docs/faults.md#bad-input): valid requests mutated byte by byte,
+ * control characters and U+FFFE in element names, text, SOAPAction and Content-Type, random
  * query strings and form bodies, through `app.inject`. Whatever comes in: no crash, no 5xx but a
  * SOAP fault, every XML answer well-formed (XML 1.0 characters included), every text answer valid
  * UTF-8, every call recorded.

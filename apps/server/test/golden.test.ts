@@ -1,8 +1,9 @@
 /**
  * Golden-file tests of the `.asmx` endpoints: one folder per case under `test/golden/`, each sent
- * through `app.inject()` to one app, and the answer compared with what `asmx-compat.md` says
- * (conventions.md, "Tests"). The expected files were written by hand from the spec; where the
- * server disagrees, the case fails and the server is what gets fixed.
+ * through `app.inject()` to one app, and the answer compared with what docs/wire-contract.md,
+ * docs/bindings.md and docs/faults.md say (docs/architecture.md#tests). The expected files were
+ * written by hand from those pages; where the server disagrees, the case fails and the server is
+ * what gets fixed.
  *
  * Case folders are named `<binding>-<client or rule>-<what>`, e.g. `soap11-ksoap2-authcode`,
  * `soap12-fault-missing-body`, `http-get-missing-parameter`. A case folder holds:
@@ -22,10 +23,10 @@
  *   outcome, status}` and optionally `params` (the recorded parameters, secrets masked); only the
  *   fields given are compared. With it the store must grow by exactly one call; without it, by none.
  *   A request to an operation endpoint (`POST /X.asmx`, another verb on `/X.asmx`, anything on
- *   `/X.asmx/{Op}`) must have one: every call is recorded (product.md).
+ *   `/X.asmx/{Op}`) must have one: every call is recorded (docs/operations.md#call-records).
  *
  * `UPDATE_GOLDEN=1` rewrites `response.http` from the actual response, keeping the header names
- * listed. Never commit its output unchecked: the spec's bytes win over the server's.
+ * listed. Never commit its output unchecked: the documented bytes win over the server's.
  *
  * Files ending in `.http` are excluded from biome, so formatting never touches their bytes.
  */

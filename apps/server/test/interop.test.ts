@@ -1,8 +1,8 @@
 /**
  * Interop with a real SOAP client: node-soap builds its proxy from our own WSDL, served by the
- * real app on a real port, and calls every operation over SOAP 1.1 and SOAP 1.2 (asmx-compat.md
- * §2, §3, §5). What is asserted is what such a client observes: the result or the fault it gets,
- * the bytes on the wire, and the call record the server keeps.
+ * real app on a real port, and calls every operation over SOAP 1.1 and SOAP 1.2 (docs/bindings.md,
+ * docs/faults.md, docs/wire-contract.md#wsdl). What is asserted is what such a client observes:
+ * the result or the fault it gets, the bytes on the wire, and the call record the server keeps.
  */
 import { type GroupDef, groups } from '@school/contract';
 import * as soap from 'soap';
@@ -19,7 +19,7 @@ const VALID: Record<string, { args: Record<string, string>; fault?: RegExp }> = 
   AuthCode: { args: { code: '4821', phone: PHONE } },
   GetBookPdfByTerm: {
     args: { termId: '2026-1', srid: 'S-1042', classId: '7B' },
-    // No book has been uploaded, so the lookup finds none (product.md).
+    // No book has been uploaded, so the lookup finds none (docs/faults.md#the-operations-own-refusals).
     fault: /no book exists for term '2026-1' and class '7B'/i,
   },
   SendNotificationType: { args: { id: '1201', baseUrlSchool: SCHOOL, TypeNotfication: 'homework' } },
@@ -101,7 +101,7 @@ function invoke(
   });
 }
 
-/** The ASMX success envelope, byte for byte (asmx-compat.md §3). */
+/** The ASMX success envelope, byte for byte (docs/wire-contract.md#soap-success-answers). */
 function successBody(version: Version, op: string): string {
   return `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${version.envelopeNs}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body><${op}Response xmlns="${NS}" /></soap:Body></soap:Envelope>`;
 }

@@ -1,6 +1,7 @@
 /**
  * Auth codes never reach a call record, an export or the log, whatever the XML form of the SOAP
- * request or the spelling of the HTTP GET/POST parameter name (product.md: auth codes masked).
+ * request or the spelling of the HTTP GET/POST parameter name
+ * (docs/security.md#what-is-masked-and-where).
  * Property tests with a fixed seed: each case is a real request through the app.
  */
 import { Writable } from 'node:stream';
@@ -199,7 +200,8 @@ const soapCaseArb: fc.Arbitrary<SoapCase> = codeArb.chain((code) =>
         codeTag = `${prefix}:code`;
         envDecl = ` xmlns:${prefix}="${NS}"`;
       }
-      // A parameter in no namespace is accepted (asmx-compat.md §2.5): `none` relies on that.
+      // A parameter in no namespace is accepted (docs/wire-contract.md#what-is-read-from-the-envelope):
+      // `none` relies on that.
       const phoneTag = op ? `${op}:phone` : 'phone';
       const attrs = o.attrs.map((a) => a.replace(/^ /, o.attrSpace)).join('');
       const endTag = `</${codeTag}${o.tagSpace}>`;
@@ -340,7 +342,8 @@ describe('auth codes are masked everywhere', () => {
                   : how === 'unclosed'
                     ? xml.slice(0, end) + xml.slice(end + endTag.length)
                     : `${xml.slice(0, end)}</other>${xml.slice(end + endTag.length)}`;
-          // A fault: 500 with a SOAP fault today; 400 for unreadable XML would do as well (§3).
+          // A fault: 500 with a SOAP fault today; 400 for unreadable XML would do as well
+          // (docs/faults.md#planned-changes-issue-12).
           await sendAndCheck({ ...request, payload: broken }, code, [400, 500]);
         },
       ),

@@ -17,7 +17,7 @@ export const envelopeNamespace = (version: SoapVersion): string =>
 export const soapActionOf = (namespace: string, operation: string): string =>
   namespace.endsWith('/') ? `${namespace}${operation}` : `${namespace}/${operation}`;
 
-/** The reply's Content-Type for a SOAP version (asmx-compat.md §3). */
+/** The reply's Content-Type for a SOAP version (docs/wire-contract.md#soap-success-answers). */
 export const soapContentType = (version: SoapVersion): string =>
   version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8';
 
@@ -37,7 +37,7 @@ const CLOSE = '</soap:Body></soap:Envelope>';
 
 /**
  * The success envelope: one empty `{Op}Response` element, byte for byte as ASMX wrote it
- * (asmx-compat.md §3). Callers cache the result; it depends only on its arguments.
+ * (docs/wire-contract.md#soap-success-answers). Callers cache the result; it depends only on its arguments.
  */
 export function successEnvelope(version: SoapVersion, operation: string, namespace: string): string {
   return `${open(version)}<${operation}Response xmlns="${escapeXml(namespace)}" />${CLOSE}`;

@@ -18,7 +18,10 @@ ${content}
 </main></body></html>`;
 }
 
-/** `GET /X.asmx`: the operations, sorted, with links to their pages and to the WSDL (§6). */
+/**
+ * `GET /X.asmx`: the operations, sorted, with links to their pages and to the WSDL
+ * (docs/wire-contract.md#help-pages).
+ */
 export function renderHelpIndex(group: GroupDef): string {
   const path = group.path;
   const items = [...group.operations]
@@ -57,7 +60,10 @@ const BINDING_TITLES: Record<WireBinding, [string, string]> = {
   ],
 };
 
-/** `GET /X.asmx?op=Op`: samples for all four bindings and a test form over HTTP POST (§6). */
+/**
+ * `GET /X.asmx?op=Op`: samples for all four bindings and a test form over HTTP POST
+ * (docs/wire-contract.md#help-pages).
+ */
 export function renderHelpOperation(
   group: GroupDef,
   op: OperationDef,

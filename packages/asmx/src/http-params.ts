@@ -1,6 +1,7 @@
 /**
  * The HTTP GET and HTTP POST bindings' parameters: names match case-insensitively, the first
- * occurrence wins, extra parameters are ignored, an empty value is a value (asmx-compat.md §4).
+ * occurrence wins, extra parameters are ignored, an empty value is a value
+ * (docs/wire-contract.md#http-get-and-http-post-bindings).
  */
 export function httpParamReader(
   entries: Iterable<readonly [string, string]>,

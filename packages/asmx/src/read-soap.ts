@@ -98,7 +98,7 @@ const READ_FAILED = 'Server was unable to read request. ---> ';
 
 /**
  * Reads a SOAP request into version, operation and parameters, or into the fault ASMX would
- * have answered (asmx-compat.md §2, §3). Never throws on input.
+ * have answered (docs/bindings.md, docs/faults.md). Never throws on input.
  */
 export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   const limits = input.limits ?? DEFAULT_SOAP_LIMITS;
@@ -111,7 +111,8 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
       text: `Unsupported Content-Type '${input.contentType ?? ''}'. Send SOAP 1.1 as text/xml or SOAP 1.2 as application/soap+xml.`,
     };
   }
-  // §2.1: SOAP 1.2 is assumed without a SOAPAction header or with application/soap+xml.
+  // SOAP 1.2 is assumed without a SOAPAction header or with application/soap+xml
+  // (docs/bindings.md#before-the-envelope-is-read).
   const assumed: SoapVersion = isSoap12Type || input.soapAction === undefined ? '1.2' : '1.1';
   let xml: string | undefined;
   const fault = (code: FaultCode, text: string, version: SoapVersion = assumed): SoapRequest => ({
@@ -131,7 +132,8 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   }
   xml = decoded.text;
 
-  // Never expand a DTD: refuse any declaration before the parser sees it (product.md, bad input).
+  // Never expand a DTD: refuse any declaration before the parser sees it
+  // (docs/faults.md#reading-the-request).
   const dtd = /<!(DOCTYPE|ENTITY)/i.exec(xml);
   if (dtd) {
     const { line, column } = position(xml, dtd.index);
@@ -175,8 +177,9 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   if (isEnvelope && root.ns === SOAP12_ENV) version = '1.2';
   else if (isEnvelope && root.ns === SOAP11_ENV && !isSoap12Type) version = '1.1';
   else {
-    // §2.4: any other root, or a SOAP 1.1 envelope sent as application/soap+xml. ASMX's text names
-    // the SOAP 1.1 namespace whichever version the reply is in (§3).
+    // Any other root, or a SOAP 1.1 envelope sent as application/soap+xml
+    // (docs/bindings.md#from-the-envelope). ASMX's text names the SOAP 1.1 namespace whichever
+    // version the reply is in (docs/faults.md#reading-the-envelope).
     return fault(
       'VersionMismatch',
       `Possible SOAP version mismatch: Envelope namespace ${root.ns} was unexpected. Expecting ${SOAP11_ENV}.`,
@@ -216,7 +219,8 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
 
   let operation: OperationDef | undefined;
   if (version === '1.1' && input.soapAction !== undefined) {
-    // §2.2: one pair of surrounding quotes removed, compared exactly with namespace + name.
+    // One pair of surrounding quotes removed, compared exactly with the SOAP action
+    // (docs/bindings.md#soap-11-with-a-soapaction-header).
     const action = unquote(input.soapAction);
     operation = operationForAction(group, namespace, action);
     if (!operation) {
@@ -227,7 +231,8 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
       );
     }
   } else {
-    // §2.3 (SOAP 1.2, and SOAP 1.1 without SOAPAction): the action parameter, then the body element.
+    // SOAP 1.2, and SOAP 1.1 without SOAPAction: the action parameter, then the body element
+    // (docs/bindings.md#soap-12-and-soap-11-without-soapaction).
     const action = version === '1.2' ? contentType.params.get('action')?.trim() : undefined;
     const fromAction = action === undefined ? undefined : operationForAction(group, namespace, action);
     operation = fromAction ?? bodyOperation;
@@ -276,7 +281,7 @@ type Decoded = { ok: true; text: string } | { ok: false; unsupported: boolean; m
 
 const decoders = new Map<string, InstanceType<typeof TextDecoder>>();
 
-/** §2.6: the charset parameter, else a byte-order mark, else UTF-8. */
+/** The charset parameter, else a byte-order mark, else UTF-8 (docs/bindings.md#charset). */
 function decode(body: Uint8Array, charset: string | undefined): Decoded {
   let label = charset?.trim() || undefined;
   if (!label) {

@@ -3,7 +3,7 @@ import { soapActionOf } from './envelope.js';
 import { escapeXml } from './xml.js';
 
 /**
- * The group's WSDL in the document/literal wrapped shape ASMX generated (asmx-compat.md §5),
+ * The group's WSDL in the document/literal wrapped shape ASMX generated (docs/wire-contract.md#wsdl),
  * so that .NET, Java, Python, PHP and C++ proxy generators read it as they read the original.
  * `groupUrl` is the absolute URL of the group, e.g. `http://host/AuthCodeSending.asmx`.
  */

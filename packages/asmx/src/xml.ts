@@ -44,7 +44,7 @@ export function escapeXml(text: string): string {
 
 /**
  * Escapes element text the way .NET's XmlWriter did: only `&`, `<` and `>`; quotes stay as they
- * are, so fault texts match ASMX's bytes (asmx-compat.md §3). Characters XML 1.0 does not allow
+ * are, so fault texts match ASMX's bytes (docs/faults.md#fault-envelopes). Characters XML 1.0 does not allow
  * become U+FFFD (XmlWriter threw on them instead, which cost the caller the fault).
  */
 export function escapeXmlText(text: string): string {

@@ -3,9 +3,9 @@ import { findGroup } from '@school/contract';
 const ASMX_PATH = /^\/([^/?#]+)\.asmx(?=[/?#]|$)/i;
 
 /**
- * IIS matched `.asmx` paths case-insensitively (asmx-compat.md §1): `/authcodesending.ASMX` is
- * rewritten to the group's own spelling before routing. The operation name after it is left as
- * sent, because ASMX matched that case-sensitively.
+ * IIS matched `.asmx` paths case-insensitively (docs/wire-contract.md#paths-and-methods):
+ * `/authcodesending.ASMX` is rewritten to the group's own spelling before routing. The operation
+ * name after it is left as sent, because ASMX matched that case-sensitively.
  */
 export function canonicalAsmxUrl(url: string): string {
   const match = ASMX_PATH.exec(url);

@@ -21,9 +21,9 @@ interface Dimension {
 }
 
 /**
- * AuthCode's abuse limits (product.md): per phone, per caller and per country calling code. Each
- * key's window is loaded from what the store has committed the first time the key is seen (so a
- * restart keeps the limits), then kept in memory, where checking and taking a slot is one
+ * AuthCode's abuse limits (docs/security.md#limits): per phone, per caller and per country calling
+ * code. Each key's window is loaded from what the store has committed the first time the key is
+ * seen (so a restart keeps the limits), then kept in memory, where checking and taking a slot is one
  * synchronous step: 200 simultaneous calls for one phone accept exactly `max`.
  */
 export function createAuthCodeLimits(options: AuthCodeLimitOptions) {

@@ -1,6 +1,6 @@
 /**
- * The SMS and push providers, chosen by configuration (product spec, "Providers are chosen by
- * configuration"). The dispatcher calls `send` and records what comes back; see types.ts.
+ * The SMS and push providers, chosen by configuration (docs/configuration.md#providers). The
+ * dispatcher calls `send` and records what comes back; see types.ts.
  */
 import type { ProviderConfig } from './config.js';
 import { createFcmProvider } from './fcm.js';

@@ -1,4 +1,4 @@
-/** The default SMS text (product spec: "Your verification code is {code}"). */
+/** The default SMS text (docs/configuration.md#providers). */
 export const DEFAULT_SMS_TEMPLATE = 'Your verification code is {code}';
 
 /**

@@ -24,7 +24,8 @@ export async function openDatabase(options: DbOptions): Promise<OpenedDatabase> 
   fs.mkdirSync(options.dataDir, { recursive: true });
   const sqlite = new SQLite(path.join(options.dataDir, 'school-messaging.db'));
   sqlite.pragma('journal_mode = WAL');
-  // FULL: a committed call survives power loss, not just a crash of the process (product.md).
+  // FULL: a committed call survives power loss, not just a crash of the process
+  // (docs/operations.md#call-records).
   sqlite.pragma(`synchronous = ${options.synchronous}`);
   sqlite.pragma('busy_timeout = 5000');
   // 8 MB of page cache (better-sqlite3 builds with 16 MB): the hot pages are the newest calls and
