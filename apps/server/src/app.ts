@@ -1,5 +1,5 @@
 import { maskQuery } from '@school/asmx';
-import { groups, operations } from '@school/contract';
+import { groups, secretParamNames } from '@school/contract';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { apiPlugin } from './api/plugin.js';
 import { asmxPlugin } from './asmx/plugin.js';
@@ -8,12 +8,19 @@ import { authPlugin, withAccess } from './auth/plugin.js';
 import type { Config } from './config.js';
 import { twilioHooks } from './hooks/twilio.js';
 import { consolePlugin } from './plugins/console.js';
-import { corePlugin } from './plugins/core.js';
 import { requestLimitsPlugin } from './plugins/request-limits.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
+import {
+  configPlugin,
+  dispatcherPlugin,
+  operationsPlugin,
+  providersPlugin,
+  retentionPlugin,
+  storePlugin,
+} from './plugins/services.js';
 import { healthRoutes } from './routes/health.js';
 
-const SECRET_PARAMS = operations.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name));
+const SECRET_PARAMS = secretParamNames();
 
 /** Log serializers: auth codes never reach the log, not even in a GET binding's query string. */
 export const logSerializers = {
@@ -48,7 +55,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return503OnClosing: true,
   });
 
-  await app.register(corePlugin, { config });
+  await app.register(configPlugin, { config });
+  await app.register(storePlugin);
+  await app.register(providersPlugin);
+  await app.register(dispatcherPlugin);
+  await app.register(operationsPlugin);
+  await app.register(retentionPlugin);
   // Before any route: their hooks see every route registered and every request.
   await app.register(requestLimitsPlugin);
   await app.register(securityHeadersPlugin);

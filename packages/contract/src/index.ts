@@ -1,4 +1,5 @@
 export * from './api.js';
 export * from './auth.js';
 export * from './operations.js';
+export * from './template.js';
 export * from './validate.js';

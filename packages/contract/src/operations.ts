@@ -1,11 +1,11 @@
 /**
  * The operation table: the one place that lists groups, operations and parameters.
  * Routes, WSDL, help pages, validation and the console's forms are all derived from it
- * (service-interface.md §4.2). Parameter order is the wire order; `TypeNotfication` is
- * spelled as the interface spells it.
+ * (docs/wire-contract.md#endpoint-groups-and-operations). Parameter order is the wire order;
+ * `TypeNotfication` is spelled as the interface spells it.
  */
 
-/** How a parameter's value is checked; every parameter is a required string (product.md). */
+/** How a parameter's value is checked; every parameter is a required string (docs/operations.md). */
 export type ParamRule =
   /** Any string, the empty string included, up to MAX_TEXT_LENGTH characters. */
   | 'text'
@@ -14,8 +14,8 @@ export type ParamRule =
   /** A valid phone number, normalised to E.164. */
   | 'phone';
 
-export interface ParamDef {
-  readonly name: string;
+export interface ParamDef<Name extends string = string> {
+  readonly name: Name;
   readonly rule: ParamRule;
   /** What the value means, for help pages and the console. */
   readonly description: string;
@@ -25,12 +25,12 @@ export interface ParamDef {
   readonly secret?: true;
 }
 
-export interface OperationDef {
-  readonly name: string;
+export interface OperationDef<Name extends string = string, Param extends string = string> {
+  readonly name: Name;
   /** The group's service name, e.g. `AuthCodeSending`. */
   readonly group: string;
   readonly summary: string;
-  readonly params: readonly ParamDef[];
+  readonly params: readonly ParamDef<Param>[];
 }
 
 export interface GroupDef {
@@ -42,23 +42,34 @@ export interface GroupDef {
   readonly operations: readonly OperationDef[];
 }
 
-const text = (name: string, description: string, example: string): ParamDef => ({
+const text = <const Name extends string>(
+  name: Name,
+  description: string,
+  example: string,
+): ParamDef<Name> => ({
   name,
   rule: 'text',
   description,
   example,
 });
 
-function group(name: string, title: string, ops: readonly Omit<OperationDef, 'group'>[]): GroupDef {
+type OperationInput = Omit<OperationDef, 'group'>;
+
+/** A group of the table; its operations keep their literal names and parameters' names. */
+function group<const Ops extends readonly OperationInput[]>(
+  name: string,
+  title: string,
+  ops: Ops,
+): GroupDef & { readonly operations: { readonly [K in keyof Ops]: Ops[K] & { readonly group: string } } } {
   return {
     name,
     path: `/${name}.asmx`,
     title,
-    operations: ops.map((op) => ({ ...op, group: name })),
+    operations: ops.map((op) => ({ ...op, group: name })) as never,
   };
 }
 
-export const groups: readonly GroupDef[] = [
+const table = [
   group('AuthCodeSending', 'Authentication code sending', [
     {
       name: 'AuthCode',
@@ -118,9 +129,29 @@ export const groups: readonly GroupDef[] = [
       params: [],
     },
   ]),
-];
+] as const;
 
+export const groups: readonly GroupDef[] = table;
 export const operations: readonly OperationDef[] = groups.flatMap((g) => g.operations);
+
+/** Every operation of the table, with its literal name and parameter names. */
+type TableOperation = (typeof table)[number]['operations'][number];
+
+/** The operations' names: `'AuthCode' | 'GetBookPdfByTerm' | …`. */
+export type OperationName = TableOperation['name'];
+
+/**
+ * An operation's parameters as validated values, typed from the table: renaming a parameter in
+ * the table is a compile error wherever the old name is read.
+ */
+export type ParamsOf<Name extends OperationName> = {
+  readonly [P in Extract<TableOperation, { name: Name }>['params'][number]['name']]: string;
+};
+
+/** The names of the parameters never stored or logged in clear (auth codes), of some operations. */
+export function secretParamNames(of: readonly OperationDef[] = operations): string[] {
+  return [...new Set(of.flatMap((op) => op.params.filter((p) => p.secret).map((p) => p.name)))];
+}
 
 const groupsByLowerName = new Map(groups.map((g) => [g.name.toLowerCase(), g]));
 

@@ -14,7 +14,7 @@ import { publicBaseUrl } from '../asmx/base-url.js';
 import { changes } from '../auth/audit-diff.js';
 import { serveBook } from '../books/serve.js';
 import { removeBookFile, storeBook, UploadError } from '../books/storage.js';
-import { normalizeBaseUrl } from '../operations/run.js';
+import { allowedIpsColumn, normalizeBaseUrl } from '../operations/schools.js';
 import { toBook, toSchool, toTemplate } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -34,7 +34,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     name: input.name,
     base_url: normalizeBaseUrl(input.baseUrl) ?? input.baseUrl,
     topic_key: input.topicKey,
-    allowed_ips: input.allowedIps.length > 0 ? input.allowedIps.join(',') : null,
+    allowed_ips: allowedIpsColumn(input.allowedIps),
   });
   const schoolConflict = (reply: FastifyReply) =>
     sendProblem(reply, problem(409, 'Another school already has that base URL or topic key.'));

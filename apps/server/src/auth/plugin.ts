@@ -255,7 +255,7 @@ export const authPlugin = fp(
     sweep.unref();
     app.addHook('onClose', async () => clearInterval(sweep));
   },
-  { name: 'auth', dependencies: ['core'] },
+  { name: 'auth', dependencies: ['config', 'store'] },
 );
 
 /**

@@ -80,7 +80,7 @@ export class SlidingWindow {
 
   #evict(): void {
     const now = Date.now();
-    for (const [key, times] of this.#windows) {
+    for (const key of [...this.#windows.keys()]) {
       if (this.#current(key, now).length === 0) this.#windows.delete(key);
     }
     // Still full: the least recently created keys go (a store-backed limit reseeds them).

@@ -143,5 +143,5 @@ export const requestLimitsPlugin = fp(
       status: () => ({ freeBytes, minFreeBytes: minFree, rawBodiesStored: !low() }),
     });
   },
-  { name: 'request-limits', dependencies: ['core'] },
+  { name: 'request-limits', dependencies: ['config'] },
 );

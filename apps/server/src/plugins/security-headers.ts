@@ -58,5 +58,5 @@ export const securityHeadersPlugin = fp(
       crossOriginEmbedderPolicy: false,
     });
   },
-  { name: 'security-headers', dependencies: ['core'] },
+  { name: 'security-headers', dependencies: ['config'] },
 );

@@ -1,4 +1,12 @@
-import { operationByName, type TEMPLATE_PLACEHOLDERS } from '@school/contract';
+import {
+  fillTemplate,
+  type OperationName,
+  operationByName,
+  type ParamsOf,
+  type TEMPLATE_PLACEHOLDERS,
+} from '@school/contract';
+
+export { fillTemplate };
 
 /** The type of the generic template, used for any type without its own. */
 export const GENERIC_TYPE = '*';
@@ -7,8 +15,11 @@ export const MARKS_TYPE = 'marks';
 
 const EXAMPLE_SCHOOL = 'Example School';
 
-const examplesOf = (operation: string): Record<string, string> =>
-  Object.fromEntries((operationByName(operation)?.params ?? []).map((p) => [p.name, p.example]));
+/** An operation's example values from the table, typed by its parameters' names. */
+const examplesOf = <Name extends OperationName>(operation: Name): ParamsOf<Name> =>
+  Object.fromEntries(
+    (operationByName(operation)?.params ?? []).map((p) => [p.name, p.example]),
+  ) as ParamsOf<Name>;
 
 /**
  * The values the server fills a template from, with the contract's example values: the
@@ -20,15 +31,8 @@ export function exampleValues(type: string): Record<string, string> {
   if (type === MARKS_TYPE)
     return { ...examplesOf('SendMarkNotes'), type: MARKS_TYPE, school: EXAMPLE_SCHOOL };
   const sent = examplesOf('SendNotificationType');
-  const shownType = type && type !== GENERIC_TYPE ? type : (sent.TypeNotfication ?? 'homework');
+  const shownType = type && type !== GENERIC_TYPE ? type : sent.TypeNotfication;
   return { ...sent, TypeNotfication: shownType, type: shownType, school: EXAMPLE_SCHOOL };
-}
-
-/** `{name}` placeholders filled from `values`; unknown names stay as written (as the server does). */
-export function fillTemplate(template: string, values: Readonly<Record<string, string>>): string {
-  return template.replace(/\{(\w+)\}/g, (all, name: string) =>
-    Object.hasOwn(values, name) ? (values[name] ?? '') : all,
-  );
 }
 
 export const PLACEHOLDER_DESCRIPTIONS: Record<(typeof TEMPLATE_PLACEHOLDERS)[number], string> = {

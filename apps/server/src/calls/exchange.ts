@@ -1,0 +1,132 @@
+import type { Readable } from 'node:stream';
+import { maskQuery } from '@school/asmx';
+import { maskParams, type OperationDef, secretParamNames } from '@school/contract';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OperationResult } from '../operations/run.js';
+import type { Binding, NewDelivery, Outcome } from '../store/index.js';
+import { formatRequest, formatResponse } from './http-message.js';
+import { callRecord } from './record.js';
+
+const SECRETS = secretParamNames();
+
+/** What one exchange with an operation amounts to, whichever door it came in by. */
+export interface CallExchange {
+  readonly binding: Binding;
+  /** The endpoint group's service name. */
+  readonly group: string;
+  readonly operation: string | null;
+  /** Parameters as received or normalised, secrets masked; null when none could be read. */
+  readonly params: Readonly<Record<string, string>> | null;
+  readonly outcome: Outcome;
+  readonly status: number;
+  /** The error text the caller gets, for the record. */
+  readonly error: string | null;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | Buffer | Readable | object | undefined;
+  /** The request body as the record keeps it, secrets masked. */
+  readonly requestBody: string;
+  /** The response body as the record shows it, when it is not text (a PDF, an object). */
+  readonly recordedBody?: string | undefined;
+  /** Deliveries the call queues, committed with its record (the outbox). */
+  readonly deliveries?: readonly NewDelivery[] | undefined;
+  /** What the operation did, in words. */
+  readonly note?: string | null | undefined;
+  /** Work the operation starts only once its record is committed. */
+  readonly afterCommit?: (() => void) | undefined;
+}
+
+/** An operation's result, or the server error an unexpected failure became. */
+export type RunResult = OperationResult | { readonly outcome: 'server-error' };
+
+/**
+ * The first half of every call (docs/architecture.md): the parameters as received, masked for
+ * the record, then the operation itself. An unexpected error is logged with the request's id and
+ * becomes a server error; it never escapes to the door.
+ */
+export async function runOperation(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  op: OperationDef,
+  read: (name: string) => string | undefined,
+): Promise<{ readonly params: Record<string, string>; readonly result: RunResult }> {
+  const received: Record<string, string> = Object.create(null);
+  for (const p of op.params) {
+    const value = read(p.name);
+    if (value !== undefined) received[p.name] = value;
+  }
+  try {
+    const result = await app.operations.run(op, read, { callerIp: request.ip });
+    return { params: maskParams(op, result.values ?? received), result };
+  } catch (err) {
+    request.log.error({ err }, 'operation failed');
+    return { params: maskParams(op, received), result: { outcome: 'server-error' } };
+  }
+}
+
+export interface AnswerOptions {
+  /** The answer when the call could not be recorded: nothing may be reported as done. */
+  readonly unrecordable: () => FastifyReply;
+  /** What is sent instead of the exchange's body, once the record's id is known. */
+  readonly body?: (id: number) => unknown;
+  /** Runs once the record is committed, before the answer (e.g. the audit entry of a console Send). */
+  readonly committed?: (id: number) => Promise<void>;
+}
+
+/**
+ * The second half of every call: the record (with the deliveries it queues, in one commit), then
+ * what waits for the commit, then the answer. A `200` therefore means the call and its
+ * deliveries are durable.
+ */
+export async function recordAndAnswer(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ex: CallExchange,
+  options: AnswerOptions,
+): Promise<FastifyReply> {
+  const body = ex.body;
+  const bodyText = ex.recordedBody ?? recordedText(body);
+  let id: number;
+  try {
+    id = await app.store.calls.record(
+      callRecord(request, reply, app.diskSpace.recordBytes(), {
+        group: ex.group,
+        operation: ex.operation,
+        binding: ex.binding,
+        params: ex.params,
+        outcome: ex.outcome,
+        status: ex.status,
+        error: ex.error,
+        request: formatRequest(
+          request.method,
+          maskQuery(request.url, SECRETS),
+          request.raw.httpVersion,
+          request.headers,
+          ex.requestBody,
+        ),
+        response: formatResponse(ex.status, ex.headers, bodyText),
+        note: ex.note ?? null,
+      }),
+      ex.deliveries,
+    );
+  } catch (err) {
+    if (body && typeof body === 'object' && 'destroy' in body && typeof body.destroy === 'function')
+      body.destroy();
+    request.log.error({ err }, 'could not record the call');
+    return options.unrecordable();
+  }
+  ex.afterCommit?.();
+  await options.committed?.(id);
+  return reply
+    .code(ex.status)
+    .headers(ex.headers)
+    .send(options.body ? options.body(id) : body);
+}
+
+/** A response body as the record shows it: text as is, an object as its JSON, a stream not at all. */
+function recordedText(body: CallExchange['body']): string {
+  if (body === undefined) return '';
+  if (typeof body === 'string') return body;
+  if (Buffer.isBuffer(body)) return body.toString('utf8');
+  return 'pipe' in body ? '' : JSON.stringify(body);
+}

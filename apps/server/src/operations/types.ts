@@ -1,0 +1,40 @@
+import type { BookRow, NewDelivery } from '../store/index.js';
+
+export interface CallContext {
+  /** The caller's address: limits and schools restricted to IP ranges use it. */
+  readonly callerIp: string;
+}
+
+/** What a handler made of a call, before the runner adds the values and a binding answers. */
+export type OperationOutcome =
+  | {
+      readonly outcome: 'ok';
+      /** Deliveries to queue, committed with the call record (the outbox). */
+      readonly deliveries?: readonly NewDelivery[];
+      /** What was done, in words, for the call record. */
+      readonly note?: string;
+      /** GetBookPdfByTerm: the book found, for the HTTP bindings to serve. */
+      readonly book?: BookRow;
+      /** What to start once the call record is committed (pushNoti's dispatch), never before. */
+      readonly afterCommit?: () => void;
+    }
+  | {
+      readonly outcome: 'client-error';
+      /** The HTTP status the HTTP bindings answer with (docs/faults.md). */
+      readonly status: 400 | 403 | 404 | 429;
+      readonly message: string;
+      /** The parameter at fault, when one is. */
+      readonly param?: string;
+      /** Rate limited: seconds until a call may succeed (the Retry-After header). */
+      readonly retryAfter?: number;
+    };
+
+/**
+ * What an operation made of a call: the handler's outcome with the values it ran on (normalised;
+ * absent when the parameters were not valid).
+ */
+export type OperationResult =
+  | (Extract<OperationOutcome, { outcome: 'ok' }> & { readonly values: Readonly<Record<string, string>> })
+  | (Extract<OperationOutcome, { outcome: 'client-error' }> & {
+      readonly values?: Readonly<Record<string, string>>;
+    });

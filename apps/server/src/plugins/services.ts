@@ -1,0 +1,148 @@
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { createDispatcher, type Dispatcher } from '../delivery/dispatcher.js';
+import { createAuthCodeLimits } from '../limits/authcode.js';
+import { createOperationRunner, type OperationRunner } from '../operations/run.js';
+import { createPushProvider, createSmsProvider } from '../providers/index.js';
+import type { PushProvider, SmsProvider } from '../providers/types.js';
+import { openStore, type Store } from '../store/index.js';
+
+/**
+ * The server's shared services, one named plugin each, decorated on the root instance and
+ * declaring what they need: config → store, providers → dispatcher → operations; retention.
+ * Closing runs in reverse (the dispatcher's attempts finish before the store closes).
+ */
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The validated configuration. */
+    config: Config;
+    /** The database and its repositories. */
+    store: Store;
+    /** The SMS and push providers deliveries go through. */
+    providers: { readonly sms: SmsProvider; readonly push: PushProvider };
+    /** Sends queued deliveries. */
+    dispatcher: Dispatcher;
+    /** The operation code every door (the .asmx bindings, the console) calls. */
+    operations: OperationRunner;
+  }
+}
+
+export const configPlugin = fp<{ config: Config }>(
+  async (app, { config }) => {
+    app.decorate('config', config);
+  },
+  { name: 'config' },
+);
+
+/** The database; what is pending is committed and it is closed with the server. */
+export const storePlugin = fp(
+  async (app) => {
+    const { config } = app;
+    const store = await openStore({ dataDir: config.dataDir, synchronous: config.SQLITE_SYNCHRONOUS });
+    app.decorate('store', store);
+    app.addHook('onClose', async () => {
+      await store.close();
+    });
+  },
+  { name: 'store', dependencies: ['config'] },
+);
+
+export const providersPlugin = fp(
+  async (app) => {
+    const providerLog = { logger: app.log.child({ component: 'provider' }) };
+    app.decorate('providers', {
+      sms: createSmsProvider(app.config, providerLog),
+      push: createPushProvider(app.config, providerLog),
+    });
+  },
+  { name: 'providers', dependencies: ['config'] },
+);
+
+/** The outbox's dispatcher: started once the server is ready, its attempts finished at close. */
+export const dispatcherPlugin = fp(
+  async (app) => {
+    const { config, store, providers } = app;
+    const dispatcher = createDispatcher({
+      store,
+      sms: providers.sms,
+      push: providers.push,
+      concurrency: config.DISPATCH_CONCURRENCY,
+      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+      retryBaseMs: config.DELIVERY_RETRY_BASE_MS,
+      retryMaxMs: config.DELIVERY_RETRY_MAX_MS,
+      pollMs: config.DISPATCH_POLL_MS,
+      // Longer than any attempt can take (each is bounded by the provider timeout).
+      leaseMs: config.PROVIDER_TIMEOUT_MS * 3 + 5000,
+      log: app.log.child({ component: 'dispatcher' }),
+    });
+    app.decorate('dispatcher', dispatcher);
+    app.addHook('onReady', async () => {
+      dispatcher.start();
+    });
+    // Attempts under way finish before the database closes; what is left is picked up next start.
+    app.addHook('onClose', async () => {
+      await dispatcher.stop();
+    });
+  },
+  { name: 'dispatcher', dependencies: ['config', 'store', 'providers'] },
+);
+
+/** The operation runner with its handlers and AuthCode's limits. */
+export const operationsPlugin = fp(
+  async (app) => {
+    const { config, store, providers, dispatcher } = app;
+    app.decorate(
+      'operations',
+      createOperationRunner({
+        store,
+        defaultPhoneRegion: config.DEFAULT_PHONE_REGION,
+        smsProvider: providers.sms.name,
+        pushProvider: providers.push.name,
+        smsTemplate: config.SMS_TEMPLATE,
+        authCodeTtlMs: config.AUTHCODE_TTL,
+        limits: createAuthCodeLimits({
+          store,
+          perPhone: config.AUTHCODE_LIMIT_PER_PHONE,
+          perIp: config.AUTHCODE_LIMIT_PER_IP,
+          perCountry: config.AUTHCODE_LIMIT_PER_COUNTRY,
+        }),
+        pendingPushes: () => store.deliveries.pendingPushes(),
+        dispatchPushesNow: () => {
+          dispatcher.dispatchPushesNow();
+        },
+      }),
+    );
+  },
+  { name: 'operations', dependencies: ['config', 'store', 'providers', 'dispatcher'] },
+);
+
+/** Retention: calls (with their deliveries) and audit entries older than RETENTION_DAYS go, at start and daily. */
+export const retentionPlugin = fp(
+  async (app) => {
+    const { config, store } = app;
+    const sweep = async () => {
+      try {
+        const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
+        const removed = await store.calls.deleteOlderThan(before);
+        if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
+        // The audit log is kept as long as the calls (docs/security.md).
+        const audited = await store.audit.deleteOlderThan(before);
+        if (audited > 0)
+          app.log.info({ removed: audited, days: config.RETENTION_DAYS }, 'old audit entries removed');
+      } catch (err) {
+        app.log.error({ err }, 'retention sweep failed');
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      void sweep();
+      timer = setInterval(sweep, 86_400_000);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => {
+      if (timer) clearInterval(timer);
+    });
+  },
+  { name: 'retention', dependencies: ['config', 'store'] },
+);
