@@ -1,4 +1,4 @@
-import { CSRF_HEADER, CSRF_HEADER_VALUE, type Session, type User } from '@school/contract';
+import { AUDIT_ACTIONS, CSRF_HEADER, CSRF_HEADER_VALUE, type Session, type User } from '@school/contract';
 import type { InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NOT_LOGGED_IN, ROLE_REFUSED } from '../src/auth/plugin.js';
@@ -633,6 +633,120 @@ describe('audit log', () => {
       });
       expect(next.json().items).toHaveLength(1);
       expect(next.json().nextCursor).toBeNull();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('has an entry for every kind of console action', async () => {
+    const lines: string[] = [];
+    const t = await startTestApp({ ADMIN_USERNAME: '', ADMIN_PASSWORD: '' }, undefined, {
+      level: 'warn',
+      stream: { write: (line: string) => lines.push(line) },
+    });
+    try {
+      const token = new URL(
+        lines.map((l) => JSON.parse(l)).find((l) => l.setupUrl).setupUrl,
+      ).searchParams.get('token');
+      const setup = await asConsole(t, undefined, {
+        method: 'POST',
+        url: '/api/setup',
+        payload: {
+          token,
+          username: TEST_ADMIN.username,
+          displayName: 'Admin',
+          password: TEST_ADMIN.password,
+        },
+      });
+      expect(setup.statusCode).toBe(200);
+      const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(100, 'x')]);
+      const steps: [string, InjectOptions][] = [
+        [
+          'school-create',
+          {
+            method: 'POST',
+            url: '/api/schools',
+            payload: { name: 'S', baseUrl: 'https://s.example.org', topicKey: 's' },
+          },
+        ],
+        [
+          'school-update',
+          {
+            method: 'PUT',
+            url: '/api/schools/1',
+            payload: { name: 'S2', baseUrl: 'https://s.example.org', topicKey: 's' },
+          },
+        ],
+        [
+          'template-create',
+          { method: 'POST', url: '/api/templates', payload: { type: 'news', title: 'T', body: 'B' } },
+        ],
+        [
+          'template-update',
+          { method: 'PUT', url: '/api/templates/3', payload: { type: 'news', title: 'T2', body: 'B' } },
+        ],
+        ['template-delete', { method: 'DELETE', url: '/api/templates/3' }],
+        [
+          'book-upload',
+          {
+            method: 'PUT',
+            url: '/api/books/2026-1/7B',
+            headers: { 'content-type': 'application/pdf' },
+            payload: pdf,
+          },
+        ],
+        ['book-delete', { method: 'DELETE', url: '/api/books/1' }],
+        ['send', { method: 'POST', url: '/api/operations/pushNoti' }],
+        ['delivery-retry-dead', { method: 'POST', url: '/api/deliveries/retry-dead' }],
+        [
+          'user-create',
+          {
+            method: 'POST',
+            url: '/api/users',
+            payload: { username: 'op', displayName: 'Op', password: 'op password 12', role: 'operator' },
+          },
+        ],
+        ['user-update', { method: 'PATCH', url: '/api/users/2', payload: { role: 'admin' } }],
+        ['school-delete', { method: 'DELETE', url: '/api/schools/1' }],
+        [
+          'password-change',
+          {
+            method: 'PUT',
+            url: '/api/session/password',
+            payload: { currentPassword: TEST_ADMIN.password, newPassword: TEST_ADMIN.password },
+          },
+        ],
+      ];
+      for (const [action, options] of steps) {
+        const res = await t.inject(options);
+        expect(res.statusCode, `${action}: ${res.body}`).toBeLessThan(300);
+      }
+      // A dead delivery retried one by one.
+      const sms = await t.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: '1234', phone: '+447911123456' },
+      });
+      const callId = sms.json().id as number;
+      const [delivery] = await t.app.store.deliveries.search({ callId }, { limit: 1 });
+      await t.app.store.db
+        .updateTable('deliveries')
+        .set({ status: 'dead' })
+        .where('id', '=', delivery?.id ?? 0)
+        .execute();
+      expect(
+        (await t.inject({ method: 'POST', url: `/api/deliveries/${delivery?.id}/retry` })).statusCode,
+      ).toBe(200);
+      await asConsole(t, undefined, {
+        method: 'POST',
+        url: '/api/session',
+        payload: { username: 'admin', password: 'wrong, once more' },
+      });
+      const session = await t.login();
+      await asConsole(t, session, { method: 'DELETE', url: '/api/session' });
+
+      const seen = new Set((await t.app.store.audit.search({}, { limit: 500 })).map((r) => r.action));
+      expect([...AUDIT_ACTIONS].filter((a) => !seen.has(a))).toEqual([]);
     } finally {
       await t.close();
     }
