@@ -106,6 +106,10 @@ describe('outbox and dispatcher', () => {
     const res = await t.inject({ method: 'POST', url: `/api/deliveries/${dead?.id}/retry` });
     expect(res.statusCode).toBe(200);
     await until(async () => (await t.app.store.deliveries.counts()).sent === 1, 'sent after retry');
+    // Sent with its text: a dead code keeps it while it is valid.
+    expect(new URLSearchParams(gateway.received.at(-1)?.body ?? '').get('text')).toBe(
+      'Your verification code is 1',
+    );
     const again = await t.inject({ method: 'POST', url: `/api/deliveries/${dead?.id}/retry` });
     expect(again.statusCode).toBe(409);
     const detail = (await t.inject({ method: 'GET', url: `/api/deliveries/${dead?.id}` })).json();
@@ -115,6 +119,32 @@ describe('outbox and dispatcher', () => {
       'transient',
       'sent',
     ]);
+  });
+
+  it('does not retry a dead code past its validity, and no longer keeps its text', async () => {
+    const gateway = await fakeProvider(() => ({ status: 400 }));
+    cleanups.push(gateway.close);
+    const t = await app({
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: `${gateway.url}/send`,
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+      AUTHCODE_TTL: '800ms',
+      DISPATCH_POLL_MS: '50',
+    });
+    await t.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456' });
+    await until(async () => (await t.app.store.deliveries.counts()).dead === 1, 'dead');
+    const [dead] = await t.app.store.deliveries.search({ status: 'dead' }, { limit: 1 });
+    await until(async () => {
+      const row = await t.app.store.deliveries.findById(dead?.id ?? 0);
+      return row !== undefined && !row.payload.includes('4821');
+    }, 'text masked once the code expired');
+    const res = await t.inject({ method: 'POST', url: `/api/deliveries/${dead?.id}/retry` });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toMatch(/validity has passed/);
+    expect((await t.inject({ method: 'POST', url: '/api/deliveries/retry-dead' })).json()).toEqual({
+      retried: 0,
+    });
+    expect(gateway.received).toHaveLength(1);
   });
 
   it('never retries a permanent error', async () => {

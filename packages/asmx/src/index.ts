@@ -1,3 +1,4 @@
+export * from './binding.js';
 export * from './content-type.js';
 export * from './envelope.js';
 export * from './help.js';

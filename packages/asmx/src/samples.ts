@@ -1,4 +1,5 @@
 import type { OperationDef } from '@school/contract';
+import { bindingOfSoapVersion, SOAP_VERSIONS, type WireBinding } from './binding.js';
 import {
   envelopeNamespace,
   type SoapVersion,
@@ -8,8 +9,8 @@ import {
 } from './envelope.js';
 import { escapeXml } from './xml.js';
 
-export type WireBinding = 'soap11' | 'soap12' | 'http-get' | 'http-post';
-export const WIRE_BINDINGS: readonly WireBinding[] = ['soap11', 'soap12', 'http-get', 'http-post'];
+// Re-exported for the console, which imports this module alone (`@school/asmx/samples`).
+export { WIRE_BINDINGS, type WireBinding } from './binding.js';
 
 export interface SampleOptions {
   readonly groupPath: string;
@@ -76,7 +77,7 @@ export function samples(op: OperationDef, options: SampleOptions): Record<WireBi
   const length = (body: string): string => (values ? String(byteLength(body)) : 'length');
   const result = {} as Record<WireBinding, Sample>;
 
-  for (const version of ['1.1', '1.2'] as const) {
+  for (const version of SOAP_VERSIONS) {
     const body = soapRequestBody(version, op, namespace, values);
     const action = soapActionOf(namespace, op.name);
     const headers: [string, string][] = [
@@ -86,7 +87,7 @@ export function samples(op: OperationDef, options: SampleOptions): Record<WireBi
     ];
     if (version === '1.1') headers.push(['SOAPAction', `"${action}"`]);
     const response = successEnvelope(version, op.name, namespace);
-    result[version === '1.1' ? 'soap11' : 'soap12'] = {
+    result[bindingOfSoapVersion(version)] = {
       method: 'POST',
       path: groupPath,
       headers,

@@ -229,10 +229,24 @@ export function operationInputSchema(op: OperationDef, options: ValidateOptions 
 
 // --- deliveries, schools, templates, books (issue 4) -------------------------------------------
 
+/**
+ * pending: waiting for its first try or a retry; sending: an attempt is under way; sent; dead: a
+ * permanent error or too many attempts; expired: an auth code not sent within its validity, never
+ * sent late.
+ */
 export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'dead', 'expired'] as const;
 export const deliveryStatusSchema = z.enum(DELIVERY_STATUSES);
 export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
-export const deliveryKindSchema = z.enum(['sms', 'push']);
+
+/** What a delivery carries: an SMS to a phone, or a push to a topic. */
+export const DELIVERY_KINDS = ['sms', 'push'] as const;
+export const deliveryKindSchema = z.enum(DELIVERY_KINDS);
+export type DeliveryKind = z.infer<typeof deliveryKindSchema>;
+
+/** How an attempt ended; `interrupted` when the server stopped during it. */
+export const ATTEMPT_OUTCOMES = ['sent', 'transient', 'permanent', 'interrupted'] as const;
+export const attemptOutcomeSchema = z.enum(ATTEMPT_OUTCOMES);
+export type AttemptOutcome = z.infer<typeof attemptOutcomeSchema>;
 
 export const deliverySchema = z
   .object({
@@ -269,7 +283,7 @@ export const attemptSchema = z
     startedAt: z.string(),
     finishedAt: z.string().nullable(),
     /** Null while under way; `interrupted` when the server stopped during it. */
-    outcome: z.enum(['sent', 'transient', 'permanent', 'interrupted']).nullable(),
+    outcome: attemptOutcomeSchema.nullable(),
     status: z.number().int().nullable(),
     error: z.string().nullable(),
     /** The provider's answer, secret-free. */
@@ -303,19 +317,14 @@ export const deliveryListSchema = z
   .meta({ id: 'DeliveryList' });
 export type DeliveryList = z.infer<typeof deliveryListSchema>;
 
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const IPV6 = /^[0-9A-Fa-f:]+(:\d{1,3}(\.\d{1,3}){3})?$/;
+/** An IP address or CIDR range, IPv4 or IPv6: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32. */
+export const ipRangeSchema = z.union([z.ipv4(), z.ipv6(), z.cidrv4(), z.cidrv6()], {
+  error: 'Not an IP address or CIDR range (e.g. 203.0.113.0/24).',
+});
 
-/** An IP address or CIDR range: 203.0.113.7, 203.0.113.0/24, 2001:db8::/32. */
+/** Whether `text` is an IP address or CIDR range (see ipRangeSchema). */
 export function isIpRange(text: string): boolean {
-  const [address = '', prefix, extra] = text.split('/');
-  if (extra !== undefined) return false;
-  const v4 = IPV4.test(address);
-  const v6 = !v4 && address.includes(':') && IPV6.test(address) && (address.match(/::/g) ?? []).length <= 1;
-  if (!v4 && !v6) return false;
-  if (prefix === undefined) return true;
-  if (!/^\d{1,3}$/.test(prefix)) return false;
-  return Number(prefix) <= (v4 ? 32 : 128);
+  return ipRangeSchema.safeParse(text).success;
 }
 
 export const schoolInputSchema = z.object({
@@ -333,10 +342,7 @@ export const schoolInputSchema = z.object({
     .trim()
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'Use 1 to 64 letters, digits, - or _ (it names the push topic).'),
   /** Empty: any caller. */
-  allowedIps: z
-    .array(z.string().trim().refine(isIpRange, 'Not an IP address or CIDR range (e.g. 203.0.113.0/24).'))
-    .max(100)
-    .default([]),
+  allowedIps: z.array(z.string().trim().pipe(ipRangeSchema)).max(100).default([]),
 });
 export type SchoolInput = z.input<typeof schoolInputSchema>;
 

@@ -1,4 +1,4 @@
-import type { DeliveryStatus, Outcome, Role } from '@school/contract';
+import type { DeliveryKind, DeliveryStatus, Outcome, Role } from '@school/contract';
 
 const dateTime = new Intl.DateTimeFormat(undefined, {
   year: 'numeric',
@@ -41,7 +41,7 @@ export const DELIVERY_STATUS_LABELS: Record<DeliveryStatus, string> = {
   expired: 'Expired',
 };
 
-export const DELIVERY_KIND_LABELS = { sms: 'SMS', push: 'Push' } as const;
+export const DELIVERY_KIND_LABELS: Record<DeliveryKind, string> = { sms: 'SMS', push: 'Push' };
 
 /** `value` shortened to `max` characters with an ellipsis. */
 export function truncate(value: string, max = 40): string {

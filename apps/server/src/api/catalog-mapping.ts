@@ -1,21 +1,39 @@
-import type { Attempt, Book, Delivery, School, Template } from '@school/contract';
-import type { AttemptRow, BookRow, DeliveryRow, SchoolRow, TemplateRow } from '../store/index.js';
+import {
+  type Attempt,
+  type Book,
+  type Delivery,
+  findGroup,
+  operationByName,
+  type ParamsOf,
+  type School,
+  type Template,
+} from '@school/contract';
+import { allowedRanges } from '../operations/schools.js';
+import { schoolTopic } from '../operations/topics.js';
+import {
+  type AttemptRow,
+  type BookRow,
+  type DeliveryRow,
+  parseDeliveryPayload,
+  type SchoolRow,
+  type TemplateRow,
+} from '../store/index.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(Number(ms)).toISOString());
 
 export function toDelivery(row: DeliveryRow): Delivery {
-  const payload = JSON.parse(row.payload) as Record<string, unknown>;
-  const sms = row.kind === 'sms';
+  const payload = parseDeliveryPayload(row);
+  const sms = payload.kind === 'sms';
   return {
     id: row.id,
     callId: row.call_id,
-    kind: row.kind,
+    kind: payload.kind,
     provider: row.provider,
     recipient: row.recipient,
-    title: sms ? null : String(payload.title ?? ''),
+    title: sms ? null : payload.title,
     // Never the clear SMS text: it holds the auth code until the delivery settles.
-    text: sms ? String(payload.maskedText ?? '') : String(payload.body ?? ''),
-    data: sms ? null : ((payload.data ?? {}) as Record<string, string>),
+    text: sms ? payload.maskedText : payload.body,
+    data: sms ? null : payload.data,
     status: row.status,
     attempts: row.attempts,
     nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
@@ -48,8 +66,8 @@ export function toSchool(row: SchoolRow): School {
     name: row.name,
     baseUrl: row.base_url,
     topicKey: row.topic_key,
-    topic: `school-${row.topic_key}`,
-    allowedIps: row.allowed_ips ? row.allowed_ips.split(',').filter(Boolean) : [],
+    topic: schoolTopic(row),
+    allowedIps: allowedRanges(row),
     createdAt: iso(row.created_at) as string,
     updatedAt: iso(row.updated_at) as string,
   };
@@ -65,8 +83,24 @@ export function toTemplate(row: TemplateRow): Template {
   };
 }
 
+/** The operation apps fetch books with: its HTTP GET path and its parameters, from the table. */
+const bookOperation = (() => {
+  const op = operationByName('GetBookPdfByTerm');
+  const group = op && findGroup(op.group);
+  if (!op || !group) throw new Error('The operation table has no GetBookPdfByTerm.');
+  return { path: `${group.path}/${op.name}`, params: op.params.map((p) => p.name) };
+})();
+
+/** The book's URL over HTTP GET: its term and class, every other parameter empty. */
+function bookUrl(row: BookRow, baseUrl: string): string {
+  const values: Partial<ParamsOf<'GetBookPdfByTerm'>> = { termId: row.term_id, classId: row.class_id };
+  const query = new URLSearchParams(
+    bookOperation.params.map((name): [string, string] => [name, values[name as keyof typeof values] ?? '']),
+  );
+  return `${baseUrl}${bookOperation.path}?${query}`;
+}
+
 export function toBook(row: BookRow, baseUrl: string): Book {
-  const query = new URLSearchParams({ termId: row.term_id, srid: '', classId: row.class_id });
   return {
     id: row.id,
     termId: row.term_id,
@@ -75,6 +109,6 @@ export function toBook(row: BookRow, baseUrl: string): Book {
     size: Number(row.size),
     filename: row.filename,
     uploadedAt: iso(row.uploaded_at) as string,
-    url: `${baseUrl}/BookPdf.asmx/GetBookPdfByTerm?${query}`,
+    url: bookUrl(row, baseUrl),
   };
 }

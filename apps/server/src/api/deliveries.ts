@@ -7,6 +7,7 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { parseDeliveryPayload } from '../store/index.js';
 import { toAttempt, toDelivery } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -81,6 +82,16 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       const { id } = request.params;
       const row = await store.deliveries.findById(id);
       if (!row) return sendProblem(reply, problem(404, `There is no delivery ${id}.`));
+      const payload = parseDeliveryPayload(row);
+      if (row.status === 'dead' && payload.kind === 'sms' && payload.text === undefined) {
+        return sendProblem(
+          reply,
+          problem(
+            409,
+            `SMS ${id} cannot be sent again: its code's validity has passed (an auth code is never sent late). The parent can ask for a new code.`,
+          ),
+        );
+      }
       if (!store.deliveries.retry(id, Date.now())) {
         return sendProblem(
           reply,

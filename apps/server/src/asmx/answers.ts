@@ -1,8 +1,10 @@
 import {
   faultEnvelope,
   parseContentType,
+  SOAP_VERSIONS,
   type SoapVersion,
   soapContentType,
+  soapVersionOfBinding,
   successEnvelope,
 } from '@school/asmx';
 import { type GroupDef, groups, type OperationDef } from '@school/contract';
@@ -46,9 +48,7 @@ export function bindingOf(request: FastifyRequest, kind: 'soap' | 'http' | undef
   return request.method === 'GET' || request.method === 'HEAD' ? 'http-get' : 'http-post';
 }
 
-export function soapVersionOf(binding: Binding): SoapVersion | undefined {
-  return binding === 'soap11' ? '1.1' : binding === 'soap12' ? '1.2' : undefined;
-}
+export const soapVersionOf = (binding: Binding): SoapVersion | undefined => soapVersionOfBinding(binding);
 
 const fromBase = (base: ExchangeBase) => ({
   binding: base.binding,
@@ -101,7 +101,7 @@ export function createAsmxAnswers(app: FastifyInstance) {
   // The success envelope depends only on version and operation: built once.
   const successBodies = new Map<string, Buffer>();
   for (const op of groups.flatMap((g) => g.operations)) {
-    for (const version of ['1.1', '1.2'] as const) {
+    for (const version of SOAP_VERSIONS) {
       successBodies.set(
         `${version}${op.name}`,
         Buffer.from(successEnvelope(version, op.name, config.SERVICE_NAMESPACE)),

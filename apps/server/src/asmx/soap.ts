@@ -1,7 +1,12 @@
-import { faultEnvelope, maskRequestBody, readSoapRequest, soapContentType } from '@school/asmx';
+import {
+  bindingOfSoapVersion,
+  faultEnvelope,
+  maskRequestBody,
+  readSoapRequest,
+  soapContentType,
+} from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance } from 'fastify';
-import type { Binding } from '../store/index.js';
 import { type AsmxAnswers, EMPTY, FAULT_CACHE, header, plainFailure, soapBindingOf } from './answers.js';
 
 /**
@@ -32,7 +37,7 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
         plainFailure({ binding: soapBindingOf(request), group, requestBody }, 415, parsed.text),
       );
     }
-    const binding: Binding = parsed.version === '1.1' ? 'soap11' : 'soap12';
+    const binding = bindingOfSoapVersion(parsed.version);
     if (!parsed.ok) {
       return answers.finish(request, reply, {
         binding,

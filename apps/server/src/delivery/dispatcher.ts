@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PushProvider, SendResult, SmsProvider } from '../providers/types.js';
-import type { AttemptResult, Claimed, Store } from '../store/index.js';
+import { type AttemptResult, type Claimed, parseDeliveryPayload, type Store } from '../store/index.js';
 
 export interface DispatcherOptions {
   readonly store: Store;
@@ -95,19 +95,19 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const { delivery } = claimed;
     let result: SendResult;
     try {
-      const payload = JSON.parse(delivery.payload) as Record<string, unknown>;
+      const payload = parseDeliveryPayload(delivery);
       result =
-        delivery.kind === 'sms'
+        payload.kind === 'sms'
           ? await options.sms.send({
               to: delivery.recipient,
-              text: String(payload.text ?? ''),
+              text: payload.text ?? '',
               idempotencyKey: delivery.idempotency_key,
             })
           : await options.push.send({
               topic: delivery.recipient,
-              title: String(payload.title ?? ''),
-              body: String(payload.body ?? ''),
-              data: (payload.data ?? {}) as Record<string, string>,
+              title: payload.title,
+              body: payload.body,
+              data: payload.data,
               idempotencyKey: delivery.idempotency_key,
             });
     } catch (err) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { DELIVERY_STATUSES } from '@school/contract';
 import type SQLite from 'better-sqlite3';
 import type { Kysely, Selectable } from 'kysely';
 import type {
@@ -14,16 +15,76 @@ import type {
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
 
-/** A delivery an operation queues; stored with its call, in the same transaction. */
-export interface NewDelivery {
-  readonly kind: DeliveryKind;
-  readonly provider: string;
-  readonly recipient: string;
-  /** {text, maskedText} for SMS; {title, body, data} for pushes. */
-  readonly payload: Readonly<Record<string, unknown>>;
-  /** Auth codes: not sent after this (epoch ms). */
-  readonly expiresAt?: number;
+/**
+ * A dead delivery that can be sent again: a push, or an SMS that still has its text. A settled
+ * SMS keeps only its masked text (the auth code is gone), so it could only be sent empty.
+ */
+const RESENDABLE = "(kind = 'push' OR json_extract(payload, '$.text') IS NOT NULL)";
+
+/** What an SMS delivery carries. */
+export interface SmsPayload {
+  /** The text to send. Absent once the delivery has settled: it holds the auth code in clear. */
+  readonly text?: string;
+  /** The text with the auth code masked: what the console shows and what is kept. */
+  readonly maskedText: string;
 }
+
+/** What a push delivery carries. */
+export interface PushPayload {
+  readonly title: string;
+  readonly body: string;
+  /** String values only (FCM's rule). */
+  readonly data: Readonly<Record<string, string>>;
+}
+
+/** The payload of each kind of delivery (one entry per DELIVERY_KINDS). */
+export interface PayloadOfKind {
+  readonly sms: SmsPayload;
+  readonly push: PushPayload;
+}
+
+/** A delivery's payload, told apart by the delivery's kind. */
+export type DeliveryPayload = { [K in DeliveryKind]: { readonly kind: K } & PayloadOfKind[K] }[DeliveryKind];
+
+/**
+ * The payload stored in a row's `payload` column. The column holds the JSON of the payload
+ * without its kind (the row has its own `kind` column): {text, maskedText} for SMS ({maskedText}
+ * once settled), {title, body, data} for pushes.
+ */
+export function parseDeliveryPayload(row: Pick<DeliveryRow, 'kind' | 'payload'>): DeliveryPayload {
+  const json = JSON.parse(row.payload) as Record<string, unknown>;
+  const text = (value: unknown): string => String(value ?? '');
+  if (row.kind === 'sms') {
+    return json.text === undefined
+      ? { kind: 'sms', maskedText: text(json.maskedText) }
+      : { kind: 'sms', text: text(json.text), maskedText: text(json.maskedText) };
+  }
+  return {
+    kind: 'push',
+    title: text(json.title),
+    body: text(json.body),
+    data: (json.data ?? {}) as Record<string, string>,
+  };
+}
+
+/** The `payload` column for a payload (see parseDeliveryPayload). */
+export function deliveryPayloadJson(payload: DeliveryPayload): string {
+  return payload.kind === 'sms'
+    ? JSON.stringify({ text: payload.text, maskedText: payload.maskedText })
+    : JSON.stringify({ title: payload.title, body: payload.body, data: payload.data });
+}
+
+/** A delivery an operation queues; stored with its call, in the same transaction. */
+export type NewDelivery = {
+  [K in DeliveryKind]: {
+    readonly kind: K;
+    readonly provider: string;
+    readonly recipient: string;
+    readonly payload: PayloadOfKind[K];
+    /** Auth codes: not sent after this (epoch ms). */
+    readonly expiresAt?: number;
+  };
+}[DeliveryKind];
 
 /** A delivery claimed for one attempt. */
 export interface Claimed {
@@ -79,7 +140,7 @@ export interface DeliveryRepository {
   pendingPushes(): number;
   /** A dead delivery back to pending with fresh attempts; false when it is not dead. */
   retry(id: number, now: number): boolean;
-  /** Every dead delivery back to pending. Returns how many. */
+  /** Every dead delivery that can be sent again (see RESENDABLE) back to pending. Returns how many. */
   retryAllDead(now: number): number;
   findById(id: number): Promise<DeliveryRow | undefined>;
   /**
@@ -95,14 +156,25 @@ export interface DeliveryRepository {
   counts(): Promise<Record<DeliveryStatus, number>>;
 }
 
-const SETTLED: readonly DeliveryStatus[] = ['sent', 'dead', 'expired'];
+/**
+ * Once sent or expired, an SMS payload keeps only the masked text: auth codes are not kept in
+ * clear. A dead SMS keeps its text while its code is valid, so staff can retry it; the expiry
+ * sweep masks it then.
+ */
+const SETTLED: readonly DeliveryStatus[] = ['sent', 'expired'];
 
-/** Once settled, an SMS payload keeps only the masked text: auth codes are not kept in clear. */
-function settledPayload(kind: DeliveryKind, payload: string): string {
-  if (kind !== 'sms') return payload;
-  const { maskedText } = JSON.parse(payload) as { maskedText?: string };
-  return JSON.stringify({ maskedText: maskedText ?? '' });
+/** An SMS payload with only its masked text. */
+function settledPayload(row: Pick<DeliveryRow, 'kind' | 'payload'>): string {
+  if (row.kind !== 'sms') return row.payload;
+  const payload = parseDeliveryPayload(row);
+  return payload.kind === 'sms'
+    ? deliveryPayloadJson({ kind: 'sms', maskedText: payload.maskedText })
+    : row.payload;
 }
+
+/** The payload of a delivery to be queued, with its kind. */
+const payloadOf = (item: NewDelivery): DeliveryPayload =>
+  item.kind === 'sms' ? { kind: 'sms', ...item.payload } : { kind: 'push', ...item.payload };
 
 /**
  * The outbox on SQLite. Every write is one synchronous better-sqlite3 transaction, so it can never
@@ -158,7 +230,7 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
       provider_id: result.outcome === 'sent' ? (result.providerId ?? null) : delivery.provider_id,
       last_error: result.outcome === 'sent' ? null : result.error,
       sent_at: result.outcome === 'sent' ? now : null,
-      payload: SETTLED.includes(status) ? settledPayload(row.kind, row.payload) : row.payload,
+      payload: SETTLED.includes(status) ? settledPayload(row) : row.payload,
     });
   });
 
@@ -199,22 +271,36 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
   });
 
   const staleCodes = sqlite.prepare(
-    "SELECT id, kind, payload FROM deliveries WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?",
+    `SELECT id, kind, payload, status FROM deliveries WHERE expires_at IS NOT NULL AND expires_at <= ?
+       AND (status = 'pending' OR (status = 'dead' AND json_extract(payload, '$.text') IS NOT NULL))`,
   );
   const markExpired = sqlite.prepare(
     "UPDATE deliveries SET status = 'expired', payload = ?, last_error = ?, updated_at = ? WHERE id = ?",
   );
+  const maskDead = sqlite.prepare('UPDATE deliveries SET payload = ?, updated_at = ? WHERE id = ?');
   const expire = sqlite.transaction((now: number): number => {
-    const stale = staleCodes.all(now) as { id: number; kind: DeliveryKind; payload: string }[];
+    const stale = staleCodes.all(now) as {
+      id: number;
+      kind: DeliveryKind;
+      payload: string;
+      status: DeliveryStatus;
+    }[];
+    let expired = 0;
     for (const row of stale) {
+      if (row.status === 'dead') {
+        // Past its validity a dead code cannot be retried: its text goes, the status stays.
+        maskDead.run(settledPayload(row), now, row.id);
+        continue;
+      }
       markExpired.run(
-        settledPayload(row.kind, row.payload),
+        settledPayload(row),
         'Not sent within its validity; an auth code is never sent late.',
         now,
         row.id,
       );
+      expired++;
     }
-    return stale.length;
+    return expired;
   });
 
   return {
@@ -227,7 +313,7 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
           kind: item.kind,
           provider: item.provider,
           recipient: item.recipient,
-          payload: JSON.stringify(item.payload),
+          payload: deliveryPayloadJson(payloadOf(item)),
           expires_at: item.expiresAt ?? null,
           idempotency_key: randomUUID(),
           now,
@@ -266,7 +352,7 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
       return (
         sqlite
           .prepare(
-            "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'dead'",
+            `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'dead' AND ${RESENDABLE}`,
           )
           .run(now, now, id).changes === 1
       );
@@ -274,7 +360,7 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
     retryAllDead(now) {
       return sqlite
         .prepare(
-          "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE status = 'dead'",
+          `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE status = 'dead' AND ${RESENDABLE}`,
         )
         .run(now, now).changes;
     },
@@ -322,7 +408,10 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
         .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
         .groupBy('status')
         .execute();
-      const counts: Record<DeliveryStatus, number> = { pending: 0, sending: 0, sent: 0, dead: 0, expired: 0 };
+      const counts = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0])) as Record<
+        DeliveryStatus,
+        number
+      >;
       for (const r of rows) counts[r.status] = Number(r.n);
       return counts;
     },

@@ -30,8 +30,18 @@ export type {
   TextSearchPage,
 } from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
-export type { AttemptResult, AttemptRow, Claimed, DeliveryRow, NewDelivery } from './deliveries.js';
-export type { Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
+export type {
+  AttemptResult,
+  AttemptRow,
+  Claimed,
+  DeliveryPayload,
+  DeliveryRow,
+  NewDelivery,
+  PushPayload,
+  SmsPayload,
+} from './deliveries.js';
+export { deliveryPayloadJson, parseDeliveryPayload } from './deliveries.js';
+export type { AttemptOutcome, Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
 export { SearchBusyError, SearchClosedError } from './search.js';
 export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
 

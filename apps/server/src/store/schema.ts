@@ -1,9 +1,16 @@
-import type { AuditAction, Role } from '@school/contract';
+import type {
+  AttemptOutcome,
+  AuditAction,
+  Binding,
+  DeliveryKind,
+  DeliveryStatus,
+  Outcome,
+  Role,
+} from '@school/contract';
 import type { Generated } from 'kysely';
 
-/** Where a call came in. `console` is the staff console's JSON API. */
-export type Binding = 'soap11' | 'soap12' | 'http-get' | 'http-post' | 'console';
-export type Outcome = 'ok' | 'client-error' | 'server-error';
+// The columns' value sets are the contract's (one list each, shared with the API and console).
+export type { AttemptOutcome, Binding, DeliveryKind, DeliveryStatus, Outcome };
 
 export interface CallsTable {
   id: Generated<number>;
@@ -13,6 +20,7 @@ export interface CallsTable {
   group_name: string;
   /** The operation, or null when the request named none we know. */
   operation: string | null;
+  /** Where the call came in; `console` is the staff console's JSON API. */
   binding: Binding;
   caller_ip: string;
   user_agent: string | null;
@@ -33,14 +41,6 @@ export interface CallsTable {
   note: string | null;
 }
 
-export type DeliveryKind = 'sms' | 'push';
-/**
- * pending: waiting for its first try or a retry (next_attempt_at); sending: an attempt is under
- * way (claimed until lease_until); sent; dead: a permanent error or too many attempts; expired:
- * an auth code not sent within its validity, never sent late.
- */
-export type DeliveryStatus = 'pending' | 'sending' | 'sent' | 'dead' | 'expired';
-
 export interface DeliveriesTable {
   id: Generated<number>;
   call_id: number;
@@ -49,8 +49,9 @@ export interface DeliveriesTable {
   provider: string;
   /** E.164 phone for SMS, topic for pushes. */
   recipient: string;
-  /** JSON: {text, maskedText} for SMS ({maskedText} once settled), {title, body, data} for pushes. */
+  /** JSON of the kind's payload: read and written only by parseDeliveryPayload / deliveryPayloadJson (deliveries.ts). */
   payload: string;
+  /** pending waits for next_attempt_at; sending is claimed until lease_until (see DELIVERY_STATUSES). */
   status: DeliveryStatus;
   attempts: number;
   next_attempt_at: number;
@@ -67,8 +68,6 @@ export interface DeliveriesTable {
   updated_at: number;
   sent_at: number | null;
 }
-
-export type AttemptOutcome = 'sent' | 'transient' | 'permanent' | 'interrupted';
 
 export interface DeliveryAttemptsTable {
   id: Generated<number>;

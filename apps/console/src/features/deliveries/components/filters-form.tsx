@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES } from '@school/contract';
+import { DELIVERY_KINDS, DELIVERY_STATUSES } from '@school/contract';
 import { z } from 'zod';
 import { SelectField } from '../../../components/ui/form';
 import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
@@ -7,7 +7,7 @@ import type { DeliveryFilters } from '../../../lib/query-keys';
 
 const filtersFormSchema = z.object({
   status: z.enum(['', ...DELIVERY_STATUSES]),
-  kind: z.enum(['', 'sms', 'push']),
+  kind: z.enum(['', ...DELIVERY_KINDS]),
 });
 type FiltersFormValues = z.input<typeof filtersFormSchema>;
 
@@ -16,10 +16,7 @@ const statusOptions = [
   any,
   ...DELIVERY_STATUSES.map((s) => ({ value: s, label: DELIVERY_STATUS_LABELS[s] })),
 ];
-const kindOptions = [
-  any,
-  ...(['sms', 'push'] as const).map((k) => ({ value: k, label: DELIVERY_KIND_LABELS[k] })),
-];
+const kindOptions = [any, ...DELIVERY_KINDS.map((k) => ({ value: k, label: DELIVERY_KIND_LABELS[k] }))];
 
 const toFormValues = (filters: DeliveryFilters): FiltersFormValues => ({
   status: filters.status ?? '',

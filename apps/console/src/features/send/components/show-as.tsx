@@ -1,5 +1,5 @@
-import { samples, type WireBinding } from '@school/asmx/samples';
-import type { OperationDef } from '@school/contract';
+import { samples, WIRE_BINDINGS, type WireBinding } from '@school/asmx/samples';
+import { BINDING_LABELS, type OperationDef } from '@school/contract';
 import { useId, useMemo, useRef, useState } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { CopyButton } from '../../../components/ui/copy-button';
@@ -8,12 +8,10 @@ import { Tabs } from '../../../components/ui/tabs';
 import { useServiceInfo } from '../../../lib/service-info';
 import { toCurl } from '../utils/curl';
 
-const TABS: readonly { key: WireBinding; label: string }[] = [
-  { key: 'soap11', label: 'SOAP 1.1' },
-  { key: 'soap12', label: 'SOAP 1.2' },
-  { key: 'http-get', label: 'HTTP GET' },
-  { key: 'http-post', label: 'HTTP POST' },
-];
+const TABS: readonly { key: WireBinding; label: string }[] = WIRE_BINDINGS.map((key) => ({
+  key,
+  label: BINDING_LABELS[key],
+}));
 
 /**
  * The request each wire binding would send for the values typed in the surrounding form, with the
