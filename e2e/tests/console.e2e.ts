@@ -145,6 +145,54 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
+// ---- The Dashboard, read from its charts' words (the canvas itself says nothing to a reader). ----
+
+/** As the console writes a percentage: one decimal below 10 %, whole numbers above. */
+const formatPercent = (value: number): string =>
+  `${value < 10 && value > 0 ? value.toFixed(1) : Math.round(value)}%`;
+
+/** The series a chart's legend names (uPlot's legend, without its time column). */
+async function legend(figure: Locator): Promise<string[]> {
+  const labels = await figure.locator('.u-legend .u-series .u-label').allInnerTexts();
+  return labels.map((l) => l.replace(/:$/, '').trim()).filter((l) => l !== 'Time');
+}
+
+interface DashboardNumbers {
+  calls: number;
+  byOperation: Record<string, number>;
+  clientErrors: number;
+  serverErrors: number;
+  errorRate: string;
+}
+
+/** A chart's description: what it shows, in words. */
+const summary = async (figure: Locator): Promise<string> =>
+  ((await figure.getByText(/ in the last /).textContent()) ?? '').trim();
+
+/** The totals the two charts' descriptions state, for `bucket` charts over `period`. */
+async function readDashboard(page: Page, bucket: 'hour' | 'day', period: string): Promise<DashboardNumbers> {
+  const callsText = await summary(page.getByRole('figure', { name: `Calls per ${bucket} by operation` }));
+  const errorText = await summary(page.getByRole('figure', { name: `Error rate (%) per ${bucket}` }));
+  const callsMatch = new RegExp(`^(\\d+) calls? in the last ${period}: (.*)\\.$`).exec(callsText);
+  const errorMatch = new RegExp(
+    `^Error rate (\\d+(?:\\.\\d)?%) in the last ${period} \\((\\d+) client errors, (\\d+) server errors\\)`,
+  ).exec(errorText);
+  if (!callsMatch || !errorMatch) throw new Error(`unexpected Dashboard text: ${callsText} | ${errorText}`);
+  const byOperation = Object.fromEntries(
+    (callsMatch[2] ?? '').split(', ').map((entry) => {
+      const [name = '', count = ''] = entry.split(' ');
+      return [name, Number(count)];
+    }),
+  );
+  return {
+    calls: Number(callsMatch[1]),
+    byOperation,
+    clientErrors: Number(errorMatch[2]),
+    serverErrors: Number(errorMatch[3]),
+    errorRate: errorMatch[1] ?? '',
+  };
+}
+
 describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', () => {
   let browser: Browser;
   let session: Session;
@@ -405,29 +453,85 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
   it('shows the Dashboard: calls per operation and the error rate, for the period chosen', async () => {
     const { page } = session;
-    await pushNoti(marker('e2e-dashboard'));
+    const agent = marker('e2e-dashboard');
+    await pushNoti(agent);
 
     await page.goto('/send');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    expect(await page.getByLabel('Period').inputValue()).toBe('24h');
+    expect(await page.getByLabel('Bucket').inputValue()).toBe('hour');
+
+    // Two charts, each named and described in words; the legend names every operation.
     const calls = page.getByRole('figure', { name: 'Calls per hour by operation' });
-    await calls.getByText(/^\d+ calls? in the last 24 hours: .*\bpushNoti \d+/).waitFor();
-    await calls.getByRole('img', { name: 'Calls per hour by operation' }).locator('canvas').first().waitFor();
     const errors = page.getByRole('figure', { name: 'Error rate (%) per hour' });
-    await errors
-      .getByText(/^Error rate \d+(\.\d+)?% in the last 24 hours \(\d+ client errors, \d+ server errors\)/)
-      .waitFor();
+    await calls.getByText(/^\d+ calls? in the last 24 hours: /).waitFor();
+    await calls.getByRole('img', { name: 'Calls per hour by operation' }).locator('canvas').first().waitFor();
+    await errors.getByRole('img', { name: 'Error rate (%) per hour' }).locator('canvas').first().waitFor();
+    expect(await legend(calls)).toEqual([
+      'AuthCode',
+      'GetBookPdfByTerm',
+      'SendNotificationType',
+      'SendMarkNotes',
+      'pushNoti',
+    ]);
+    expect(await legend(errors)).toEqual(['Error rate']);
+    const before = await readDashboard(page, 'hour', '24 hours');
+    expect(before.byOperation.pushNoti).toBeGreaterThanOrEqual(1);
+
+    // What this test adds: 3 OK pushNoti, 1 OK SendMarkNotes and 2 AuthCode refused (client errors).
+    for (let i = 0; i < 3; i++) await pushNoti(agent);
+    await sendMarkNotes(`${agent}-1`, agent);
+    for (const phone of ['12345', 'not-a-phone']) {
+      const refused = await fetch(
+        `${baseUrl()}/AuthCodeSending.asmx/AuthCode?${new URLSearchParams({ code: '4821', phone })}`,
+        { headers: { 'User-Agent': agent } },
+      );
+      expect(refused.status).toBe(400);
+    }
+
+    // The numbers stay as they were ("now" is fixed) until Refresh.
+    expect(await readDashboard(page, 'hour', '24 hours')).toEqual(before);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const expected = {
+      calls: before.calls + 6,
+      byOperation: {
+        ...before.byOperation,
+        pushNoti: (before.byOperation.pushNoti ?? 0) + 3,
+        SendMarkNotes: (before.byOperation.SendMarkNotes ?? 0) + 1,
+        AuthCode: (before.byOperation.AuthCode ?? 0) + 2,
+      },
+      clientErrors: before.clientErrors + 2,
+      serverErrors: before.serverErrors,
+    };
+    const rate = formatPercent(((expected.clientErrors + expected.serverErrors) / expected.calls) * 100);
+    await expect
+      .poll(() => readDashboard(page, 'hour', '24 hours'), SETTLED)
+      .toEqual({ ...expected, errorRate: rate });
+    // There were errors: the chart says in which hour they were worst.
+    expect(await summary(errors)).toMatch(/; highest \d+(\.\d)?% in the hour from .+\.$/);
     await screenshot(page, 'dashboard');
 
+    // Another period and bucket: the charts are re-titled and re-counted, and the URL keeps them.
     await page.getByLabel('Period').selectOption({ label: 'Last 7 days' });
     await page.getByLabel('Bucket').selectOption({ label: 'Day' });
     await page.waitForURL(
       (url) => url.searchParams.get('period') === '7d' && url.searchParams.get('bucket') === 'day',
     );
-    await page
-      .getByRole('figure', { name: 'Calls per day by operation' })
-      .getByText(/^\d+ calls? in the last 7 days: /)
-      .waitFor();
+    await page.getByRole('figure', { name: 'Calls per day by operation' }).waitFor();
+    await page.getByRole('figure', { name: 'Error rate (%) per day' }).waitFor();
+    expect(await page.getByRole('figure', { name: 'Calls per hour by operation' }).count()).toBe(0);
+    // Every call of this suite is younger than a day: the same totals, over 7 days.
+    await expect
+      .poll(() => readDashboard(page, 'day', '7 days'), SETTLED)
+      .toEqual({ ...expected, errorRate: rate });
+    expect(await summary(page.getByRole('figure', { name: 'Error rate (%) per day' }))).toMatch(
+      /; highest \d+(\.\d)?% in the day from .+\.$/,
+    );
+    await page.reload();
+    await page.getByRole('figure', { name: 'Calls per day by operation' }).waitFor();
+    expect(await page.getByLabel('Period').inputValue()).toBe('7d');
+    expect(await page.getByLabel('Bucket').inputValue()).toBe('day');
   });
 
   it('shows the Service: every endpoint with its WSDL, which is a WSDL', async () => {

@@ -31,6 +31,35 @@ function call(overrides: Partial<NewCall>): NewCall {
   };
 }
 
+/** RFC 4180 CSV (quoted cells may hold commas, quotes and line breaks) into rows of cells. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      rows.push([...row, cell]);
+      row = [];
+      cell = '';
+      i++;
+    } else cell += c;
+  }
+  if (cell !== '' || row.length > 0) rows.push([...row, cell]);
+  return rows;
+}
+
 describe('console API', () => {
   let t: TestApp;
   const get = async <T>(url: string) => {
@@ -191,7 +220,7 @@ describe('console API', () => {
   });
 
   describe('exports', () => {
-    it('streams CSV of what is filtered, as a download, neutralising formulas', async () => {
+    it('streams CSV of what is filtered, as a download', async () => {
       await t.app.store.calls.record(
         call({
           at: T0 + 40 * HOUR,
@@ -211,7 +240,85 @@ describe('console API', () => {
         'id,at,group,operation,binding,callerIp,userAgent,params,outcome,status,error,durationMs',
       );
       expect(lines).toHaveLength(2);
-      expect(lines[1]).toContain('"{""id"":""=HYPERLINK(\\""x\\"")""}"');
+      // A formula inside a cell (not at its start) is left as it is; the cell is quoted for its quotes.
+      expect(lines[1]).toContain(',"{""id"":""=HYPERLINK(\\""x\\"")""}",');
+    });
+
+    it('neutralises every cell a spreadsheet would run as a formula, and only those', async () => {
+      // Parameters, error text and User-Agent come from callers: each starts with one of the
+      // characters that make Excel, LibreOffice or Google Sheets read a cell as a formula. (The
+      // parameters column is stored JSON, an object today; the export guards it as any other text.)
+      const ip = '192.0.2.66';
+      const hostile = new Map<number, { params: string; error: string; user_agent: string }>();
+      for (const [i, start] of ['=', '+', '-', '@', '\t', '\r'].entries()) {
+        const cells = {
+          params: `${start}SUM(1,2)`,
+          error: `${start}cmd|' /C calc'!A0`,
+          user_agent: `${start}HYPERLINK("http://evil.example/","x")`,
+        };
+        const id = await t.app.store.calls.record(
+          call({ at: T0 + (60 + i) * HOUR, caller_ip: ip, ...cells }),
+        );
+        hostile.set(id, cells);
+      }
+      // Ordinary cells, some with a formula character later on, one already starting with an apostrophe.
+      const ordinary = {
+        params: JSON.stringify({ id: '=1', phone: '+447911123456' }),
+        error: "Invalid phone: '+44' is not a valid phone number.",
+        user_agent: "'=quoted already",
+      };
+      const plainId = await t.app.store.calls.record(
+        call({ at: T0 + 70 * HOUR, caller_ip: ip, ...ordinary }),
+      );
+      const bare = await t.app.store.calls.record(
+        call({
+          at: T0 + 71 * HOUR,
+          caller_ip: ip,
+          params: null,
+          error: null,
+          user_agent: 'Mozilla/5.0 (x=1; y)',
+        }),
+      );
+
+      const res = await t.inject({ method: 'GET', url: `/api/calls/export?format=csv&ip=${ip}` });
+      expect(res.statusCode).toBe(200);
+      const [header, ...rows] = parseCsv(res.body);
+      const columns = header ?? [];
+      const byId = new Map(
+        rows.map((cells) => {
+          const record = Object.fromEntries(columns.map((c, i) => [c, cells[i]]));
+          return [Number(record.id), record];
+        }),
+      );
+      expect([...byId.keys()].sort((a, b) => a - b)).toEqual([...hostile.keys(), plainId, bare]);
+
+      for (const [id, cells] of hostile) {
+        expect(byId.get(id), `call ${id}`).toMatchObject({
+          params: `'${cells.params}`,
+          error: `'${cells.error}`,
+          userAgent: `'${cells.user_agent}`,
+          // Cells from the server are untouched.
+          group: 'AuthCodeSending',
+          operation: 'AuthCode',
+          callerIp: ip,
+          outcome: 'ok',
+        });
+      }
+      expect(byId.get(plainId)).toMatchObject({
+        params: ordinary.params,
+        error: ordinary.error,
+        userAgent: ordinary.user_agent,
+      });
+      expect(byId.get(bare)).toMatchObject({ params: '', error: '', userAgent: 'Mozilla/5.0 (x=1; y)' });
+
+      // As written: the apostrophe goes inside the quotes, a CR is quoted, a tab need not be.
+      const lineOf = (id: number) => res.body.split('\r\n').find((l) => l.startsWith(`${id},`)) ?? '';
+      const [equals, , , , tab] = [...hostile.keys()];
+      expect(lineOf(equals as number)).toContain(
+        `,"'=HYPERLINK(""http://evil.example/"",""x"")","'=SUM(1,2)",ok,200,'=cmd|' /C calc'!A0,1.5`,
+      );
+      expect(lineOf(tab as number)).toContain(`,'\tcmd|' /C calc'!A0,`);
+      expect(res.body).toContain(`,"'\rSUM(1,2)",`);
     });
 
     it('streams JSON with raw messages', async () => {
@@ -302,24 +409,32 @@ describe('live tail', () => {
     try {
       const events: string[] = [];
       const cookie = await t.login();
+      // Resolves on the first whole `call` event (an event ends with a blank line).
+      let onCall: () => void = () => {};
+      const firstCall = new Promise<void>((resolve) => {
+        onCall = resolve;
+      });
       const connected = new Promise<http.IncomingMessage>((resolve) => {
         http.get(
           `http://127.0.0.1:${port}/api/calls/stream?operation=pushNoti`,
           { headers: { cookie } },
           (res) => {
             res.setEncoding('utf8');
-            res.on('data', (chunk: string) => events.push(chunk));
+            res.on('data', (chunk: string) => {
+              events.push(chunk);
+              if (/(^|\n)event: call\n[\s\S]*?\n\n/.test(events.join(''))) onCall();
+            });
             resolve(res);
           },
         );
       });
       const res = await connected;
       expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      // Answered only once recorded: had the AuthCode call passed the filter, its event would
+      // come before pushNoti's on the same stream.
       await fetch(`http://127.0.0.1:${port}/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456`);
       await fetch(`http://127.0.0.1:${port}/PushNotificationMobile.asmx/pushNoti`);
-      const deadline = Date.now() + 5000;
-      while (!events.join('').includes('event: call') && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 20));
+      await firstCall;
       const text = events.join('');
       const data = text
         .split('\n')

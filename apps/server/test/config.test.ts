@@ -36,6 +36,14 @@ describe('configuration', () => {
     });
   });
 
+  it('reads ASMX_ALLOWED_IPS as a comma-separated list of addresses and ranges, IPv4 and IPv6', () => {
+    expect(
+      loadConfig({ ASMX_ALLOWED_IPS: ' 203.0.113.0/24, 2001:db8::/128,::ffff:198.51.100.0/120 ,, 192.0.2.9' })
+        .ASMX_ALLOWED_IPS,
+    ).toEqual(['203.0.113.0/24', '2001:db8::/128', '::ffff:198.51.100.0/120', '192.0.2.9']);
+    expect(loadConfig({}).ASMX_ALLOWED_IPS).toEqual([]);
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['PORT', '70000'],
@@ -45,6 +53,9 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['DEFAULT_PHONE_REGION', 'XX'],
     ['TRUST_PROXY', 'maybe'],
+    ['ASMX_ALLOWED_IPS', '203.0.113.0/24, 2001:db8::/129'],
+    ['ASMX_ALLOWED_IPS', '10.0.0.0/33'],
+    ['ASMX_ALLOWED_IPS', '203.0.113.07'],
   ])('refuses %s=%s with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));

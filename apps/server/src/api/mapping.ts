@@ -107,12 +107,18 @@ export function matches(query: CallQuery, row: CallRow): boolean {
   if (query.to !== undefined && row.at >= query.to) return false;
   if (query.ip !== undefined && row.caller_ip !== query.ip) return false;
   if (query.q) {
-    const q = query.q.toLowerCase();
-    const found = [row.params ?? '', row.request, row.response].some((t) => t.toLowerCase().includes(q));
+    const q = foldAscii(query.q);
+    const found = [row.params ?? '', row.request, row.response].some((t) => foldAscii(t).includes(q));
     if (!found) return false;
   }
   return true;
 }
+
+/**
+ * Lower-cases ASCII letters only, as SQLite's LIKE compares them: the live tail must pass exactly
+ * the calls a reload of History lists (`Élève` and `élève` are different there, as in SQL).
+ */
+const foldAscii = (text: string): string => text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
 
 /** Cursors are opaque to clients: base64url of `at.id`. */
 export function encodeCursor(cursor: CallCursor): string {

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { operationResult, problem, serviceInfo } from '../../../testing/data';
+import { callList, callSummary, operationResult, problem, serviceInfo } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -149,6 +149,63 @@ describe('Send', () => {
     await user.click(screen.getByRole('button', { name: 'Send' }));
     expect(await screen.findByText(/3 pushes dispatched/)).toBeInTheDocument();
     expect(await operationPosts(requests)[0]?.json()).toEqual({});
+  });
+
+  it('refreshes History after a send, sent or refused: the new calls are listed without a reload', async () => {
+    // The server's history: one old call, then each send's call on top.
+    let history = [
+      callSummary({ id: 41, operation: 'AuthCode', params: { code: '***', phone: '+447911000041' } }),
+    ];
+    server.use(
+      http.get('/api/calls', () => HttpResponse.json(callList(history))),
+      http.post('/api/operations/pushNoti', () => {
+        history = [
+          callSummary({ id: 42, operation: 'pushNoti', binding: 'console', params: {} }),
+          ...history,
+        ];
+        return HttpResponse.json(operationResult({ id: 42 }));
+      }),
+      http.post('/api/operations/AuthCode', () => {
+        const detail = "Invalid phone: '123' is not a valid phone number.";
+        history = [
+          callSummary({ id: 43, binding: 'console', outcome: 'client-error', status: 400, error: detail }),
+          ...history,
+        ];
+        return problemJson(problem(400, detail, { callId: 43 }));
+      }),
+    );
+    const { user } = renderApp('/history');
+    const menu = async (name: string) =>
+      user.click(within(await screen.findByRole('navigation', { name: 'Main' })).getByRole('link', { name }));
+    const listed = async () =>
+      within(await screen.findByRole('table', { name: 'Calls, newest first' }))
+        .getAllByRole('link', { name: /^Call \d+,/ })
+        .map((a) => Number(/^Call (\d+),/.exec(a.textContent ?? '')?.[1]));
+    expect(await listed()).toEqual([41]);
+
+    // To Send through the menu (the cached history is kept, and fresh for 30 s), send, and back.
+    await menu('Send');
+    const operations = await screen.findByRole('navigation', { name: 'Operations' });
+    await user.click(within(operations).getByRole('link', { name: 'pushNoti' }));
+    await user.click(await screen.findByRole('button', { name: 'Send' }));
+    expect(await screen.findByRole('link', { name: 'View call #42 in History' })).toBeInTheDocument();
+    await menu('History');
+    await waitFor(async () => expect(await listed()).toEqual([42, 41]));
+
+    // A refused call is recorded too: History shows it as well.
+    await menu('Send');
+    await user.click(
+      within(await screen.findByRole('navigation', { name: 'Operations' })).getByRole('link', {
+        name: 'AuthCode',
+      }),
+    );
+    await user.type(await screen.findByLabelText('code'), '4821');
+    // Valid for the form, refused by the server.
+    await user.type(screen.getByLabelText('phone'), '+447911123456');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    expect(await screen.findByRole('link', { name: 'View call #43 in History' })).toBeInTheDocument();
+    await menu('History');
+    await waitFor(async () => expect(await listed()).toEqual([43, 42, 41]));
   });
 
   it('shows the exact SOAP and HTTP requests for the values typed, copyable as curl', async () => {
