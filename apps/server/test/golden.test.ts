@@ -5,8 +5,9 @@
  * written by hand from those pages; where the server disagrees, the case fails and the server is
  * what gets fixed.
  *
- * Case folders are named `<binding>-<client or rule>-<what>`, e.g. `soap11-ksoap2-authcode`,
- * `soap12-fault-missing-body`, `http-get-missing-parameter`. A case folder holds:
+ * Case folders are named `<binding>-<client, rule or status>-<what>`, e.g. `soap11-ksoap2-authcode`,
+ * `soap12-fault-missing-body`, `soap11-400-doctype`, `http-get-missing-parameter`; documents are
+ * `<document>-<what>`, e.g. `wsdl-path-as-spelled`. A case folder holds:
  *
  * - `request.http`: a raw HTTP/1.1 request. Request line and header lines (LF or CRLF line ends),
  *   then an empty line, then the body. The body is every byte after the first empty line, taken

@@ -36,13 +36,38 @@ describe('hostile input', () => {
     return res;
   }
 
+  /**
+   * XML that cannot be read: ASMX's 400 with an empty body and the version's content type; the
+   * record keeps the precise reason (docs/faults.md#reading-the-request).
+   */
+  async function expectUnreadableRecorded(
+    payload: string | Buffer,
+    headers: Record<string, string>,
+    reason: RegExp,
+    binding = 'soap11',
+  ) {
+    const before = await t.app.store.calls.count();
+    const res = await t.app.inject({ method: 'POST', url: '/AuthCodeSending.asmx', headers, payload });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toBe(
+      binding === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+    );
+    expect(res.body).toBe('');
+    expect(await t.app.store.calls.count()).toBe(before + 1);
+    const row = await lastCall(t.app);
+    expect(row).toMatchObject({ binding, outcome: 'client-error', status: 400 });
+    expect(row.error).toMatch(reason);
+    expect(row.note).toMatch(/empty body/);
+    return row;
+  }
+
   it('refuses a DOCTYPE with an external entity and never reads the file', async () => {
-    const res = await expectFaultRecorded(
+    const row = await expectUnreadableRecorded(
       `<?xml version="1.0"?><!DOCTYPE e [<!ENTITY x SYSTEM "file:///etc/passwd">]><soap:Envelope xmlns:soap="${S11}"><soap:Body><AuthCode xmlns="${NS}"><code>&x;</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>`,
       soapHeaders,
       /DOCTYPE and ENTITY declarations are not allowed in a SOAP message \(line 1, column 22\)/,
     );
-    expect(res.body).not.toContain('root:');
+    expect(JSON.stringify(row)).not.toContain('root:');
   });
 
   it('refuses billion laughs at once', async () => {
@@ -50,24 +75,30 @@ describe('hostile input', () => {
       { length: 10 },
       (_, i) => `<!ENTITY l${i + 1} "${`&l${i};`.repeat(10)}">`,
     ).join('');
-    await expectFaultRecorded(
+    await expectUnreadableRecorded(
       `<?xml version="1.0"?><!DOCTYPE z [<!ENTITY l0 "ha">${entities}]><soap:Envelope xmlns:soap="${S11}"><soap:Body>&l10;</soap:Body></soap:Envelope>`,
       soapHeaders,
       /DOCTYPE and ENTITY declarations are not allowed/,
     );
   });
 
-  it('answers malformed XML with a fault saying where', async () => {
-    await expectFaultRecorded(
+  it('answers malformed XML with 400, the record saying where', async () => {
+    await expectUnreadableRecorded(
       `<soap:Envelope xmlns:soap="${S11}"><soap:Body><AuthCode></soap:Body></soap:Envelope>`,
       soapHeaders,
       /There is an error in XML document \(1, \d+\)/,
     );
-    await expectFaultRecorded(
+    await expectUnreadableRecorded(
       'not xml at all',
       { 'content-type': 'application/soap+xml' },
       /There is an error in XML document/,
       'soap12',
+    );
+    await expectUnreadableRecorded('', soapHeaders, /Root element is missing/);
+    await expectUnreadableRecorded(
+      `<soap:Envelope xmlns:soap="${S11}"><soap:Body>${'<a>'.repeat(40)}${'</a>'.repeat(40)}</soap:Body></soap:Envelope>`,
+      soapHeaders,
+      /nests elements more than 32 deep/,
     );
   });
 
@@ -83,24 +114,40 @@ describe('hostile input', () => {
     expect(JSON.parse((await lastCall(t.app)).params ?? '')).toEqual({ code: '***', phone: '+447911123456' });
   });
 
-  it('answers wrong content types with 415 and plain text, recorded', async () => {
-    for (const [url, type] of [
-      ['/AuthCodeSending.asmx', 'application/json'],
-      ['/AuthCodeSending.asmx/AuthCode', 'application/json'],
-      ['/AuthCodeSending.asmx/AuthCode', 'text/xml'],
-    ] as const) {
+  it('answers wrong content types as ASMX did, the record naming the type', async () => {
+    // SOAP: 415 with an empty body.
+    for (const type of ['application/json', 'text/plain', undefined]) {
       const before = await t.app.store.calls.count();
       const res = await t.app.inject({
         method: 'POST',
-        url,
-        headers: { 'content-type': type },
+        url: '/AuthCodeSending.asmx',
+        headers: type ? { 'content-type': type } : {},
         payload: '{"code":"1"}',
       });
       expect(res.statusCode).toBe(415);
-      expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
-      expect(res.body).toContain(type);
+      expect(res.headers['content-type']).toBe('text/xml; charset=utf-8');
+      expect(res.body).toBe('');
       expect(await t.app.store.calls.count()).toBe(before + 1);
-      expect((await lastCall(t.app)).status).toBe(415);
+      const row = await lastCall(t.app);
+      expect(row.status).toBe(415);
+      expect(row.error).toContain(type ?? 'no Content-Type');
+    }
+    // HTTP POST: ASMX's 500, its text naming the type (HTML-encoded, as ASMX wrote it).
+    for (const type of ['application/json', 'text/xml; charset="utf-8"']) {
+      const before = await t.app.store.calls.count();
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/AuthCodeSending.asmx/AuthCode',
+        headers: { 'content-type': type },
+        payload: '{"code":"1"}',
+      });
+      expect(res.statusCode).toBe(500);
+      expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(res.body).toBe(`Request format is invalid: ${type.replaceAll('"', '&quot;')}.\r\n`);
+      expect(await t.app.store.calls.count()).toBe(before + 1);
+      const row = await lastCall(t.app);
+      expect(row.status).toBe(500);
+      expect(row.error).toContain(`Request format is invalid: ${type}.`);
     }
   });
 
@@ -133,15 +180,25 @@ describe('hostile input', () => {
     }
     for (const method of ['GET', 'POST'] as const) {
       const res = await t.app.inject({ method, url: '/AuthCodeSending.asmx/%3Cscript%3E' });
-      expect(res.statusCode).toBe(404);
-      expect(res.body).toBe('<script> Web Service method name is not valid.');
+      expect(res.statusCode).toBe(500);
+      expect(res.body).toBe('&lt;script&gt; Web Service method name is not valid.\r\n');
       expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(await lastCall(t.app)).toMatchObject({
         binding: method === 'GET' ? 'http-get' : 'http-post',
         operation: null,
-        status: 404,
+        status: 500,
+        error: '<script> Web Service method name is not valid.',
       });
     }
+    // A name that differs only in case: ASMX's text on the wire, the right name in the record.
+    const wrongCase = await t.app.inject({ method: 'POST', url: '/AuthCodeSending.asmx/authCODE' });
+    expect(wrongCase.statusCode).toBe(500);
+    expect(wrongCase.body).toBe(
+      'Invalid method name &#39;authCODE&#39;,  method names are case sensitive.   The method name &#39;AuthCode&#39; with the same name but different casing was found.\r\nParameter name: methodName\r\n',
+    );
+    expect((await lastCall(t.app)).error).toBe(
+      'authCODE Web Service method name is not valid. Method names are case-sensitive: did you mean AuthCode?',
+    );
   });
 
   it('refuses a 20 MB body with 413, records it, and stays up', async () => {
@@ -210,11 +267,10 @@ describe('hostile input', () => {
     expect(text).toContain('<pushNotiResponse xmlns="http://tempuri.org/" />');
   });
 
-  it('answers other verbs with 405 and Allow, and never runs an operation on HEAD', async () => {
+  it('answers other verbs with 405 and Allow', async () => {
     for (const [method, url] of [
       ['PUT', '/AuthCodeSending.asmx'],
       ['DELETE', '/AuthCodeSending.asmx/AuthCode'],
-      ['HEAD', '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456'],
     ] as const) {
       const res = await t.app.inject({ method, url });
       expect(res.statusCode).toBe(405);
@@ -223,13 +279,30 @@ describe('hostile input', () => {
     }
   });
 
+  it('never runs an operation on HEAD: ASMX found no method for it (500)', async () => {
+    const deliveries = () => t.app.store.db.selectFrom('deliveries').selectAll().execute();
+    const before = (await deliveries()).length;
+    const res = await t.app.inject({
+      method: 'HEAD',
+      url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456',
+    });
+    expect(res.statusCode).toBe(500);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe('');
+    const row = await lastCall(t.app);
+    expect(row).toMatchObject({ binding: 'http-get', outcome: 'client-error', status: 500, operation: null });
+    expect(row.error).toMatch(/never runs on a HEAD/);
+    expect(row.response).toContain('AuthCode Web Service method name is not valid.');
+    expect(await deliveries()).toHaveLength(before);
+  });
+
   it('does not leak internals when the store fails', async () => {
     const broken = await startTestApp();
     await broken.app.store.db.destroy();
     const res = await broken.app.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
     expect(res.statusCode).toBe(500);
     expect(res.body).toBe(
-      'Server was unable to process request. ---> The call could not be recorded; nothing was done.',
+      'Server was unable to process request. ---> The call could not be recorded; nothing was done.\r\n',
     );
     await broken.app.close().catch(() => {});
     broken.close().catch(() => {});

@@ -342,8 +342,8 @@ describe('auth codes are masked everywhere', () => {
                   : how === 'unclosed'
                     ? xml.slice(0, end) + xml.slice(end + endTag.length)
                     : `${xml.slice(0, end)}</other>${xml.slice(end + endTag.length)}`;
-          // A fault: 500 with a SOAP fault today; 400 for unreadable XML would do as well
-          // (docs/faults.md#planned-changes-issue-12).
+          // 400 with an empty body for XML that cannot be read, else a 500 fault
+          // (docs/faults.md#soap-faults-by-case).
           await sendAndCheck({ ...request, payload: broken }, code, [400, 500]);
         },
       ),
@@ -363,7 +363,7 @@ describe('auth codes are masked everywhere', () => {
         payload: envelope,
       },
       'Hq5521Zt',
-      [415],
+      [500],
     );
     // A form posted to the SOAP endpoint as XML: not XML, a fault, recorded without the code.
     await sendAndCheck(

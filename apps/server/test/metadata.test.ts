@@ -62,6 +62,44 @@ describe('WSDL, DISCO and help pages', () => {
     expect(res.body).toContain('location="http://localhost/BookPdf.asmx"');
   });
 
+  it('addresses the WSDL and DISCO with the path as the client spelled it, as ASMX did', async () => {
+    const wsdl = await t.app.inject({
+      method: 'GET',
+      url: '/bookpdf.ASMX?wsdl',
+      headers: { host: 'h' },
+    });
+    expect(wsdl.statusCode).toBe(200);
+    expect(wsdl.body).toContain('<soap:address location="http://h/bookpdf.ASMX" />');
+    expect(wsdl.body).toContain('<soap12:address location="http://h/bookpdf.ASMX" />');
+    expect(wsdl.body).not.toContain('http://h/BookPdf.asmx');
+    // The service and binding names stay the group's own.
+    expect(wsdl.body).toContain('<wsdl:service name="BookPdf">');
+    const disco = await t.app.inject({ method: 'GET', url: '/BOOKPDF.asmx?disco', headers: { host: 'h' } });
+    expect(disco.body).toContain(
+      '<contractRef ref="http://h/BOOKPDF.asmx?wsdl" docRef="http://h/BOOKPDF.asmx"',
+    );
+    // The canonical spelling is still answered as before, from its own cache entry.
+    const canonical = await t.app.inject({
+      method: 'GET',
+      url: '/BookPdf.asmx?wsdl',
+      headers: { host: 'h' },
+    });
+    expect(canonical.body).toContain('<soap:address location="http://h/BookPdf.asmx" />');
+  });
+
+  it('sends WSDL, DISCO and help pages with Cache-Control: private, max-age=0, as ASMX did', async () => {
+    for (const url of [
+      '/BookPdf.asmx?wsdl',
+      '/BookPdf.asmx?disco',
+      '/BookPdf.asmx',
+      '/BookPdf.asmx?op=GetBookPdfByTerm',
+      '/BookPdf.asmx?op=Nope',
+    ]) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.headers['cache-control'], url).toBe('private, max-age=0');
+    }
+  });
+
   it('serves DISCO', async () => {
     const res = await t.app.inject({
       method: 'GET',

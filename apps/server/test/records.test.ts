@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { lastCall, registerSchool, startTestApp, type TestApp, tempDataDir } from './helpers.js';
@@ -86,14 +86,14 @@ describe('call records', () => {
 
   it('records failures with their outcome, status and the text the caller got', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=4821' });
-    expect(res.statusCode).toBe(400);
-    expect(res.body).toBe('Missing parameter: phone.');
+    expect(res.statusCode).toBe(500);
+    expect(res.body).toBe('Missing parameter: phone.\r\n');
     const row = await lastCall(t.app);
     expect(row).toMatchObject({
       binding: 'http-get',
       operation: 'AuthCode',
       outcome: 'client-error',
-      status: 400,
+      status: 500,
       error: 'Missing parameter: phone.',
     });
     expect(JSON.parse(row.params ?? '')).toEqual({ code: '***' });
@@ -170,11 +170,15 @@ describe('durability', () => {
 });
 
 describe('retention', () => {
-  it('removes calls older than RETENTION_DAYS, with their deliveries, when the server starts', async () => {
+  it('removes calls older than RETENTION_DAYS, with their deliveries, when the server starts and every day after', async () => {
+    const day = 86_400_000;
+    const now = Date.parse('2026-11-20T12:00:00.000Z');
+    // The clock and the daily sweep's interval are fake; timeouts, immediates (the store's group
+    // commit), sockets and the search worker keep real time.
+    vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'], now });
     const data = tempDataDir();
     try {
       const first = await startTestApp({}, data.dir);
-      const day = 86_400_000;
       const base = {
         group_name: 'AuthCodeSending',
         operation: 'AuthCode',
@@ -194,19 +198,35 @@ describe('retention', () => {
         recipient: '+447911123456',
         payload: { maskedText: 'x' },
       };
-      await first.app.store.calls.record({ ...base, at: Date.now() - 40 * day }, [sms]);
-      await first.app.store.calls.record({ ...base, at: Date.now() - 10 * day }, [sms]);
+      await first.app.store.calls.record({ ...base, at: now - 40 * day }, [sms]);
+      const nearly = await first.app.store.calls.record({ ...base, at: now - 29.5 * day }, [sms]);
+      const recent = await first.app.store.calls.record({ ...base, at: now - 10 * day }, [sms]);
       await first.app.close();
 
-      const second = await startTestApp({ RETENTION_DAYS: '30' }, data.dir);
-      await new Promise((r) => setTimeout(r, 100));
-      const calls = await second.app.store.calls.list({ limit: 10 });
-      expect(calls).toHaveLength(1);
-      expect(Date.now() - (calls[0]?.at ?? 0)).toBeLessThan(11 * day);
-      const deliveries = await second.app.store.db.selectFrom('deliveries').select('call_id').execute();
-      expect(deliveries.map((d) => d.call_id)).toEqual([calls[0]?.id]);
-      await second.app.close();
+      const second = await startTestApp(
+        // The dispatcher's sweep is an interval too: every 10 minutes, not every second, over the day.
+        { RETENTION_DAYS: '30', DISPATCH_POLL_MS: '600000' },
+        data.dir,
+      );
+      try {
+        const left = async () => ({
+          calls: (await second.app.store.calls.list({ limit: 10 })).map((c) => c.id).sort((a, b) => a - b),
+          deliveries: (await second.app.store.db.selectFrom('deliveries').select('call_id').execute())
+            .map((d) => d.call_id)
+            .sort((a, b) => a - b),
+        });
+        // At start: only the call older than 30 days goes, with its delivery.
+        expect(await left()).toEqual({ calls: [nearly, recent], deliveries: [nearly, recent] });
+        // A day later the sweep runs again, and the call that has turned 30.5 days old goes too.
+        vi.advanceTimersByTime(day - 1);
+        expect(await left()).toEqual({ calls: [nearly, recent], deliveries: [nearly, recent] });
+        vi.advanceTimersByTime(1);
+        expect(await left()).toEqual({ calls: [recent], deliveries: [recent] });
+      } finally {
+        await second.app.close();
+      }
     } finally {
+      vi.useRealTimers();
       data.remove();
     }
   });

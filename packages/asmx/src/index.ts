@@ -2,6 +2,7 @@ export * from './binding.js';
 export * from './content-type.js';
 export * from './envelope.js';
 export * from './help.js';
+export * from './http-errors.js';
 export * from './http-params.js';
 export * from './mask.js';
 export * from './read-soap.js';

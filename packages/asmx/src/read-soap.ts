@@ -3,10 +3,12 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { parseContentType } from './content-type.js';
 import {
   type FaultCode,
+  faultEnvelope,
   SOAP11_ENV,
   SOAP12_ENV,
   type SoapVersion,
   soapActionOf,
+  soapContentType,
   XSI_NS,
 } from './envelope.js';
 
@@ -39,7 +41,16 @@ export type SoapRequest =
       /** The decoded message, for the call record. */
       readonly xml: string;
     }
+  | SoapRefusal;
+
+/**
+ * A SOAP request refused before its operation ran, in the three kinds ASMX's
+ * `SoapServerProtocolHelper.SetResponseErrorCode` told apart (docs/faults.md#soap-faults-by-case).
+ * `text` is the precise reason, for the call record; only a `fault` puts it on the wire.
+ */
+export type SoapRefusal =
   | {
+      /** Answered `500` with a fault envelope. */
       readonly ok: false;
       readonly kind: 'fault';
       readonly version: SoapVersion;
@@ -51,11 +62,56 @@ export type SoapRequest =
       readonly xml?: string;
     }
   | {
-      /** Not a SOAP message at all: answered 415 with plain text. */
+      /** The XML could not be read (ASMX: an XmlException in the chain): `400`, empty body. */
+      readonly ok: false;
+      readonly kind: 'unreadable';
+      /** The version assumed from the headers (docs/bindings.md#before-the-envelope-is-read). */
+      readonly version: SoapVersion;
+      readonly text: string;
+      readonly xml?: string;
+    }
+  | {
+      /** A media type or charset not taken (ASMX: the UnsupportedMediaType subcode): `415`, empty body. */
       readonly ok: false;
       readonly kind: 'unsupported-media-type';
+      /** The version the answer is in; undefined when the media type names none. */
+      readonly version: SoapVersion | undefined;
       readonly text: string;
+      readonly xml?: string;
     };
+
+/** A refusal as it goes on the wire: status, Content-Type and body. */
+export interface SoapRefusalAnswer {
+  readonly status: 400 | 415 | 500;
+  readonly contentType: string;
+  /** The fault envelope, or '' for 400 and 415. */
+  readonly body: string;
+}
+
+/**
+ * How ASMX answered a refusal: `SetResponseErrorCode` chose the status (`400` for unreadable XML,
+ * `415` for a media type, `500` for every other fault) and `WriteFault` wrote an envelope only
+ * with `500`. The Content-Type is the version's (`text/xml; charset=utf-8` when there is none).
+ */
+export function soapRefusalAnswer(refusal: SoapRefusal): SoapRefusalAnswer {
+  const contentType = soapContentType(refusal.version ?? '1.1');
+  switch (refusal.kind) {
+    case 'fault': {
+      // ASMX answers a VersionMismatch as SOAP 1.1 whatever the request claimed
+      // (SoapServerProtocol.CheckHelperVersion): its text expects the 1.1 envelope.
+      const version = refusal.code === 'VersionMismatch' ? '1.1' : refusal.version;
+      return {
+        status: 500,
+        contentType: soapContentType(version),
+        body: faultEnvelope(version, refusal.code, refusal.text),
+      };
+    }
+    case 'unreadable':
+      return { status: 400, contentType, body: '' };
+    case 'unsupported-media-type':
+      return { status: 415, contentType, body: '' };
+  }
+}
 
 // fast-xml-parser's ordered output: each node is `{ [tagName]: children, ':@'?: attributes }`.
 type XmlNode = Record<string, unknown>;
@@ -95,9 +151,10 @@ function parserFor(maxDepth: number): XMLParser {
 }
 
 const READ_FAILED = 'Server was unable to read request. ---> ';
+const SEND_AS = 'Send SOAP 1.1 as text/xml or SOAP 1.2 as application/soap+xml.';
 
 /**
- * Reads a SOAP request into version, operation and parameters, or into the fault ASMX would
+ * Reads a SOAP request into version, operation and parameters, or into the refusal ASMX would
  * have answered (docs/bindings.md, docs/faults.md). Never throws on input.
  */
 export function readSoapRequest(input: SoapRequestInput): SoapRequest {
@@ -108,27 +165,40 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
     return {
       ok: false,
       kind: 'unsupported-media-type',
-      text: `Unsupported Content-Type '${input.contentType ?? ''}'. Send SOAP 1.1 as text/xml or SOAP 1.2 as application/soap+xml.`,
+      version: undefined,
+      text:
+        input.contentType === undefined
+          ? `The request has no Content-Type. ${SEND_AS}`
+          : `Unsupported Content-Type '${input.contentType}'. ${SEND_AS}`,
     };
   }
   // SOAP 1.2 is assumed without a SOAPAction header or with application/soap+xml
   // (docs/bindings.md#before-the-envelope-is-read).
   const assumed: SoapVersion = isSoap12Type || input.soapAction === undefined ? '1.2' : '1.1';
   let xml: string | undefined;
+  const withXml = () => (xml === undefined ? {} : { xml });
   const fault = (code: FaultCode, text: string, version: SoapVersion = assumed): SoapRequest => ({
     ok: false,
     kind: 'fault',
     version,
     code,
     text,
-    ...(xml === undefined ? {} : { xml }),
+    ...withXml(),
+  });
+  // Everything that stops the XML being read is one kind of answer: 400, empty body.
+  const unreadable = (reason: string): SoapRequest => ({
+    ok: false,
+    kind: 'unreadable',
+    version: assumed,
+    text: READ_FAILED + reason,
+    ...withXml(),
   });
 
   const decoded = decode(input.body, contentType.params.get('charset'));
   if (!decoded.ok) {
     return decoded.unsupported
-      ? { ok: false, kind: 'unsupported-media-type', text: decoded.message }
-      : fault('Client', READ_FAILED + decoded.message);
+      ? { ok: false, kind: 'unsupported-media-type', version: assumed, text: decoded.message }
+      : unreadable(decoded.message);
   }
   xml = decoded.text;
 
@@ -137,53 +207,59 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   const dtd = /<!(DOCTYPE|ENTITY)/i.exec(xml);
   if (dtd) {
     const { line, column } = position(xml, dtd.index);
-    return fault(
-      'Client',
-      `${READ_FAILED}DOCTYPE and ENTITY declarations are not allowed in a SOAP message (line ${line}, column ${column}).`,
+    return unreadable(
+      `DOCTYPE and ENTITY declarations are not allowed in a SOAP message (line ${line}, column ${column}).`,
     );
   }
   if (countElements(xml, limits.maxElements) > limits.maxElements) {
-    return fault('Client', `${READ_FAILED}The message has more than ${limits.maxElements} elements.`);
+    return unreadable(`The message has more than ${limits.maxElements} elements.`);
   }
-  if (xml.trim() === '') return fault('Client', `${READ_FAILED}Root element is missing.`);
+  if (xml.trim() === '') return unreadable('Root element is missing.');
   const valid = XMLValidator.validate(xml);
   if (valid !== true) {
-    return fault(
-      'Client',
-      `${READ_FAILED}There is an error in XML document (${valid.err.line}, ${valid.err.col}): ${valid.err.msg}`,
+    return unreadable(
+      `There is an error in XML document (${valid.err.line}, ${valid.err.col}): ${valid.err.msg}`,
     );
   }
   let nodes: XmlNode[];
   try {
     nodes = parserFor(limits.maxDepth).parse(xml) as XmlNode[];
   } catch (err) {
-    const message =
+    return unreadable(
       err instanceof Error && /nested/i.test(err.message)
         ? `The message nests elements more than ${limits.maxDepth} deep.`
-        : 'The XML document could not be parsed.';
-    return fault('Client', READ_FAILED + message);
+        : 'The XML document could not be parsed.',
+    );
   }
 
   const roots = nodes.filter(isElement);
   if (roots.length !== 1) {
-    return fault(
-      'Client',
-      `${READ_FAILED}There is an error in XML document: ${roots.length === 0 ? 'Root element is missing.' : 'There are multiple root elements.'}`,
+    return unreadable(
+      `There is an error in XML document: ${roots.length === 0 ? 'Root element is missing.' : 'There are multiple root elements.'}`,
     );
   }
   const root = element(roots[0] as XmlNode, ROOT_SCOPE);
   const isEnvelope = root.local === 'Envelope';
   let version: SoapVersion;
   if (isEnvelope && root.ns === SOAP12_ENV) version = '1.2';
-  else if (isEnvelope && root.ns === SOAP11_ENV && !isSoap12Type) version = '1.1';
+  else if (isEnvelope && root.ns === SOAP11_ENV) version = '1.1';
   else {
-    // Any other root, or a SOAP 1.1 envelope sent as application/soap+xml
-    // (docs/bindings.md#from-the-envelope). ASMX's text names the SOAP 1.1 namespace whichever
-    // version the reply is in (docs/faults.md#reading-the-envelope).
+    // Any other root (docs/bindings.md#from-the-envelope). ASMX's text names the SOAP 1.1
+    // namespace whichever version the reply is in (docs/faults.md#reading-the-envelope).
     return fault(
       'VersionMismatch',
       `Possible SOAP version mismatch: Envelope namespace ${root.ns} was unexpected. Expecting ${SOAP11_ENV}.`,
     );
+  }
+  if (version === '1.1' && isSoap12Type) {
+    // ASMX took SOAP 1.1 only as text/xml (SoapServerProtocol.ReadParameters): 415, in SOAP 1.1.
+    return {
+      ok: false,
+      kind: 'unsupported-media-type',
+      version,
+      text: `A SOAP 1.1 envelope must be sent as text/xml; this one came as '${input.contentType ?? ''}'.`,
+      xml,
+    };
   }
   const envNs = root.ns;
 

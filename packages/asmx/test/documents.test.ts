@@ -3,15 +3,21 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import {
   faultEnvelope,
+  htmlEncode,
+  httpErrorBody,
+  invalidMethodNameText,
   maskFormFields,
   maskQuery,
   maskXmlElements,
+  methodNameCaseText,
   renderDisco,
   renderHelpIndex,
   renderHelpOperation,
   renderHelpUnknownOperation,
   renderWsdl,
+  requestFormatText,
   samples,
+  soapRefusalAnswer,
   successEnvelope,
 } from '../src/index.js';
 
@@ -35,6 +41,66 @@ describe('envelopes', () => {
     );
     expect(faultEnvelope('1.2', 'Server', 'x')).toContain(
       '<soap:Code><soap:Value>soap:Receiver</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="en">x</soap:Text></soap:Reason><soap:Detail />',
+    );
+  });
+
+  it('puts the Upgrade header in a VersionMismatch fault, in either version', () => {
+    const upgrade =
+      '<soap:Header><soap12:Upgrade xmlns:soap12="http://www.w3.org/2003/05/soap-envelope"><soap12:SupportedEnvelope qname="soap:Envelope" xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" /><soap12:SupportedEnvelope qname="soap12:Envelope" xmlns:soap12="http://www.w3.org/2003/05/soap-envelope" /></soap12:Upgrade></soap:Header><soap:Body>';
+    for (const version of ['1.1', '1.2'] as const) {
+      const xml = faultEnvelope(version, 'VersionMismatch', 'x');
+      expect(xml).toContain(`xmlns:xsd="http://www.w3.org/2001/XMLSchema">${upgrade}<soap:Fault>`);
+      expect(XMLValidator.validate(xml)).toBe(true);
+    }
+    expect(faultEnvelope('1.1', 'Client', 'x')).not.toContain('Upgrade');
+  });
+
+  it('writes no detail in a MustUnderstand fault, as ASMX wrote a SoapHeaderException', () => {
+    expect(faultEnvelope('1.1', 'MustUnderstand', 'x')).toContain(
+      '<faultcode>soap:MustUnderstand</faultcode><faultstring>x</faultstring></soap:Fault>',
+    );
+    expect(faultEnvelope('1.2', 'MustUnderstand', 'x')).toContain(
+      '<soap:Text xml:lang="en">x</soap:Text></soap:Reason></soap:Fault>',
+    );
+  });
+});
+
+describe('refusals on the wire', () => {
+  it('answers 500 with a fault, and 400 and 415 with an empty body, as ASMX did', () => {
+    expect(
+      soapRefusalAnswer({ ok: false, kind: 'fault', version: '1.2', code: 'Client', text: 'x' }),
+    ).toEqual({
+      status: 500,
+      contentType: 'application/soap+xml; charset=utf-8',
+      body: faultEnvelope('1.2', 'Client', 'x'),
+    });
+    expect(soapRefusalAnswer({ ok: false, kind: 'unreadable', version: '1.1', text: 'x' })).toEqual({
+      status: 400,
+      contentType: 'text/xml; charset=utf-8',
+      body: '',
+    });
+    expect(soapRefusalAnswer({ ok: false, kind: 'unreadable', version: '1.2', text: 'x' })).toEqual({
+      status: 400,
+      contentType: 'application/soap+xml; charset=utf-8',
+      body: '',
+    });
+    // No version when the media type named none: text/xml.
+    expect(
+      soapRefusalAnswer({ ok: false, kind: 'unsupported-media-type', version: undefined, text: 'x' }),
+    ).toEqual({ status: 415, contentType: 'text/xml; charset=utf-8', body: '' });
+  });
+
+  it("writes the HTTP bindings' errors as ASMX did: HTML-encoded, then CRLF", () => {
+    expect(htmlEncode(`<a href="x">'&'</a> \u00a0é ÿ Ā 日`)).toBe(
+      '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt; &#160;&#233; &#255; Ā 日',
+    );
+    expect(httpErrorBody('Missing parameter: code.')).toBe('Missing parameter: code.\r\n');
+    expect(invalidMethodNameText('<b>')).toBe('&lt;b&gt; Web Service method name is not valid.');
+    expect(methodNameCaseText('authcode', 'AuthCode')).toBe(
+      'Invalid method name &#39;authcode&#39;,  method names are case sensitive.   The method name &#39;AuthCode&#39; with the same name but different casing was found.\r\nParameter name: methodName',
+    );
+    expect(requestFormatText('text/xml; charset="utf-8"')).toBe(
+      'Request format is invalid: text/xml; charset=&quot;utf-8&quot;.',
     );
   });
 });

@@ -1,6 +1,6 @@
 import { findGroup, type GroupDef } from '@school/contract';
 import { describe, expect, it } from 'vitest';
-import { readSoapRequest, type SoapRequest } from '../src/index.js';
+import { readSoapRequest, type SoapRequest, soapRefusalAnswer } from '../src/index.js';
 
 const NS = 'http://tempuri.org/';
 const group = findGroup('AuthCodeSending') as GroupDef;
@@ -26,7 +26,13 @@ function read(
   });
 }
 
-const faultText = (r: SoapRequest) => (r.ok ? undefined : r.kind === 'fault' ? r.text : `415 ${r.text}`);
+/** `read` without defaults: an undefined Content-Type or SOAPAction is one not sent. */
+const readExactly = (body: string, contentType: string | undefined, soapAction: string | undefined) =>
+  readSoapRequest({ body: new TextEncoder().encode(body), contentType, soapAction, group, namespace: NS });
+
+/** A fault's text; another refusal's text behind its status (it is kept for the record only). */
+const faultText = (r: SoapRequest) =>
+  r.ok ? undefined : r.kind === 'fault' ? r.text : `${soapRefusalAnswer(r).status} ${r.text}`;
 
 describe('readSoapRequest: version and operation', () => {
   it('reads a SOAP 1.1 call routed by a quoted or unquoted SOAPAction', () => {
@@ -72,14 +78,20 @@ describe('readSoapRequest: version and operation', () => {
     );
   });
 
-  it('answers VersionMismatch for a foreign root and for SOAP 1.1 sent as application/soap+xml', () => {
+  it('answers VersionMismatch for a foreign root, and 415 for SOAP 1.1 sent as application/soap+xml', () => {
     const foreign = read('<Envelope xmlns="urn:other"><Body/></Envelope>');
     expect(foreign).toMatchObject({ ok: false, code: 'VersionMismatch', version: '1.1' });
     expect(faultText(foreign)).toBe(
       `Possible SOAP version mismatch: Envelope namespace urn:other was unexpected. Expecting ${S11}.`,
     );
-    const mixed = read(envelope(authCode), 'application/soap+xml', undefined);
-    expect(mixed).toMatchObject({ ok: false, code: 'VersionMismatch', version: '1.2' });
+    // ASMX took SOAP 1.1 only as text/xml: 415, in SOAP 1.1, with or without a SOAPAction.
+    for (const action of [undefined, `"${NS}AuthCode"`]) {
+      const mixed = read(envelope(authCode), 'application/soap+xml; charset=utf-8', action);
+      expect(mixed).toMatchObject({ ok: false, kind: 'unsupported-media-type', version: '1.1' });
+      expect(faultText(mixed)).toBe(
+        "415 A SOAP 1.1 envelope must be sent as text/xml; this one came as 'application/soap+xml; charset=utf-8'.",
+      );
+    }
   });
 
   it('faults on a missing Body and on a mustUnderstand header', () => {
@@ -136,13 +148,16 @@ describe('readSoapRequest: charset', () => {
     expect(plain.ok && plain.params.get('code')).toBe('Zé1');
   });
 
-  it('refuses bytes that are not in the charset, and an unknown charset with 415', () => {
+  it('refuses bytes that are not in the charset with 400, and an unknown charset with 415', () => {
     expect(faultText(read(Uint8Array.from([0x3c, 0xff, 0xfe, 0x3e]), 'text/xml; charset=utf-8'))).toBe(
-      'Server was unable to read request. ---> The request body is not valid utf-8.',
+      '400 Server was unable to read request. ---> The request body is not valid utf-8.',
     );
+    // In the version assumed from the headers: SOAP 1.1 here (text/xml with a SOAPAction).
     expect(read(envelope(authCode), 'text/xml; charset=klingon')).toMatchObject({
       ok: false,
       kind: 'unsupported-media-type',
+      version: '1.1',
+      text: "Unsupported charset 'klingon'. Send the request as utf-8.",
     });
   });
 });
@@ -151,42 +166,52 @@ describe('readSoapRequest: hostile input', () => {
   it('refuses a DOCTYPE with an external entity without reading the file', () => {
     const xxe = `<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><soap:Envelope xmlns:soap="${S11}"><soap:Body><AuthCode xmlns="${NS}"><code>&x;</code></AuthCode></soap:Body></soap:Envelope>`;
     const r = read(xxe);
-    expect(r).toMatchObject({ ok: false, kind: 'fault', code: 'Client' });
-    expect(faultText(r)).toMatch(/DOCTYPE and ENTITY declarations are not allowed.*line 1, column 22/);
+    expect(r).toMatchObject({ ok: false, kind: 'unreadable', version: '1.1' });
+    expect(faultText(r)).toMatch(/^400 .*DOCTYPE and ENTITY declarations are not allowed.*line 1, column 22/);
     expect(JSON.stringify(r)).not.toContain('root:');
   });
 
   it('refuses billion laughs at once', () => {
     const lol = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('')}]><lolz>&lol9;</lolz>`;
     const started = performance.now();
-    expect(read(lol)).toMatchObject({ ok: false, code: 'Client' });
+    expect(read(lol)).toMatchObject({ ok: false, kind: 'unreadable' });
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it('bounds depth and element count', () => {
     const deep = envelope(`${'<a>'.repeat(100)}${'</a>'.repeat(100)}`);
     expect(faultText(read(deep))).toBe(
-      'Server was unable to read request. ---> The message nests elements more than 32 deep.',
+      '400 Server was unable to read request. ---> The message nests elements more than 32 deep.',
     );
     const wide = envelope(`<AuthCode xmlns="${NS}">${'<x/>'.repeat(5000)}</AuthCode>`);
     expect(faultText(read(wide))).toBe(
-      'Server was unable to read request. ---> The message has more than 2000 elements.',
+      '400 Server was unable to read request. ---> The message has more than 2000 elements.',
     );
   });
 
-  it('says what and where XML is malformed, and refuses empty and non-XML bodies', () => {
+  it('says what and where XML is malformed, and refuses empty and non-XML bodies, all with 400', () => {
     expect(faultText(read(`<soap:Envelope xmlns:soap="${S11}"><soap:Body></soap:Envelope>`))).toMatch(
-      /^Server was unable to read request\. ---> There is an error in XML document \(1, \d+\): /,
+      /^400 Server was unable to read request\. ---> There is an error in XML document \(1, \d+\): /,
     );
-    expect(faultText(read(''))).toBe('Server was unable to read request. ---> Root element is missing.');
+    expect(faultText(read(''))).toBe('400 Server was unable to read request. ---> Root element is missing.');
     expect(faultText(read('hello'))).toMatch(
-      /^Server was unable to read request\. ---> There is an error in XML document/,
+      /^400 Server was unable to read request\. ---> There is an error in XML document/,
     );
+    // The version of the answer is the one assumed from the headers.
+    expect(read('', 'application/soap+xml')).toMatchObject({ kind: 'unreadable', version: '1.2' });
+    expect(readExactly('', 'text/xml', undefined)).toMatchObject({ kind: 'unreadable', version: '1.2' });
   });
 
-  it('answers 415 for content types that are not SOAP', () => {
+  it('answers 415 for content types that are not SOAP, naming the type for the record', () => {
     for (const type of ['application/json', '', 'text/plain']) {
-      expect(read(envelope(authCode), type)).toMatchObject({ ok: false, kind: 'unsupported-media-type' });
+      const r = read(envelope(authCode), type);
+      expect(r).toMatchObject({ ok: false, kind: 'unsupported-media-type', version: undefined });
+      expect(faultText(r)).toBe(
+        `415 Unsupported Content-Type '${type}'. Send SOAP 1.1 as text/xml or SOAP 1.2 as application/soap+xml.`,
+      );
     }
+    expect(faultText(readExactly(envelope(authCode), undefined, `"${NS}AuthCode"`))).toBe(
+      '415 The request has no Content-Type. Send SOAP 1.1 as text/xml or SOAP 1.2 as application/soap+xml.',
+    );
   });
 });

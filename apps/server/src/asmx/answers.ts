@@ -1,9 +1,12 @@
 import {
   faultEnvelope,
+  httpErrorBody,
   parseContentType,
   SOAP_VERSIONS,
+  type SoapRefusal,
   type SoapVersion,
   soapContentType,
+  soapRefusalAnswer,
   soapVersionOfBinding,
   successEnvelope,
 } from '@school/asmx';
@@ -58,38 +61,75 @@ const fromBase = (base: ExchangeBase) => ({
   requestBody: base.requestBody,
 });
 
-/** A SOAP fault or a plain-text error, whichever the binding speaks (docs/faults.md). */
+export interface FailureOptions {
+  /** What the caller is told, when it is not the reason itself (ASMX's terser text). */
+  readonly text?: string;
+  readonly headers?: Record<string, string>;
+}
+
+/**
+ * A SOAP fault or a plain-text error, whichever the binding speaks (docs/faults.md). `reason` is
+ * what the record keeps (History, the call page); the caller gets `options.text` when given.
+ * A `500` over HTTP GET/POST is written as ASMX wrote its exceptions: the text, then CRLF.
+ */
 export function failure(
   base: ExchangeBase,
   outcome: Exclude<Outcome, 'ok'>,
   status: number,
-  message: string,
-  extraHeaders: Record<string, string> = {},
+  reason: string,
+  options: FailureOptions = {},
 ): AsmxExchange {
   const soap = soapVersionOf(base.binding);
+  const text = options.text ?? reason;
   return {
     ...fromBase(base),
     outcome,
     status,
-    error: message,
+    error: reason,
     headers: {
       'content-type': soap ? soapContentType(soap) : TEXT,
       'cache-control': FAULT_CACHE,
-      ...extraHeaders,
+      ...options.headers,
     },
-    body: soap ? faultEnvelope(soap, outcome === 'client-error' ? 'Client' : 'Server', message) : message,
+    body: soap
+      ? faultEnvelope(soap, outcome === 'client-error' ? 'Client' : 'Server', text)
+      : status === 500
+        ? httpErrorBody(text)
+        : text,
   };
 }
 
-/** A plain-text refusal in every binding (a wrong verb, a wrong media type, a refused address). */
+/** A plain-text refusal in every binding (a wrong verb, a refused address): ours, not ASMX's. */
 export function plainFailure(
   base: ExchangeBase,
   status: number,
   message: string,
-  extraHeaders: Record<string, string> = {},
+  headers: Record<string, string> = {},
 ): AsmxExchange {
-  const ex = failure(base, 'client-error', status, message, extraHeaders);
+  const ex = failure(base, 'client-error', status, message, { headers });
   return { ...ex, headers: { ...ex.headers, 'content-type': TEXT }, body: message };
+}
+
+const EMPTY_BODY_NOTES: Record<number, string> = {
+  400: 'Answered 400 with an empty body, as ASMX answered a request whose XML it could not read.',
+  415: 'Answered 415 with an empty body, as ASMX answered a media type it did not take.',
+};
+
+/**
+ * A SOAP request the codec refused (docs/faults.md#soap-faults-by-case): a `500` fault, or ASMX's
+ * `400`/`415` with an empty body. The record keeps the precise reason either way.
+ */
+export function soapRefusal(base: ExchangeBase, refusal: SoapRefusal): AsmxExchange {
+  const answer = soapRefusalAnswer(refusal);
+  return {
+    ...fromBase(base),
+    outcome: 'client-error',
+    status: answer.status,
+    error: refusal.text,
+    note: EMPTY_BODY_NOTES[answer.status] ?? null,
+    headers: { 'content-type': answer.contentType, 'cache-control': FAULT_CACHE },
+    body: answer.body,
+  };
 }
 
 /**
@@ -127,12 +167,16 @@ export function createAsmxAnswers(app: FastifyInstance) {
       );
     }
     if (result.outcome === 'client-error') {
+      // Over SOAP every refusal is a 500 Client fault. Over HTTP GET/POST a parameter left out is
+      // ASMX's own refusal, a 500 with its text; the others are ours and keep their 4xx
+      // (docs/faults.md#the-operations-own-refusals).
+      const missing = result.param !== undefined && read(result.param) === undefined;
       return failure(
         withOp,
         'client-error',
-        result.status,
+        soapVersionOf(base.binding) || missing ? 500 : result.status,
         result.message,
-        result.retryAfter ? { 'retry-after': String(result.retryAfter) } : {},
+        result.retryAfter ? { headers: { 'retry-after': String(result.retryAfter) } } : {},
       );
     }
     const soap = soapVersionOf(base.binding);
@@ -186,7 +230,10 @@ export function createAsmxAnswers(app: FastifyInstance) {
               .code(500)
               .headers({ 'content-type': soapContentType(soap), 'cache-control': FAULT_CACHE })
               .send(faultEnvelope(soap, 'Server', message))
-          : reply.code(500).headers({ 'content-type': TEXT, 'cache-control': FAULT_CACHE }).send(message);
+          : reply
+              .code(500)
+              .headers({ 'content-type': TEXT, 'cache-control': FAULT_CACHE })
+              .send(httpErrorBody(message));
       },
     });
   }

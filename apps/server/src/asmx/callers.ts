@@ -36,7 +36,7 @@ export function checkCallers(app: FastifyInstance, answers: AsmxAnswers): void {
       'client-error',
       soapVersionOf(binding) ? 500 : 429,
       `Too many calls from ${request.ip}: at most ${max} per ${describeWindow(windowMs)}. Try again in ${describeWait(hit.retryAfterMs)}.`,
-      { 'retry-after': String(Math.ceil(hit.retryAfterMs / 1000)) },
+      { headers: { 'retry-after': String(Math.ceil(hit.retryAfterMs / 1000)) } },
     );
     return answers.finish(request, reply, {
       ...ex,

@@ -1,15 +1,30 @@
-import { httpParamReader, maskRequestBody, parseContentType } from '@school/asmx';
+import {
+  httpParamReader,
+  invalidMethodNameText,
+  maskRequestBody,
+  methodNameCaseText,
+  parseContentType,
+  requestFormatText,
+} from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Binding } from '../store/index.js';
-import { type AsmxAnswers, EMPTY, failure, plainFailure, soapBindingOf } from './answers.js';
+import {
+  type AsmxAnswers,
+  type AsmxExchange,
+  EMPTY,
+  failure,
+  plainFailure,
+  soapBindingOf,
+} from './answers.js';
 
 const ALLOW = 'GET, POST';
 
 /**
  * The HTTP GET and HTTP POST bindings on `/X.asmx/{Op}`
  * (docs/wire-contract.md#http-get-and-http-post-bindings), and the 405 answers of other verbs on
- * the group's paths. HEAD is refused rather than run as a GET: an operation must not act on it.
+ * the group's paths. Their errors are ASMX's: `500`, plain text, CRLF
+ * (docs/faults.md#http-get-and-http-post-errors). HEAD never runs an operation.
  */
 export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answers: AsmxAnswers): void {
   const secrets = secretParamNames(group.operations);
@@ -27,25 +42,25 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
       } else {
         const body = (request.body as Buffer | undefined) ?? EMPTY;
         requestBody = maskRequestBody(body.toString('utf8'), secrets);
-        const type = parseContentType(request.headers['content-type']).mediaType;
+        const sent = request.headers['content-type'];
+        const type = parseContentType(sent).mediaType;
         const isForm = type === 'application/x-www-form-urlencoded' || (type === '' && body.length === 0);
         if (op && !isForm) {
-          const message = `Request format is invalid: ${request.headers['content-type'] ?? ''}.`;
+          const reason =
+            sent === undefined
+              ? 'Request format is invalid: the body came without a Content-Type. The HTTP POST binding reads only an application/x-www-form-urlencoded body.'
+              : `Request format is invalid: ${sent}. The HTTP POST binding reads only an application/x-www-form-urlencoded body.`;
           return answers.finish(
             request,
             reply,
-            failure({ binding, group, operation: op, requestBody }, 'client-error', 415, message),
+            failure({ binding, group, operation: op, requestBody }, 'client-error', 500, reason, {
+              text: requestFormatText(sent ?? ''),
+            }),
           );
         }
         entries = new URLSearchParams(body.toString('utf8'));
       }
-      if (!op) {
-        return answers.finish(
-          request,
-          reply,
-          failure({ binding, group, requestBody }, 'client-error', 404, unknownMethodMessage(group, name)),
-        );
-      }
+      if (!op) return answers.finish(request, reply, unknownMethod({ binding, group, requestBody }, name));
       const ex = await answers.perform(
         { binding, group, requestBody },
         op,
@@ -58,10 +73,19 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
     else app.post(httpRoute, httpConfig, handler);
   }
 
-  // Other verbs: 405 with Allow, recorded like any call.
+  // HEAD on an operation: ASMX found no method for it and answered so (500); nothing runs.
+  app.head(httpRoute, { config: { asmxGroup: group } }, async (request, reply) => {
+    const name = (request.params as { op: string }).op;
+    const ex = unknownMethod({ binding: 'http-get', group, requestBody: '' }, name);
+    const reason = group.operations.some((o) => o.name === name)
+      ? `HEAD does not call ${name}: an operation never runs on a HEAD. Call it with GET or POST.`
+      : ex.error;
+    return answers.finish(request, reply, { ...ex, error: reason });
+  });
+
+  // Other verbs: 405 with Allow, recorded like any call (IIS refused them before ASMX saw them).
   const refuse = (kind: 'soap' | 'http') => async (request: FastifyRequest, reply: FastifyReply) => {
-    const binding: Binding =
-      kind === 'soap' ? soapBindingOf(request) : request.method === 'HEAD' ? 'http-get' : 'http-post';
+    const binding: Binding = kind === 'soap' ? soapBindingOf(request) : 'http-post';
     const message = `The HTTP verb ${request.method} is not allowed here. Use GET or POST.`;
     return answers.finish(
       request,
@@ -77,7 +101,7 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
     handler: refuse('soap'),
   });
   app.route({
-    method: [...otherVerbs, 'HEAD'],
+    method: [...otherVerbs],
     url: httpRoute,
     config: { asmxGroup: group },
     handler: refuse('http'),
@@ -89,10 +113,25 @@ function queryOf(url: string): string {
   return q === -1 ? '' : url.slice(q + 1);
 }
 
-function unknownMethodMessage(group: GroupDef, name: string): string {
+/**
+ * `/X.asmx/Foo` names no operation: ASMX's text on the wire (its own for a name that differs only
+ * in case); the record says which operation was meant.
+ */
+function unknownMethod(
+  base: { binding: Binding; group: GroupDef; requestBody: string },
+  name: string,
+): AsmxExchange {
   const shown = name.length > 100 ? `${name.slice(0, 100)}…` : name;
-  const sameButCase = group.operations.find((o) => o.name.toLowerCase() === name.toLowerCase());
-  return sameButCase
-    ? `${shown} Web Service method name is not valid. Method names are case-sensitive: did you mean ${sameButCase.name}?`
-    : `${shown} Web Service method name is not valid.`;
+  const sameButCase = base.group.operations.find((o) => o.name.toLowerCase() === name.toLowerCase());
+  if (sameButCase && sameButCase.name !== name) {
+    return failure(
+      base,
+      'client-error',
+      500,
+      `${shown} Web Service method name is not valid. Method names are case-sensitive: did you mean ${sameButCase.name}?`,
+      { text: methodNameCaseText(shown, sameButCase.name) },
+    );
+  }
+  const reason = `${shown} Web Service method name is not valid.`;
+  return failure(base, 'client-error', 500, reason, { text: invalidMethodNameText(shown) });
 }

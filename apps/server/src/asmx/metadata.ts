@@ -13,11 +13,27 @@ import { publicBaseUrl } from './base-url.js';
 
 const XML = 'text/xml; charset=utf-8';
 const HTML = 'text/html; charset=utf-8';
+/** What ASMX sent with its WSDL, DISCO and help pages. */
+const CACHE = 'private, max-age=0';
+
+/**
+ * The group's path as the client spelled it (`/authcodesending.asmx`), which ASMX echoed in the
+ * addresses of its WSDL and DISCO. Only a spelling of the group's own path is taken (the router
+ * matched it in any case); anything else gives the group's path.
+ */
+function spelledPath(group: GroupDef, request: FastifyRequest): string {
+  const sent = request.originalUrl.slice(0, group.path.length);
+  const next = request.originalUrl.charAt(group.path.length);
+  return sent.toLowerCase() === group.path.toLowerCase() && (next === '' || '/?#'.includes(next))
+    ? sent
+    : group.path;
+}
 
 /**
  * `GET /X.asmx`: WSDL (`?wsdl`, any case), DISCO (`?disco`), the operation list, and an
- * operation's page (`?op=Name`). Documents depend on the base URL, so they are cached per base
- * URL, in a bounded cache (a stream of invented Host headers cannot grow memory).
+ * operation's page (`?op=Name`), all with ASMX's `Cache-Control: private, max-age=0`. Documents
+ * depend on the group's URL as the client wrote it, so they are cached per URL, in a bounded
+ * cache (a stream of invented Host headers or path spellings cannot grow memory).
  */
 export function createMetadataPages(config: Config) {
   const cache = new LRUCache<string, Buffer>({ max: 512 });
@@ -38,8 +54,9 @@ export function createMetadataPages(config: Config) {
       );
       const keys = new Set([...query.keys()].map((k) => k.toLowerCase()));
       const { base, host } = publicBaseUrl(config, request);
-      const groupUrl = `${base}${group.path}`;
+      const groupUrl = `${base}${spelledPath(group, request)}`;
       const ns = config.SERVICE_NAMESPACE;
+      reply.header('cache-control', CACHE);
       if (keys.has('wsdl')) {
         return reply.type(XML).send(cached(`wsdl ${groupUrl}`, () => renderWsdl(group, ns, groupUrl)));
       }

@@ -1,17 +1,12 @@
-import {
-  bindingOfSoapVersion,
-  faultEnvelope,
-  maskRequestBody,
-  readSoapRequest,
-  soapContentType,
-} from '@school/asmx';
+import { bindingOfSoapVersion, maskRequestBody, readSoapRequest } from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance } from 'fastify';
-import { type AsmxAnswers, EMPTY, FAULT_CACHE, header, plainFailure, soapBindingOf } from './answers.js';
+import { type AsmxAnswers, EMPTY, header, soapBindingOf, soapRefusal } from './answers.js';
 
 /**
  * SOAP 1.1 and 1.2 on `POST /X.asmx` (docs/wire-contract.md): the envelope is read by the codec,
- * the operation found by its body element, and every answer — success or fault — recorded.
+ * the operation found by its body element, and every answer — success, fault, or ASMX's empty
+ * `400`/`415` — recorded.
  */
 export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers: AsmxAnswers): void {
   const namespace = app.config.SERVICE_NAMESPACE;
@@ -25,41 +20,25 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
       namespace,
     });
     const requestBody = maskRequestBody(
-      parsed.ok || parsed.kind === 'fault' ? (parsed.xml ?? '') : '',
+      parsed.xml ?? '',
       secrets,
       // Safety net: what the reader took for a secret appears nowhere in the record.
       parsed.ok ? secrets.map((name) => parsed.params.get(name)) : [],
     );
-    if (!parsed.ok && parsed.kind === 'unsupported-media-type') {
-      return answers.finish(
-        request,
-        reply,
-        plainFailure({ binding: soapBindingOf(request), group, requestBody }, 415, parsed.text),
-      );
-    }
-    const binding = bindingOfSoapVersion(parsed.version);
     if (!parsed.ok) {
-      return answers.finish(request, reply, {
-        binding,
-        group: group.name,
-        operation: parsed.operation?.name ?? null,
-        params: null,
-        requestBody,
-        outcome: 'client-error',
-        status: 500,
-        error: parsed.text,
-        headers: { 'content-type': soapContentType(parsed.version), 'cache-control': FAULT_CACHE },
-        body: faultEnvelope(parsed.version, parsed.code, parsed.text),
-      });
+      // Recorded under the envelope's version, or the one assumed from the headers when the
+      // media type names none (docs/bindings.md#how-each-binding-is-recorded).
+      const binding = parsed.version ? bindingOfSoapVersion(parsed.version) : soapBindingOf(request);
+      const operation = parsed.kind === 'fault' ? parsed.operation : undefined;
+      return answers.finish(request, reply, soapRefusal({ binding, group, operation, requestBody }, parsed));
     }
     const { params } = parsed;
     const ex = await answers.perform(
-      { binding, group, requestBody },
+      { binding: bindingOfSoapVersion(parsed.version), group, requestBody },
       parsed.operation,
       (n) => params.get(n),
       request,
     );
-    // SOAP faults travel with status 500 whatever the HTTP bindings would have said.
-    return answers.finish(request, reply, ex.outcome === 'ok' ? ex : { ...ex, status: 500 });
+    return answers.finish(request, reply, ex);
   });
 }
