@@ -5,6 +5,7 @@ import { CSRF_HEADER, CSRF_HEADER_VALUE } from '@school/contract';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
+import type { NewCall } from '../src/store/index.js';
 
 /** A fresh data folder under the system's temp directory, removed by the returned function. */
 export function tempDataDir(): { dir: string; remove: () => void } {
@@ -132,4 +133,29 @@ export async function consoleFetch(
       ...init,
       headers: { cookie, ...headers, ...(init.headers as Record<string, string> | undefined) },
     });
+}
+
+/** When the example call rows happened, unless a test says otherwise. */
+export const CALL_T0 = Date.parse('2026-11-01T10:00:00.000Z');
+
+/** A call row as the store records it (an AuthCode over SOAP 1.1, answered 200), for seeding. */
+export function callRow(overrides: Partial<NewCall> = {}): NewCall {
+  return {
+    at: CALL_T0,
+    group_name: 'AuthCodeSending',
+    operation: 'AuthCode',
+    binding: 'soap11',
+    caller_ip: '203.0.113.1',
+    user_agent: 'test',
+    params: JSON.stringify({ code: '***', phone: '+447911123456' }),
+    outcome: 'ok',
+    status: 200,
+    error: null,
+    duration_ms: 1.5,
+    request: 'POST /AuthCodeSending.asmx HTTP/1.1\r\n\r\n<soap/>',
+    request_bytes: 40,
+    response: 'HTTP/1.1 200\r\n\r\n<ok/>',
+    response_bytes: 20,
+    ...overrides,
+  };
 }

@@ -2,31 +2,12 @@ import type { CallDetail, CallList, Problem } from '@school/contract';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallQuery, NewCall } from '../src/store/index.js';
-import { startTestApp, type TestApp } from './helpers.js';
+import { CALL_T0, callRow, startTestApp, type TestApp } from './helpers.js';
 
 const MINUTE = 60_000;
-const T0 = Date.parse('2026-11-01T10:00:00.000Z');
+const T0 = CALL_T0;
 
-function call(overrides: Partial<NewCall>): NewCall {
-  return {
-    at: T0,
-    group_name: 'AuthCodeSending',
-    operation: 'AuthCode',
-    binding: 'soap11',
-    caller_ip: '203.0.113.1',
-    user_agent: 'test',
-    params: JSON.stringify({ code: '***', phone: '+447911123456' }),
-    outcome: 'ok',
-    status: 200,
-    error: null,
-    duration_ms: 1.5,
-    request: 'POST /AuthCodeSending.asmx HTTP/1.1\r\n\r\n<soap/>',
-    request_bytes: 40,
-    response: 'HTTP/1.1 200\r\n\r\n<ok/>',
-    response_bytes: 20,
-    ...overrides,
-  };
-}
+const call = callRow;
 
 /** Records all the calls in one group commit. */
 async function seed(t: TestApp, calls: NewCall[]): Promise<void> {

@@ -2,8 +2,8 @@ import { BINDING_LABELS, BINDINGS, type CallFilters, OUTCOMES, operations } from
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
 import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
 import { OUTCOME_LABELS } from '../../../lib/format';
-import { isoToLocalInput, localInputToIso } from '../utils/filters';
 
 const localDateTime = z
   .string()
