@@ -372,6 +372,14 @@ describe('console API', () => {
     const docs = await t.inject({ method: 'GET', url: '/api/docs/' });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).toContain('swagger');
+    // Without the trailing slash too, every asset the page asks for is served.
+    const page = await t.inject({ method: 'GET', url: '/api/docs' });
+    const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(assets.length).toBeGreaterThan(4);
+    for (const asset of assets) {
+      expect(asset, asset).toMatch(/^\/api\/docs\/static\//);
+      expect((await t.inject({ method: 'GET', url: asset })).statusCode, asset).toBe(200);
+    }
   });
 
   it('answers unknown API paths with a problem, never the console page', async () => {

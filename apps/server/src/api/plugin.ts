@@ -41,7 +41,11 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(
-    withAccess('operator', async (docs) => docs.register(swaggerUi, { routePrefix: '/docs' })),
+    // indexPrefix: swagger-ui does not see this plugin's /api prefix, and without it the page at
+    // /api/docs (no trailing slash) asks for its assets at /docs/static/… (a blank page).
+    withAccess('operator', async (docs) =>
+      docs.register(swaggerUi, { routePrefix: '/docs', indexPrefix: '/api' }),
+    ),
   );
   app.get('/openapi.json', { config: { access: 'operator' }, schema: { hide: true } }, () => app.swagger());
 
