@@ -56,6 +56,12 @@ const ipRanges = z.string().transform((v, ctx): string[] => {
   return list;
 });
 
+/** `*` or `any`: every address (null); otherwise a list of addresses or CIDR ranges. */
+const ipRangesOrAny = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*(\*|any)\s*$/i.test(v) ? null : v),
+  ipRanges.nullable(),
+);
+
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
   ...providerConfigShape,
@@ -97,6 +103,19 @@ export const configSchema = z.object({
       .default(false),
   ),
   SQLITE_SYNCHRONOUS: optional(z.enum(['FULL', 'NORMAL']).default('FULL')),
+  /** `postgres://user:pass@host:5432/db`: run on PostgreSQL (several instances may share it); unset: SQLite in DATA_DIR. */
+  DATABASE_URL: optional(
+    z
+      .string()
+      .trim()
+      .refine(
+        (v) => /^postgres(ql)?:\/\//i.test(v) && URL.canParse(v),
+        'must be a PostgreSQL URL such as postgres://user:password@127.0.0.1:5432/school',
+      )
+      .optional(),
+  ),
+  /** PostgreSQL connections each instance keeps open at most (one more listens for notifications). */
+  DATABASE_POOL_SIZE: optional(integer(2, 500).default(10)),
   CONSOLE_DIR: optional(z.string().optional()),
   RETENTION_DAYS: optional(integer(1, 36_500).default(400)),
   AUTHCODE_TTL: optional(duration.default(600_000)),
@@ -133,6 +152,8 @@ export const configSchema = z.object({
   ),
   /** Caller ranges allowed on the .asmx endpoints; empty: any caller. */
   ASMX_ALLOWED_IPS: optional(ipRanges.default([])),
+  /** Addresses that may scrape /metrics; null (`*` or `any`): every address. */
+  METRICS_ALLOWED_IPS: optional(ipRangesOrAny.default(['127.0.0.1', '::1'])),
   /** All .asmx operation calls from one address. */
   ASMX_LIMIT_PER_IP: optional(rateLimit.default({ max: 1200, windowMs: 60_000 })),
   /** Failed logins per username, and per address. */

@@ -92,7 +92,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
           ),
         );
       }
-      if (!store.deliveries.retry(id, Date.now())) {
+      if (!(await store.deliveries.retry(id, Date.now()))) {
         return sendProblem(
           reply,
           problem(409, `Delivery ${id} is ${row.status}; only dead deliveries can be retried.`),
@@ -116,7 +116,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request) => {
-      const retried = store.deliveries.retryAllDead(Date.now());
+      const retried = await store.deliveries.retryAllDead(Date.now());
       dispatcher.wake();
       await app.audit(request, { action: 'delivery-retry-dead', details: { retried } });
       return { retried };

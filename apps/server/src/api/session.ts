@@ -12,7 +12,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/password.js';
 import type { Staff } from '../auth/plugin.js';
-import { describeWait, SlidingWindow } from '../limits/window.js';
+import { createLimiter, type LimitSpec } from '../limits/limiter.js';
+import { describeWait } from '../limits/window.js';
 import type { UserRow } from '../store/index.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -26,8 +27,16 @@ const WRONG = 'Wrong username or password.';
 export const sessionRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { store, sessions, config } = app;
-  const perUser = config.LOGIN_LIMIT_PER_USER && new SlidingWindow(config.LOGIN_LIMIT_PER_USER);
-  const perIp = config.LOGIN_LIMIT_PER_IP && new SlidingWindow(config.LOGIN_LIMIT_PER_IP);
+  // Shared by every instance on PostgreSQL, so N instances do not allow N times the guesses.
+  const limiter = createLimiter(store);
+  const loginLimits = (username: string, ip: string): LimitSpec[] => [
+    ...(config.LOGIN_LIMIT_PER_USER
+      ? [{ dimension: 'login-user', key: username, limit: config.LOGIN_LIMIT_PER_USER }]
+      : []),
+    ...(config.LOGIN_LIMIT_PER_IP
+      ? [{ dimension: 'login-ip', key: ip, limit: config.LOGIN_LIMIT_PER_IP }]
+      : []),
+  ];
 
   const sessionOf = (
     user: Pick<UserRow, 'id' | 'username' | 'display_name' | 'role'>,
@@ -77,28 +86,18 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
     },
     async (request, reply) => {
       const username = request.body.username.toLowerCase();
-      const now = Date.now();
-      const slots: [SlidingWindow, string, number][] = [];
-      for (const [window, key] of [
-        [perUser, username],
-        [perIp, request.ip],
-      ] as const) {
-        if (!window) continue;
-        const slot = window.take(key, now);
-        if (!slot.ok) {
-          for (const [w, k, at] of slots) w.release(k, at);
-          const seconds = Math.ceil(slot.retryAfterMs / 1000);
-          await app.audit(request, {
-            action: 'login-failed',
-            username,
-            details: { reason: 'too many failed logins' },
-          });
-          return sendProblem(
-            reply.header('retry-after', String(seconds)),
-            problem(429, `Too many failed logins. Try again in ${describeWait(slot.retryAfterMs)}.`),
-          );
-        }
-        slots.push([window, key, slot.at]);
+      const slot = await limiter.take(loginLimits(username, request.ip));
+      if (!slot.ok) {
+        const seconds = Math.ceil(slot.retryAfterMs / 1000);
+        await app.audit(request, {
+          action: 'login-failed',
+          username,
+          details: { reason: 'too many failed logins' },
+        });
+        return sendProblem(
+          reply.header('retry-after', String(seconds)),
+          problem(429, `Too many failed logins. Try again in ${describeWait(slot.retryAfterMs)}.`),
+        );
       }
       const user = await store.users.findByUsername(username);
       // An unknown user costs the same time as a wrong password.
@@ -112,8 +111,8 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
         return sendProblem(reply, problem(401, WRONG));
       }
       // A success frees the slots it took and forgets this username's failures.
-      for (const [w, k, at] of slots) w.release(k, at);
-      perUser?.clear(username);
+      await slot.release();
+      await limiter.forget('login-user', username);
       const times = await sessions.start(request, reply, user.id);
       await app.audit(request, { action: 'login', user });
       return sessionOf(user, times);

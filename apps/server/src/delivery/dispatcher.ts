@@ -29,7 +29,7 @@ export interface Dispatcher {
   /** Looks for due deliveries now (after a commit that queued some). */
   wake(): void;
   /** pushNoti: every pending push due now, retries included; returns how many. */
-  dispatchPushesNow(): number;
+  dispatchPushesNow(): Promise<number>;
   /** Resolves once nothing is due or under way (for tests and shutdown). */
   idle(): Promise<void>;
 }
@@ -58,16 +58,26 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const inflight = new Set<Promise<void>>();
   let running = false;
   let woken = false;
+  /** The passes under way, if any. */
+  let passing: Promise<void> | undefined;
+  /** Start-up recovery, awaited by stop. */
+  let starting: Promise<void> | undefined;
   let poll: NodeJS.Timeout | undefined;
   let idleWaiters: (() => void)[] = [];
   /** Attempts that ended since the last pass: recorded together, in one commit. */
   let finished: { claimed: Claimed; now: number; result: AttemptResult }[] = [];
 
-  function recordFinished(): void {
+  async function recordFinished(): Promise<void> {
     if (finished.length === 0) return;
     const batch = finished;
     finished = [];
-    store.deliveries.finishAttempts(batch);
+    try {
+      await store.deliveries.finishAttempts(batch);
+    } catch (err) {
+      // Not lost: the deliveries stay `sending` until their lease runs out, then are recovered
+      // and sent again with the same idempotency key.
+      log.error({ err, attempts: batch.length }, 'could not record finished attempts');
+    }
   }
 
   function toAttempt(claimed: Claimed, result: SendResult, now: number): AttemptResult {
@@ -124,81 +134,114 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     );
   }
 
-  function pump(): void {
-    woken = false;
-    try {
-      recordFinished();
-    } catch (err) {
-      log.error({ err }, 'could not record finished attempts');
-    }
+  /** One pass: records what finished, then claims what is due up to the free slots. */
+  async function pass(): Promise<void> {
+    await recordFinished();
     if (!running) return;
     const now = Date.now();
+    const free = options.concurrency - inflight.size;
+    let claimed: Claimed[] = [];
     try {
-      const free = options.concurrency - inflight.size;
-      const claimed = store.deliveries.claimDue(now, free, now + options.leaseMs);
-      for (const c of claimed) {
-        const done: Promise<void> = attempt(c)
-          .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
-          .finally(() => {
-            inflight.delete(done);
-            wake();
-          });
-        inflight.add(done);
-      }
-      if (claimed.length === 0 && inflight.size === 0) {
-        for (const resolve of idleWaiters) resolve();
-        idleWaiters = [];
-      }
+      claimed = await store.deliveries.claimDue(now, free, now + options.leaseMs);
     } catch (err) {
       log.error({ err }, 'dispatcher pass failed');
+    }
+    for (const c of claimed) {
+      const done: Promise<void> = attempt(c)
+        .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
+        .finally(() => {
+          inflight.delete(done);
+          wake();
+        });
+      inflight.add(done);
+    }
+    if (claimed.length === 0 && inflight.size === 0) {
+      for (const resolve of idleWaiters) resolve();
+      idleWaiters = [];
+    }
+  }
+
+  /** Passes run one at a time; a wake during one asks for another after it. */
+  async function passes(): Promise<void> {
+    while (woken) {
+      woken = false;
+      await pass();
     }
   }
 
   function wake(): void {
-    if (!running || woken) return;
+    if (!running) return;
     woken = true;
-    setImmediate(pump);
+    if (passing) return;
+    passing = new Promise<void>((resolve) => setImmediate(resolve)).then(passes).finally(() => {
+      passing = undefined;
+      if (woken && running) wake();
+    });
   }
 
   const onQueued = () => wake();
+
+  /** Expiry and lease recovery, by one instance at a time. */
+  async function sweep(): Promise<void> {
+    try {
+      await store.exclusively('delivery-sweep', async () => {
+        const now = Date.now();
+        await store.deliveries.expireStale(now);
+        // A lease runs out when an attempt outlived it or its instance stopped (kill -9): the
+        // delivery is due again, here or on another instance.
+        const recovered = await store.deliveries.recoverInterrupted(now);
+        if (recovered > 0) log.warn({ recovered }, 'deliveries whose lease ran out are due again');
+      });
+    } catch (err) {
+      log.error({ err }, 'dispatcher sweep failed');
+    }
+    wake();
+  }
 
   return {
     start() {
       if (running) return;
       running = true;
-      // One process owns an embedded database: whatever is still `sending` at start was left by a
-      // process that stopped mid-attempt, whatever its lease said.
-      const recovered = store.deliveries.recoverInterrupted(Date.now(), { ignoreLeases: true });
-      if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
-      store.deliveries.events.on('queued', onQueued);
-      poll = setInterval(() => {
+      starting = (async () => {
+        // An embedded database has one process: whatever is still `sending` at start was left by
+        // a process that stopped mid-attempt, whatever its lease said. On PostgreSQL other
+        // instances may be mid-attempt: only leases that ran out are taken over.
         try {
-          const now = Date.now();
-          store.deliveries.expireStale(now);
-          // A lease can only run out here if an attempt outlived it; that one is recovered too.
-          store.deliveries.recoverInterrupted(now);
+          const recovered = await store.deliveries.recoverInterrupted(Date.now(), {
+            ignoreLeases: store.dialect === 'sqlite',
+          });
+          if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
         } catch (err) {
-          log.error({ err }, 'dispatcher sweep failed');
+          log.error({ err }, 'could not recover interrupted deliveries');
         }
+        if (!running) return;
+        store.deliveries.events.on('queued', onQueued);
+        poll = setInterval(() => void sweep(), options.pollMs);
+        poll.unref();
         wake();
-      }, options.pollMs);
-      poll.unref();
-      wake();
+      })();
     },
     async stop() {
       running = false;
+      await starting;
       if (poll) clearInterval(poll);
       store.deliveries.events.off('queued', onQueued);
+      await passing;
       await Promise.all(inflight);
-      recordFinished();
+      await recordFinished();
       for (const resolve of idleWaiters) resolve();
       idleWaiters = [];
     },
     wake,
-    dispatchPushesNow() {
-      const count = store.deliveries.makePushesDue(Date.now());
-      wake();
-      return count;
+    async dispatchPushesNow() {
+      try {
+        const count = await store.deliveries.makePushesDue(Date.now());
+        wake();
+        return count;
+      } catch (err) {
+        log.error({ err }, 'could not make pushes due');
+        return 0;
+      }
     },
     idle() {
       return new Promise<void>((resolve) => {

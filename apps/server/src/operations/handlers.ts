@@ -18,7 +18,7 @@ export interface HandlerDeps {
   /** AuthCode's abuse limits. */
   readonly limits: AuthCodeLimits;
   /** How many pushes are pending. */
-  readonly pendingPushes: () => number;
+  readonly pendingPushes: () => Promise<number>;
   /** Makes every pending push due now and wakes the dispatcher. */
   readonly dispatchPushesNow: () => void;
 }
@@ -127,7 +127,7 @@ export function createOperationHandlers(deps: HandlerDeps): OperationHandlers {
     async pushNoti() {
       // Counted now, dispatched once the call is committed: a call that could not be recorded
       // has done nothing.
-      const count = deps.pendingPushes();
+      const count = await deps.pendingPushes();
       return {
         outcome: 'ok',
         note: `Dispatched ${count} pending push${count === 1 ? '' : 'es'}.`,

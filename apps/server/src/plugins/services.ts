@@ -6,6 +6,7 @@ import { createOperationRunner, type OperationRunner } from '../operations/run.j
 import { createPushProvider, createSmsProvider } from '../providers/index.js';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
 import { openStore, type Store } from '../store/index.js';
+import { instrumentProviders } from './metrics.js';
 
 /**
  * The server's shared services, one named plugin each, decorated on the root instance and
@@ -39,7 +40,16 @@ export const configPlugin = fp<{ config: Config }>(
 export const storePlugin = fp(
   async (app) => {
     const { config } = app;
-    const store = await openStore({ dataDir: config.dataDir, synchronous: config.SQLITE_SYNCHRONOUS });
+    const store = await openStore({
+      dataDir: config.dataDir,
+      synchronous: config.SQLITE_SYNCHRONOUS,
+      databaseUrl: config.DATABASE_URL,
+      poolSize: config.DATABASE_POOL_SIZE,
+    });
+    app.log.info(
+      { database: store.dialect, instance: store.instance },
+      store.dialect === 'postgres' ? 'store: PostgreSQL' : 'store: SQLite',
+    );
     app.decorate('store', store);
     app.addHook('onClose', async () => {
       await store.close();
@@ -51,12 +61,19 @@ export const storePlugin = fp(
 export const providersPlugin = fp(
   async (app) => {
     const providerLog = { logger: app.log.child({ component: 'provider' }) };
-    app.decorate('providers', {
-      sms: createSmsProvider(app.config, providerLog),
-      push: createPushProvider(app.config, providerLog),
-    });
+    // Every send is timed (school_provider_request_duration_seconds).
+    app.decorate(
+      'providers',
+      instrumentProviders(
+        {
+          sms: createSmsProvider(app.config, providerLog),
+          push: createPushProvider(app.config, providerLog),
+        },
+        app.metrics,
+      ),
+    );
   },
-  { name: 'providers', dependencies: ['config'] },
+  { name: 'providers', dependencies: ['config', 'metrics'] },
 );
 
 /** The outbox's dispatcher: started once the server is ready, its attempts finished at close. */
@@ -109,7 +126,7 @@ export const operationsPlugin = fp(
         }),
         pendingPushes: () => store.deliveries.pendingPushes(),
         dispatchPushesNow: () => {
-          dispatcher.dispatchPushesNow();
+          void dispatcher.dispatchPushesNow();
         },
       }),
     );
@@ -123,13 +140,18 @@ export const retentionPlugin = fp(
     const { config, store } = app;
     const sweep = async () => {
       try {
-        const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
-        const removed = await store.calls.deleteOlderThan(before);
-        if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
-        // The audit log is kept as long as the calls (docs/security.md).
-        const audited = await store.audit.deleteOlderThan(before);
-        if (audited > 0)
-          app.log.info({ removed: audited, days: config.RETENTION_DAYS }, 'old audit entries removed');
+        // One instance at a time (the others skip this round; the next is a day later).
+        await store.exclusively('retention', async () => {
+          const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
+          const removed = await store.calls.deleteOlderThan(before);
+          if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
+          // The audit log is kept as long as the calls (docs/security.md).
+          const audited = await store.audit.deleteOlderThan(before);
+          if (audited > 0)
+            app.log.info({ removed: audited, days: config.RETENTION_DAYS }, 'old audit entries removed');
+          // Limit slots no window can still see (the longest limit window is far below a day).
+          await store.limits.sweep(Date.now() - 86_400_000);
+        });
       } catch (err) {
         app.log.error({ err }, 'retention sweep failed');
       }

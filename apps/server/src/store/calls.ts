@@ -1,39 +1,21 @@
 import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
-import {
-  type ExpressionBuilder,
-  type Insertable,
-  type Kysely,
-  type Selectable,
-  type SelectQueryBuilder,
-  sql,
-} from 'kysely';
-import type { NewDelivery } from './deliveries.js';
-import type { Binding, CallsTable, Database, Outcome } from './schema.js';
+import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
+import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
+import type { OpenedDatabase } from './db.js';
+import { type NewDelivery, newDeliveryRows } from './deliveries.js';
+import { onSqliteConnection } from './dialect.js';
+import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-feed.js';
+import { createPgSearch } from './pg-search.js';
+import type { CallsTable, Database, Outcome } from './schema.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
+
+export type { CallCursor, CallQuery };
 
 export type NewCall = Insertable<CallsTable>;
 export type CallRow = Selectable<CallsTable>;
 /** A call without its raw request and response: what lists and the live tail carry. */
 export type CallSummaryRow = Omit<CallRow, 'request' | 'response'>;
-
-/** Filters over calls; times in epoch milliseconds, `to` exclusive. */
-export interface CallQuery {
-  readonly operation?: string | undefined;
-  readonly binding?: Binding | undefined;
-  readonly outcome?: Outcome | undefined;
-  readonly from?: number | undefined;
-  readonly to?: number | undefined;
-  readonly ip?: string | undefined;
-  /** Free text: a case-insensitive substring of the parameters, the raw request or response. */
-  readonly q?: string | undefined;
-}
-
-/** A position in the newest-first order: the last row of the previous page. */
-export interface CallCursor {
-  readonly at: number;
-  readonly id: number;
-}
 
 /** A page of a free-text search, which may stop before the page is full (see `searchText`). */
 export interface TextSearchPage {
@@ -102,11 +84,17 @@ export interface CallRepository {
   /** Newest first. */
   list(options: { limit: number }): Promise<CallRow[]>;
   count(): Promise<number>;
-  /** Emits `recorded` with the calls of each commit, once committed (for the live tail). */
+  /**
+   * Emits `recorded` with the calls of each commit, once committed (for the live tail): this
+   * instance's at once, and on PostgreSQL other instances' as their notifications arrive (read
+   * back only while someone listens).
+   */
   readonly events: EventEmitter<{ recorded: [CallRow[]] }>;
+  /** Calls committed by another instance (PostgreSQL): read and emitted if anyone listens. */
+  committedElsewhere(ids: readonly number[]): void;
   /** Waits until every record handed in so far is committed. */
   flush(): Promise<void>;
-  /** The free-text search worker (started on first use). */
+  /** The free-text search: a worker thread on SQLite (started on first use), the pool on PostgreSQL. */
   readonly searchWorker: Pick<SearchWorker, 'jobs' | 'running'>;
   /** Ends the search worker and the searches under way in it. */
   close(): Promise<void>;
@@ -129,10 +117,18 @@ const COLUMNS = [
   'response',
   'response_bytes',
   'note',
+  'request_id',
 ] as const satisfies readonly (keyof NewCall)[];
 
 /** Columns a new call may leave out (better-sqlite3 wants every named parameter bound). */
-const NULLABLE_DEFAULTS = { operation: null, user_agent: null, params: null, error: null, note: null };
+const NULLABLE_DEFAULTS = {
+  operation: null,
+  user_agent: null,
+  params: null,
+  error: null,
+  note: null,
+  request_id: null,
+};
 
 type SummaryColumn = Exclude<(typeof COLUMNS)[number], 'request' | 'response'>;
 /** Everything but the raw messages, which lists and the live tail do not carry. */
@@ -156,26 +152,6 @@ const textQuery = (query: CallQuery & { q: string }): TextQuery => ({
   q: query.q,
 });
 
-function applyFilters<O>(
-  qb: SelectQueryBuilder<Database, 'calls', O>,
-  query: CallQuery,
-): SelectQueryBuilder<Database, 'calls', O> {
-  let out = qb;
-  if (query.operation !== undefined) out = out.where('operation', '=', query.operation);
-  if (query.binding !== undefined) out = out.where('binding', '=', query.binding);
-  if (query.outcome !== undefined) out = out.where('outcome', '=', query.outcome);
-  if (query.from !== undefined) out = out.where('at', '>=', query.from);
-  if (query.to !== undefined) out = out.where('at', '<', query.to);
-  if (query.ip !== undefined) out = out.where('caller_ip', '=', query.ip);
-  // Free text (`q`) is never matched on this connection: see search-worker.mjs.
-  return out;
-}
-
-// A row-value comparison, so that SQLite and PostgreSQL seek the (…, at, id) index to the cursor
-// instead of re-reading every newer row for each page.
-const after = (cursor: CallCursor) => (eb: ExpressionBuilder<Database, 'calls'>) =>
-  eb(eb.refTuple('at', 'id'), '<', eb.tuple(cursor.at, cursor.id));
-
 interface Pending {
   readonly call: NewCall;
   readonly deliveries: readonly NewDelivery[] | undefined;
@@ -183,40 +159,107 @@ interface Pending {
   readonly reject: (err: unknown) => void;
 }
 
+/** Rows per INSERT on PostgreSQL: 17 columns × 500 stays far below its 65 535 parameters. */
+const INSERT_CHUNK = 500;
+
 /**
- * The call repository on SQLite. The insert, the hot statement of every request, is prepared once
- * and run on better-sqlite3 directly, one transaction per batch; reads go through Kysely.
+ * Commits a batch of calls with their deliveries in one transaction and answers their ids, in
+ * order. The dialect's piece of the call repository (the hot write of every request).
  */
-export function createCallRepository(
-  db: Kysely<Database>,
-  sqlite: SQLite.Database,
-  deliveries: { insertFor(callId: number, items: readonly NewDelivery[]): void; notify(): void },
-  options: { searchMaxJobs?: number } = {},
-): CallRepository {
-  let queue: Pending[] = [];
-  // Free text (a LIKE over raw messages, up to gigabytes) runs in a worker thread on its own
-  // read-only connection to the same WAL file; everything else stays on this connection.
-  const searchWorker = createSearchWorker({ file: sqlite.name, maxJobs: options.searchMaxJobs });
+type BatchWriter = (batch: readonly Pending[]) => Promise<number[]>;
+
+/**
+ * SQLite: the insert is prepared once and run on better-sqlite3 directly, the whole batch one
+ * synchronous transaction, while holding Kysely's connection (so it never lands in a transaction
+ * Kysely has open).
+ */
+function sqliteWriter(db: Kysely<Database>, sqlite: SQLite.Database): BatchWriter {
   const insert = sqlite.prepare(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
-  // A call and the deliveries it causes are committed together (the outbox): a 200 means both are.
-  const insertAll = sqlite.transaction((batch: readonly Pending[]) =>
-    batch.map(({ call, deliveries: items }) => {
-      const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
-      if (items && items.length > 0) deliveries.insertFor(id, items);
-      return id;
-    }),
+  const insertDelivery = sqlite.prepare(
+    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at,
+       lease_until, expires_at, idempotency_key, created_at, updated_at)
+     VALUES (@call_id, @kind, @provider, @recipient, @payload, @status, @attempts, @next_attempt_at,
+       @lease_until, @expires_at, @idempotency_key, @created_at, @updated_at)`,
   );
+  const insertAll = sqlite.transaction((batch: readonly Pending[]) => {
+    const now = Date.now();
+    return batch.map(({ call, deliveries: items }) => {
+      const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
+      if (items && items.length > 0)
+        for (const row of newDeliveryRows(id, items, now)) insertDelivery.run(row);
+      return id;
+    });
+  });
+  return (batch) => onSqliteConnection(db, () => insertAll(batch));
+}
+
+/**
+ * PostgreSQL: the batch's ids are drawn from the sequence first, then the calls and their
+ * deliveries go in multi-row INSERTs, and the commit announces the ids to the other instances
+ * (NOTIFY is delivered on commit, and only then).
+ */
+function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
+  return (batch) =>
+    db.transaction().execute(async (trx) => {
+      const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
+        FROM generate_series(1, ${batch.length})`.execute(trx);
+      const ids = drawn.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+      const now = Date.now();
+      const calls = batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }));
+      for (let i = 0; i < calls.length; i += INSERT_CHUNK)
+        await trx
+          .insertInto('calls')
+          .values(calls.slice(i, i + INSERT_CHUNK))
+          .execute();
+      const deliveries = batch.flatMap(({ deliveries: items }, i) =>
+        items && items.length > 0 ? newDeliveryRows(ids[i] as number, items, now) : [],
+      );
+      for (let i = 0; i < deliveries.length; i += INSERT_CHUNK)
+        await trx
+          .insertInto('deliveries')
+          .values(deliveries.slice(i, i + INSERT_CHUNK))
+          .execute();
+      for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) {
+        const notice: CallsNotice = { from: instance, ids: ids.slice(i, i + IDS_PER_NOTICE) };
+        await sql`SELECT pg_notify(${CALLS_CHANNEL}, ${JSON.stringify(notice)})`.execute(trx);
+      }
+      return ids;
+    });
+}
+
+/**
+ * The call repository. Records are group-committed: those arriving in the same turn of the event
+ * loop share one transaction. Reads are Kysely queries, the same on both databases; free text
+ * goes to the search worker (SQLite) or the chunked PostgreSQL search.
+ */
+export function createCallRepository(
+  opened: OpenedDatabase,
+  deliveries: { notify(): void },
+  options: { searchMaxJobs?: number; instance: string },
+): CallRepository {
+  const { db } = opened;
+  let queue: Pending[] = [];
+  // Free text (a LIKE over raw messages, up to gigabytes): on SQLite in a worker thread on its own
+  // read-only connection to the same WAL file; on PostgreSQL in the database's own processes.
+  const searchWorker =
+    opened.dialect === 'sqlite'
+      ? createSearchWorker({ file: opened.sqlite.name, maxJobs: options.searchMaxJobs })
+      : createPgSearch(db, { maxJobs: options.searchMaxJobs });
+  const write =
+    opened.dialect === 'sqlite' ? sqliteWriter(db, opened.sqlite) : postgresWriter(db, options.instance);
+  /** Batches being committed: flush and close wait for them. */
+  const committing = new Set<Promise<void>>();
 
   const events = new EventEmitter<{ recorded: [CallRow[]] }>();
   // One listener per live-tail client.
   events.setMaxListeners(0);
 
-  function commit(batch: Pending[]): void {
+  async function commit(batch: Pending[]): Promise<void> {
     let ids: number[];
     try {
-      ids = insertAll(batch);
+      ids = await write(batch);
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
@@ -239,7 +282,7 @@ export function createCallRepository(
     let cursor: CallCursor | undefined;
     for (;;) {
       let qb = applyFilters(columns(db.selectFrom('calls')), query);
-      if (cursor) qb = qb.where(after(cursor));
+      if (cursor) qb = qb.where(olderThan(cursor));
       const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
       if (rows.length === 0) return;
       yield rows;
@@ -249,28 +292,36 @@ export function createCallRepository(
     }
   }
 
-  const oldCalls = sqlite.prepare('SELECT id FROM calls WHERE at < ? ORDER BY at LIMIT ?');
-  const deleteAttempts = sqlite.prepare(
-    'DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE call_id = ?)',
-  );
-  const deleteDeliveries = sqlite.prepare('DELETE FROM deliveries WHERE call_id = ?');
-  const deleteCall = sqlite.prepare('DELETE FROM calls WHERE id = ?');
-  const deleteBatch = sqlite.transaction((before: number, batch: number): number => {
-    const ids = oldCalls.all(before, batch) as { id: number }[];
-    for (const { id } of ids) {
-      deleteAttempts.run(id);
-      deleteDeliveries.run(id);
-      deleteCall.run(id);
-    }
-    return ids.length;
-  });
+  /** Deletes one batch of the oldest calls before `before`, with their deliveries and attempts. */
+  const deleteBatch = (before: number, batch: number): Promise<number> =>
+    db.transaction().execute(async (trx) => {
+      const ids = (
+        await trx
+          .selectFrom('calls')
+          .select('id')
+          .where('at', '<', before)
+          .orderBy('at')
+          .limit(batch)
+          .execute()
+      ).map((r) => r.id);
+      if (ids.length === 0) return 0;
+      await trx
+        .deleteFrom('delivery_attempts')
+        .where('delivery_id', 'in', trx.selectFrom('deliveries').select('id').where('call_id', 'in', ids))
+        .execute();
+      await trx.deleteFrom('deliveries').where('call_id', 'in', ids).execute();
+      await trx.deleteFrom('calls').where('id', 'in', ids).execute();
+      return ids.length;
+    });
 
   let timer: NodeJS.Immediate | undefined;
   function commitQueued(): void {
     timer = undefined;
     const batch = queue;
     queue = [];
-    commit(batch);
+    if (batch.length === 0) return;
+    const done = commit(batch).finally(() => committing.delete(done));
+    committing.add(done);
   }
 
   return {
@@ -285,8 +336,24 @@ export function createCallRepository(
         clearImmediate(timer);
         commitQueued();
       }
+      await Promise.all(committing);
     },
     events,
+    committedElsewhere(ids) {
+      if (ids.length === 0 || events.listenerCount('recorded') === 0) return;
+      void db
+        .selectFrom('calls')
+        .selectAll()
+        .where('id', 'in', [...ids])
+        .orderBy('id')
+        .execute()
+        .then((rows) => {
+          if (rows.length > 0) events.emit('recorded', rows);
+        })
+        .catch(() => {
+          // The database went away meanwhile: the live tail misses these; History has them.
+        });
+    },
     findById(id) {
       return db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
     },
@@ -301,7 +368,7 @@ export function createCallRepository(
         return found.rows;
       }
       let qb = applyFilters(db.selectFrom('calls').select(SUMMARY_COLUMNS), query);
-      if (page.after) qb = qb.where(after(page.after));
+      if (page.after) qb = qb.where(olderThan(page.after));
       return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     },
     async searchText(query, page) {
@@ -378,10 +445,10 @@ export function createCallRepository(
     async deleteOlderThan(before, batch = 2000) {
       let total = 0;
       for (;;) {
-        const n = deleteBatch(before, batch);
+        const n = await deleteBatch(before, batch);
         total += n;
         if (n < batch) return total;
-        // Let requests in between batches: the store has one connection.
+        // Let requests in between batches (SQLite has one connection).
         await new Promise((resolve) => setImmediate(resolve));
       }
     },

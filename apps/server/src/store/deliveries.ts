@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { DELIVERY_STATUSES } from '@school/contract';
-import type SQLite from 'better-sqlite3';
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import type { DialectPieces } from './dialect.js';
 import type {
   AttemptOutcome,
   Database,
@@ -14,12 +14,6 @@ import type {
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
-
-/**
- * A dead delivery that can be sent again: a push, or an SMS that still has its text. A settled
- * SMS keeps only its masked text (the auth code is gone), so it could only be sent empty.
- */
-const RESENDABLE = "(kind = 'push' OR json_extract(payload, '$.text') IS NOT NULL)";
 
 /** What an SMS delivery carries. */
 export interface SmsPayload {
@@ -111,37 +105,55 @@ export interface DeliveryQuery {
   readonly callId?: number | undefined;
 }
 
+/** The outbox at a glance (for /metrics and the Service page). */
+export interface OutboxState {
+  readonly byStatus: Record<DeliveryStatus, number>;
+  /** Pending and due now. */
+  readonly due: number;
+  /** When the longest-waiting due delivery became due (epoch ms); null when none is due. */
+  readonly oldestDueAt: number | null;
+}
+
 export interface DeliveryRepository {
-  /** Inserts the deliveries of a call; called inside the call's transaction. */
-  insertFor(callId: number, items: readonly NewDelivery[]): void;
-  /** Tells the dispatcher there is new work (after a commit). */
+  /** Tells this instance's dispatcher there is new work (after a commit that queued some). */
   notify(): void;
   readonly events: EventEmitter<{ queued: [] }>;
   /**
    * Claims up to `limit` due deliveries for an attempt each: status `sending` until `leaseUntil`,
    * attempts + 1, and an attempt row written before the provider is called, all committed at once.
+   * On PostgreSQL rows another instance is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so
+   * several dispatchers never claim the same delivery.
    */
-  claimDue(now: number, limit: number, leaseUntil: number): Claimed[];
-  /** Records how attempts ended and settles or reschedules their deliveries, in one commit. */
-  finishAttempts(finished: readonly { claimed: Claimed; now: number; result: AttemptResult }[]): void;
+  claimDue(now: number, limit: number, leaseUntil: number): Promise<Claimed[]>;
   /**
-   * Deliveries left `sending` by a process that stopped mid-attempt: their attempt is marked
-   * `interrupted` and they are due again (with the same idempotency key). Returns how many.
+   * Records how attempts ended and settles or reschedules their deliveries, in one commit. A
+   * delivery is settled only while this claim still holds it (same `attempts`, still `sending`):
+   * if its lease ran out and another instance took it over, the attempt is recorded and the
+   * delivery is left to the newer claim.
    */
-  recoverInterrupted(now: number, options?: { ignoreLeases?: boolean }): number;
+  finishAttempts(
+    finished: readonly { claimed: Claimed; now: number; result: AttemptResult }[],
+  ): Promise<void>;
+  /**
+   * Deliveries left `sending` by a process that stopped mid-attempt (or whose lease ran out):
+   * their attempt is marked `interrupted` and they are due again (with the same idempotency key).
+   * `ignoreLeases` (SQLite at start, when this process owns the database alone) takes every one.
+   * Returns how many.
+   */
+  recoverInterrupted(now: number, options?: { ignoreLeases?: boolean }): Promise<number>;
   /**
    * Auth codes past their validity become `expired`. (A claim never takes one that is past it, so
    * this sweep only has to run now and then.) Returns how many.
    */
-  expireStale(now: number): number;
+  expireStale(now: number): Promise<number>;
   /** Makes every pending push due now (pushNoti). Returns how many. */
-  makePushesDue(now: number): number;
+  makePushesDue(now: number): Promise<number>;
   /** How many pushes are pending (what pushNoti will dispatch). */
-  pendingPushes(): number;
+  pendingPushes(): Promise<number>;
   /** A dead delivery back to pending with fresh attempts; false when it is not dead. */
-  retry(id: number, now: number): boolean;
-  /** Every dead delivery that can be sent again (see RESENDABLE) back to pending. Returns how many. */
-  retryAllDead(now: number): number;
+  retry(id: number, now: number): Promise<boolean>;
+  /** Every dead delivery that can be sent again (see resendable) back to pending. Returns how many. */
+  retryAllDead(now: number): Promise<number>;
   findById(id: number): Promise<DeliveryRow | undefined>;
   /**
    * When the newest `limit` SMS to recipients matching `recipient` (exact, or a `+44` prefix
@@ -149,11 +161,12 @@ export interface DeliveryRepository {
    */
   recentSms(recipient: string, since: number, limit: number, prefix?: boolean): Promise<number[]>;
   /** Records what the provider reported later about the message it accepted; false if unknown. */
-  recordProviderStatus(providerId: string, status: string, now: number): boolean;
+  recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
   attemptsOf(id: number): Promise<AttemptRow[]>;
   /** Newest first, after the id `before`. */
   search(query: DeliveryQuery, page: { limit: number; before?: number | undefined }): Promise<DeliveryRow[]>;
   counts(): Promise<Record<DeliveryStatus, number>>;
+  outbox(now: number): Promise<OutboxState>;
 }
 
 /**
@@ -176,193 +189,220 @@ function settledPayload(row: Pick<DeliveryRow, 'kind' | 'payload'>): string {
 const payloadOf = (item: NewDelivery): DeliveryPayload =>
   item.kind === 'sms' ? { kind: 'sms', ...item.payload } : { kind: 'push', ...item.payload };
 
-/**
- * The outbox on SQLite. Every write is one synchronous better-sqlite3 transaction, so it can never
- * interleave with the call recorder's group commits on the same connection; reads use Kysely.
- */
-export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Database): DeliveryRepository {
+/** The rows a call's deliveries are inserted as (in the call's transaction, by the call recorder). */
+export function newDeliveryRows(callId: number, items: readonly NewDelivery[], now: number) {
+  return items.map((item) => ({
+    call_id: callId,
+    kind: item.kind,
+    provider: item.provider,
+    recipient: item.recipient,
+    payload: deliveryPayloadJson(payloadOf(item)),
+    status: 'pending' as const,
+    attempts: 0,
+    next_attempt_at: now,
+    lease_until: null,
+    expires_at: item.expiresAt ?? null,
+    idempotency_key: randomUUID(),
+    created_at: now,
+    updated_at: now,
+  }));
+}
+
+const INTERRUPTED = 'The server stopped during this attempt; it is retried with the same idempotency key.';
+const EXPIRED = 'Not sent within its validity; an auth code is never sent late.';
+
+/** The outbox, one implementation for both databases (the differences are in dialect.ts). */
+export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectPieces): DeliveryRepository {
   const events = new EventEmitter<{ queued: [] }>();
-  const insert = sqlite.prepare(
-    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at,
-       lease_until, expires_at, idempotency_key, created_at, updated_at)
-     VALUES (@call_id, @kind, @provider, @recipient, @payload, 'pending', 0, @now, NULL, @expires_at,
-       @idempotency_key, @now, @now)`,
-  );
-  const claim = sqlite.prepare(
-    `UPDATE deliveries SET status = 'sending', attempts = attempts + 1, lease_until = @lease, updated_at = @now
-     WHERE id IN (SELECT id FROM deliveries WHERE status = 'pending' AND next_attempt_at <= @now
-                  AND (expires_at IS NULL OR expires_at > @now)
-                  ORDER BY next_attempt_at, id LIMIT @limit)
-     RETURNING *`,
-  );
-  const startAttempt = sqlite.prepare(
-    'INSERT INTO delivery_attempts (delivery_id, started_at) VALUES (?, ?)',
-  );
-  const endAttempt = sqlite.prepare(
-    `UPDATE delivery_attempts SET finished_at = @now, outcome = @outcome, status = @status, error = @error,
-       response = @response, retry_after_ms = @retry_after_ms WHERE id = @id`,
-  );
-  const settle = sqlite.prepare(
-    `UPDATE deliveries SET status = @status, lease_until = NULL, next_attempt_at = @next, provider_id = @provider_id,
-       last_error = @last_error, sent_at = @sent_at, payload = @payload, updated_at = @now WHERE id = @id`,
-  );
-  const getPayload = sqlite.prepare('SELECT kind, payload FROM deliveries WHERE id = ?');
+  const pg = dialect.name === 'postgres';
+  /**
+   * A dead delivery that can be sent again: a push, or an SMS that still has its text. A settled
+   * SMS keeps only its masked text (the auth code is gone), so it could only be sent empty.
+   */
+  const resendable = (eb: ExpressionBuilder<Database, 'deliveries'>) =>
+    eb.or([eb('kind', '=', 'push'), dialect.jsonHasKey('payload', 'text')]);
 
-  const finish = sqlite.transaction((claimed: Claimed, now: number, result: AttemptResult) => {
-    const { delivery, attemptId } = claimed;
-    endAttempt.run({
-      id: attemptId,
-      now,
-      outcome: result.outcome,
-      status: result.outcome === 'sent' ? null : (result.status ?? null),
-      error: result.outcome === 'sent' ? null : result.error,
-      response: result.response ?? null,
-      retry_after_ms: result.outcome === 'sent' ? null : (result.retryAfterMs ?? null),
-    });
-    const status: DeliveryStatus =
-      result.outcome === 'sent' ? 'sent' : result.retryAt === undefined ? 'dead' : 'pending';
-    const row = getPayload.get(delivery.id) as { kind: DeliveryKind; payload: string };
-    settle.run({
-      id: delivery.id,
-      now,
-      status,
-      next: result.outcome === 'sent' || result.retryAt === undefined ? now : result.retryAt,
-      provider_id: result.outcome === 'sent' ? (result.providerId ?? null) : delivery.provider_id,
-      last_error: result.outcome === 'sent' ? null : result.error,
-      sent_at: result.outcome === 'sent' ? now : null,
-      payload: SETTLED.includes(status) ? settledPayload(row) : row.payload,
-    });
-  });
-
-  const finishAll = sqlite.transaction(
-    (finished: readonly { claimed: Claimed; now: number; result: AttemptResult }[]) => {
-      for (const f of finished) finish(f.claimed, f.now, f.result);
-    },
-  );
-
-  const claimAll = sqlite.transaction((now: number, limit: number, lease: number): Claimed[] => {
-    const rows = claim.all({ now, limit, lease }) as DeliveryRow[];
-    return rows.map((delivery) => ({
-      delivery,
-      attemptId: Number(startAttempt.run(delivery.id, now).lastInsertRowid),
-    }));
-  });
-
-  const stuckSending = sqlite.prepare(
-    "SELECT id FROM deliveries WHERE status = 'sending' AND (? OR lease_until < ?)",
-  );
-  const interruptAttempts = sqlite.prepare(
-    "UPDATE delivery_attempts SET outcome = 'interrupted', finished_at = ?, error = ? WHERE delivery_id = ? AND outcome IS NULL",
-  );
-  const requeue = sqlite.prepare(
-    "UPDATE deliveries SET status = 'pending', lease_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id = ?",
-  );
-  const recover = sqlite.transaction((now: number, ignoreLeases: boolean): number => {
-    const stuck = stuckSending.all(ignoreLeases ? 1 : 0, now) as { id: number }[];
-    for (const { id } of stuck) {
-      interruptAttempts.run(
-        now,
-        'The server stopped during this attempt; it is retried with the same idempotency key.',
-        id,
-      );
-      requeue.run(now, now, id);
-    }
-    return stuck.length;
-  });
-
-  const staleCodes = sqlite.prepare(
-    `SELECT id, kind, payload, status FROM deliveries WHERE expires_at IS NOT NULL AND expires_at <= ?
-       AND (status = 'pending' OR (status = 'dead' AND json_extract(payload, '$.text') IS NOT NULL))`,
-  );
-  const markExpired = sqlite.prepare(
-    "UPDATE deliveries SET status = 'expired', payload = ?, last_error = ?, updated_at = ? WHERE id = ?",
-  );
-  const maskDead = sqlite.prepare('UPDATE deliveries SET payload = ?, updated_at = ? WHERE id = ?');
-  const expire = sqlite.transaction((now: number): number => {
-    const stale = staleCodes.all(now) as {
-      id: number;
-      kind: DeliveryKind;
-      payload: string;
-      status: DeliveryStatus;
-    }[];
-    let expired = 0;
-    for (const row of stale) {
-      if (row.status === 'dead') {
-        // Past its validity a dead code cannot be retried: its text goes, the status stays.
-        maskDead.run(settledPayload(row), now, row.id);
-        continue;
-      }
-      markExpired.run(
-        settledPayload(row),
-        'Not sent within its validity; an auth code is never sent late.',
-        now,
-        row.id,
-      );
-      expired++;
-    }
-    return expired;
-  });
+  /** Locks the rows a sweep or claim selects, skipping those another transaction holds (PostgreSQL). */
+  const skipLocked = <Q extends { forUpdate(): Q; skipLocked(): Q }>(qb: Q): Q =>
+    pg ? qb.forUpdate().skipLocked() : qb;
 
   return {
     events,
-    insertFor(callId, items) {
-      const now = Date.now();
-      for (const item of items) {
-        insert.run({
-          call_id: callId,
-          kind: item.kind,
-          provider: item.provider,
-          recipient: item.recipient,
-          payload: deliveryPayloadJson(payloadOf(item)),
-          expires_at: item.expiresAt ?? null,
-          idempotency_key: randomUUID(),
-          now,
-        });
-      }
-    },
     notify() {
       events.emit('queued');
     },
-    claimDue(now, limit, leaseUntil) {
-      return limit > 0 ? claimAll(now, limit, leaseUntil) : [];
+    async claimDue(now, limit, leaseUntil) {
+      if (limit <= 0) return [];
+      return db.transaction().execute(async (trx) => {
+        const due = skipLocked(
+          trx
+            .selectFrom('deliveries')
+            .select('id')
+            .where('status', '=', 'pending')
+            .where('next_attempt_at', '<=', now)
+            .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+            .orderBy('next_attempt_at')
+            .orderBy('id')
+            .limit(limit),
+        );
+        const rows = await trx
+          .updateTable('deliveries')
+          .set((eb) => ({
+            status: 'sending',
+            attempts: eb('attempts', '+', 1),
+            lease_until: leaseUntil,
+            updated_at: now,
+          }))
+          .where('id', 'in', due)
+          .returningAll()
+          .execute();
+        if (rows.length === 0) return [];
+        const attempts = await trx
+          .insertInto('delivery_attempts')
+          .values(rows.map((r) => ({ delivery_id: r.id, started_at: now })))
+          .returning(['id', 'delivery_id'])
+          .execute();
+        const attemptOf = new Map(attempts.map((a) => [a.delivery_id, a.id]));
+        return rows
+          .sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id)
+          .map((delivery) => ({ delivery, attemptId: attemptOf.get(delivery.id) as number }));
+      });
     },
-    finishAttempts(finished) {
-      finishAll(finished);
+    async finishAttempts(finished) {
+      if (finished.length === 0) return;
+      await db.transaction().execute(async (trx) => {
+        for (const { claimed, now, result } of finished) {
+          const { delivery, attemptId } = claimed;
+          const sent = result.outcome === 'sent';
+          await trx
+            .updateTable('delivery_attempts')
+            .set({
+              finished_at: now,
+              outcome: result.outcome,
+              status: sent ? null : (result.status ?? null),
+              error: sent ? null : result.error,
+              response: result.response ?? null,
+              retry_after_ms: sent ? null : (result.retryAfterMs ?? null),
+            })
+            .where('id', '=', attemptId)
+            // Marked interrupted by a takeover: that is what happened to this claim.
+            .where('outcome', 'is', null)
+            .execute();
+          const status: DeliveryStatus = sent ? 'sent' : result.retryAt === undefined ? 'dead' : 'pending';
+          await trx
+            .updateTable('deliveries')
+            .set({
+              status,
+              lease_until: null,
+              next_attempt_at: sent || result.retryAt === undefined ? now : result.retryAt,
+              provider_id: sent ? (result.providerId ?? null) : delivery.provider_id,
+              last_error: sent ? null : result.error,
+              sent_at: sent ? now : null,
+              payload: SETTLED.includes(status) ? settledPayload(delivery) : delivery.payload,
+              updated_at: now,
+            })
+            .where('id', '=', delivery.id)
+            .where('status', '=', 'sending')
+            .where('attempts', '=', delivery.attempts)
+            .execute();
+        }
+      });
     },
     recoverInterrupted(now, options = {}) {
-      return recover(now, options.ignoreLeases === true);
+      return db.transaction().execute(async (trx) => {
+        let stuck = trx.selectFrom('deliveries').select('id').where('status', '=', 'sending');
+        if (!options.ignoreLeases) stuck = stuck.where('lease_until', '<', now);
+        const ids = (await skipLocked(stuck).execute()).map((r) => r.id);
+        if (ids.length === 0) return 0;
+        for (let i = 0; i < ids.length; i += 1000) {
+          const chunk = ids.slice(i, i + 1000);
+          await trx
+            .updateTable('delivery_attempts')
+            .set({ outcome: 'interrupted', finished_at: now, error: INTERRUPTED })
+            .where('delivery_id', 'in', chunk)
+            .where('outcome', 'is', null)
+            .execute();
+          await trx
+            .updateTable('deliveries')
+            .set({ status: 'pending', lease_until: null, next_attempt_at: now, updated_at: now })
+            .where('id', 'in', chunk)
+            .execute();
+        }
+        return ids.length;
+      });
     },
     expireStale(now) {
-      return expire(now);
+      return db.transaction().execute(async (trx) => {
+        const stale = await skipLocked(
+          trx
+            .selectFrom('deliveries')
+            .select(['id', 'kind', 'payload', 'status'])
+            .where('expires_at', 'is not', null)
+            .where('expires_at', '<=', now)
+            .where((eb) =>
+              eb.or([
+                eb('status', '=', 'pending'),
+                eb.and([eb('status', '=', 'dead'), dialect.jsonHasKey('payload', 'text')]),
+              ]),
+            ),
+        ).execute();
+        let expired = 0;
+        for (const row of stale) {
+          if (row.status === 'dead') {
+            // Past its validity a dead code cannot be retried: its text goes, the status stays.
+            await trx
+              .updateTable('deliveries')
+              .set({ payload: settledPayload(row), updated_at: now })
+              .where('id', '=', row.id)
+              .execute();
+            continue;
+          }
+          await trx
+            .updateTable('deliveries')
+            .set({ status: 'expired', payload: settledPayload(row), last_error: EXPIRED, updated_at: now })
+            .where('id', '=', row.id)
+            .execute();
+          expired++;
+        }
+        return expired;
+      });
     },
-    pendingPushes() {
-      const row = sqlite
-        .prepare("SELECT count(*) AS n FROM deliveries WHERE status = 'pending' AND kind = 'push'")
-        .get() as { n: number };
+    async pendingPushes() {
+      const row = await db
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', 'pending')
+        .where('kind', '=', 'push')
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
-    makePushesDue(now) {
-      return sqlite
-        .prepare(
-          "UPDATE deliveries SET next_attempt_at = ?, updated_at = ? WHERE status = 'pending' AND kind = 'push'",
-        )
-        .run(now, now).changes;
+    async makePushesDue(now) {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ next_attempt_at: now, updated_at: now })
+        .where('status', '=', 'pending')
+        .where('kind', '=', 'push')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
-    retry(id, now) {
-      return (
-        sqlite
-          .prepare(
-            `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'dead' AND ${RESENDABLE}`,
-          )
-          .run(now, now, id).changes === 1
-      );
+    async retry(id, now) {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
+        .where('id', '=', id)
+        .where('status', '=', 'dead')
+        .where(resendable)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
-    retryAllDead(now) {
-      return sqlite
-        .prepare(
-          `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE status = 'dead' AND ${RESENDABLE}`,
-        )
-        .run(now, now).changes;
+    async retryAllDead(now) {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
+        .where('status', '=', 'dead')
+        .where(resendable)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
     async recentSms(recipient, since, limit, prefix = false) {
       const rows = await db
@@ -376,12 +416,13 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
         .execute();
       return rows.map((r) => Number(r.created_at));
     },
-    recordProviderStatus(providerId, status, now) {
-      return (
-        sqlite
-          .prepare('UPDATE deliveries SET provider_status = ?, updated_at = ? WHERE provider_id = ?')
-          .run(status, now, providerId).changes > 0
-      );
+    async recordProviderStatus(providerId, status, now) {
+      const result = await db
+        .updateTable('deliveries')
+        .set({ provider_status: status, updated_at: now })
+        .where('provider_id', '=', providerId)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
     },
     findById(id) {
       return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
@@ -402,20 +443,38 @@ export function createDeliveryRepository(db: Kysely<Database>, sqlite: SQLite.Da
       if (page.before !== undefined) qb = qb.where('id', '<', page.before);
       return qb.orderBy('id', 'desc').limit(page.limit).execute();
     },
-    async counts() {
-      const rows = await db
-        .selectFrom('deliveries')
-        .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-        .groupBy('status')
-        .execute();
-      const counts = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0])) as Record<
-        DeliveryStatus,
-        number
-      >;
-      for (const r of rows) counts[r.status] = Number(r.n);
-      return counts;
+    counts,
+    async outbox(now) {
+      const [byStatus, due] = await Promise.all([
+        counts(),
+        db
+          .selectFrom('deliveries')
+          .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest')])
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .executeTakeFirstOrThrow(),
+      ]);
+      return {
+        byStatus,
+        due: Number(due.n),
+        oldestDueAt: due.oldest === null || due.oldest === undefined ? null : Number(due.oldest),
+      };
     },
   };
+
+  async function counts(): Promise<Record<DeliveryStatus, number>> {
+    const rows = await db
+      .selectFrom('deliveries')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    const byStatus = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0])) as Record<
+      DeliveryStatus,
+      number
+    >;
+    for (const r of rows) byStatus[r.status] = Number(r.n);
+    return byStatus;
+  }
 }
 
 export type { AttemptOutcome, DeliveryKind, DeliveryStatus };

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { type CallRepository, createCallRepository } from './calls.js';
 import {
@@ -8,8 +9,11 @@ import {
   type SchoolRepository,
   type TemplateRepository,
 } from './catalog.js';
-import { type DbOptions, openDatabase } from './db.js';
+import { type DbOptions, type DialectName, migrationsApplied, openDatabase } from './db.js';
 import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
+import { dialectPieces } from './dialect.js';
+import { createLimitRepository, type LimitRepository } from './limits.js';
+import { listenForCalls } from './pg-feed.js';
 import type { Database } from './schema.js';
 import {
   type AuditRepository,
@@ -30,6 +34,8 @@ export type {
   TextSearchPage,
 } from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
+export type { DbOptions, DialectName } from './db.js';
+export { isPostgresUrl } from './db.js';
 export type {
   AttemptResult,
   AttemptRow,
@@ -37,16 +43,20 @@ export type {
   DeliveryPayload,
   DeliveryRow,
   NewDelivery,
+  OutboxState,
   PushPayload,
   SmsPayload,
 } from './deliveries.js';
 export { deliveryPayloadJson, parseDeliveryPayload } from './deliveries.js';
+export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
 export type { AttemptOutcome, Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
 export { SearchBusyError, SearchClosedError } from './search.js';
 export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
 
 /** The store: the database and the repositories over it. */
 export interface Store {
+  /** Which database: the embedded SQLite file, or PostgreSQL shared by several instances. */
+  readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly calls: CallRepository;
   readonly deliveries: DeliveryRepository;
@@ -56,32 +66,91 @@ export interface Store {
   readonly users: UserRepository;
   readonly sessions: SessionRepository;
   readonly audit: AuditRepository;
+  /** Limits shared by every instance (PostgreSQL; SQLite keeps its limits in the one process). */
+  readonly limits: LimitRepository;
+  /** This process's id among the instances sharing the database. */
+  readonly instance: string;
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /** Whether the database answers and every migration this build knows is applied (for /readyz). */
+  readiness(): Promise<{ database: boolean; migrations: boolean }>;
+  /**
+   * Runs `job` unless another instance is running the same one (a PostgreSQL session advisory
+   * lock, held while it runs); on SQLite there is no other instance. Answers whether it ran.
+   */
+  exclusively(name: string, job: () => Promise<void>): Promise<boolean>;
   /** Commits what is pending and closes the database. */
   close(): Promise<void>;
 }
 
 export async function openStore(options: DbOptions): Promise<Store> {
-  const { db, sqlite } = await openDatabase(options);
-  const deliveries = createDeliveryRepository(db, sqlite);
-  const calls = createCallRepository(db, sqlite, deliveries);
+  const opened = await openDatabase(options);
+  const { db, dialect } = opened;
+  const instance = randomUUID();
+  const pieces = dialectPieces(dialect, db);
+  const deliveries = createDeliveryRepository(db, pieces);
+  const calls = createCallRepository(opened, deliveries, { instance });
+  const feed =
+    opened.dialect === 'postgres'
+      ? listenForCalls(
+          opened.connectionString,
+          instance,
+          (ids) => calls.committedElsewhere(ids),
+          () => {},
+        )
+      : undefined;
+  let closing = false;
   return {
+    dialect,
     db,
+    instance,
     calls,
     deliveries,
     schools: createSchoolRepository(db),
     templates: createTemplateRepository(db),
     books: createBookRepository(db),
-    users: createUserRepository(db),
+    users: createUserRepository(db, pieces),
     sessions: createSessionRepository(db),
     audit: createAuditRepository(db),
+    limits: createLimitRepository(db, pieces),
     async ping() {
       await db.selectFrom('calls').select('id').limit(1).execute();
     },
+    async readiness() {
+      try {
+        return { database: true, migrations: await migrationsApplied(db, dialect) };
+      } catch {
+        return { database: false, migrations: false };
+      }
+    },
+    async exclusively(name, job) {
+      if (closing) return false;
+      if (opened.dialect === 'sqlite') {
+        await job();
+        return true;
+      }
+      const client = await opened.pool.connect();
+      try {
+        const got = await client.query<{ ok: boolean }>(
+          'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+          [`job:${name}`],
+        );
+        if (!got.rows[0]?.ok) return false;
+        try {
+          await job();
+        } finally {
+          await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`job:${name}`]);
+        }
+        return true;
+      } finally {
+        client.release();
+      }
+    },
     async close() {
+      closing = true;
       await calls.flush();
       await calls.close();
+      await feed?.close();
       await db.destroy();
     },
   };

@@ -1,209 +1,258 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+
+/** The two databases the store runs on (docs/deployment.md). */
+export type DialectName = 'sqlite' | 'postgres';
 
 /**
  * Versioned migrations, in order; each runs once, recorded by Kysely's migrator. Never edit one
- * that has shipped: add the next. Written to run unchanged on SQLite and PostgreSQL.
+ * that has shipped: add the next. Written once for SQLite and PostgreSQL: where the two differ
+ * (an auto-numbered key, 64-bit keys, floating point, bytes) the dialect's type is chosen here, and
+ * the SQL SQLite gets is what it got before PostgreSQL was supported.
  */
-const migrations: Record<string, Migration> = {
-  '0001_calls': {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('calls')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('at', 'bigint', (c) => c.notNull())
-        .addColumn('group_name', 'text', (c) => c.notNull())
-        .addColumn('operation', 'text')
-        .addColumn('binding', 'text', (c) => c.notNull())
-        .addColumn('caller_ip', 'text', (c) => c.notNull())
-        .addColumn('user_agent', 'text')
-        .addColumn('params', 'text')
-        .addColumn('outcome', 'text', (c) => c.notNull())
-        .addColumn('status', 'integer', (c) => c.notNull())
-        .addColumn('error', 'text')
-        .addColumn('duration_ms', 'real', (c) => c.notNull())
-        .addColumn('request', 'text', (c) => c.notNull())
-        .addColumn('request_bytes', 'integer', (c) => c.notNull())
-        .addColumn('response', 'text', (c) => c.notNull())
-        .addColumn('response_bytes', 'integer', (c) => c.notNull())
-        .execute();
-      await db.schema.createIndex('calls_at').on('calls').columns(['at', 'id']).execute();
-      await db.schema.createIndex('calls_operation').on('calls').columns(['operation', 'id']).execute();
+function migrationsFor(dialect: DialectName): Record<string, Migration> {
+  const pg = dialect === 'postgres';
+  /** A row id: SQLite's rowid alias, a 64-bit identity on PostgreSQL (pg reads it as a number, db.ts). */
+  const id = (c: ColumnDefinitionBuilder) =>
+    pg ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement();
+  /** The type of a row id and of what refers to one. */
+  const key = pg ? 'bigint' : 'integer';
+  /** A float: SQLite's REAL is 8 bytes, PostgreSQL's `real` only 4. */
+  const float = pg ? 'double precision' : 'real';
+  const bytes = pg ? 'bytea' : 'blob';
+  return {
+    '0001_calls': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('calls')
+          .addColumn('id', key, id)
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('group_name', 'text', (c) => c.notNull())
+          .addColumn('operation', 'text')
+          .addColumn('binding', 'text', (c) => c.notNull())
+          .addColumn('caller_ip', 'text', (c) => c.notNull())
+          .addColumn('user_agent', 'text')
+          .addColumn('params', 'text')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('error', 'text')
+          .addColumn('duration_ms', float, (c) => c.notNull())
+          .addColumn('request', 'text', (c) => c.notNull())
+          .addColumn('request_bytes', 'integer', (c) => c.notNull())
+          .addColumn('response', 'text', (c) => c.notNull())
+          .addColumn('response_bytes', 'integer', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('calls_at').on('calls').columns(['at', 'id']).execute();
+        await db.schema.createIndex('calls_operation').on('calls').columns(['operation', 'id']).execute();
+      },
     },
-  },
-  '0002_call_filter_indexes': {
-    // History lists newest first by (at, id) under one filter: each filter gets its index.
-    async up(db: Kysely<unknown>) {
-      await db.schema.dropIndex('calls_operation').execute();
-      for (const column of ['operation', 'binding', 'outcome', 'caller_ip']) {
-        await db.schema.createIndex(`calls_${column}_at`).on('calls').columns([column, 'at', 'id']).execute();
-      }
+    '0002_call_filter_indexes': {
+      // History lists newest first by (at, id) under one filter: each filter gets its index.
+      async up(db: Kysely<unknown>) {
+        await db.schema.dropIndex('calls_operation').execute();
+        for (const column of ['operation', 'binding', 'outcome', 'caller_ip']) {
+          await db.schema
+            .createIndex(`calls_${column}_at`)
+            .on('calls')
+            .columns([column, 'at', 'id'])
+            .execute();
+        }
+      },
     },
-  },
-  '0003_deliveries_schools_templates_books': {
-    async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('calls').addColumn('note', 'text').execute();
-      await db.schema
-        .createTable('deliveries')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('call_id', 'integer', (c) => c.notNull().references('calls.id'))
-        .addColumn('kind', 'text', (c) => c.notNull())
-        .addColumn('provider', 'text', (c) => c.notNull())
-        .addColumn('recipient', 'text', (c) => c.notNull())
-        .addColumn('payload', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
-        .addColumn('lease_until', 'bigint')
-        .addColumn('expires_at', 'bigint')
-        .addColumn('idempotency_key', 'text', (c) => c.notNull().unique())
-        .addColumn('provider_id', 'text')
-        .addColumn('last_error', 'text')
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
-        .addColumn('updated_at', 'bigint', (c) => c.notNull())
-        .addColumn('sent_at', 'bigint')
-        .execute();
-      await db.schema
-        .createIndex('deliveries_due')
-        .on('deliveries')
-        .columns(['status', 'next_attempt_at'])
-        .execute();
-      await db.schema.createIndex('deliveries_call').on('deliveries').columns(['call_id']).execute();
-      await db.schema
-        .createTable('delivery_attempts')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('delivery_id', 'integer', (c) => c.notNull().references('deliveries.id'))
-        .addColumn('started_at', 'bigint', (c) => c.notNull())
-        .addColumn('finished_at', 'bigint')
-        .addColumn('outcome', 'text')
-        .addColumn('status', 'integer')
-        .addColumn('error', 'text')
-        .addColumn('response', 'text')
-        .addColumn('retry_after_ms', 'integer')
-        .execute();
-      await db.schema
-        .createIndex('delivery_attempts_delivery')
-        .on('delivery_attempts')
-        .columns(['delivery_id'])
-        .execute();
-      await db.schema
-        .createTable('schools')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('base_url', 'text', (c) => c.notNull().unique())
-        .addColumn('topic_key', 'text', (c) => c.notNull().unique())
-        .addColumn('allowed_ips', 'text')
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
-        .addColumn('updated_at', 'bigint', (c) => c.notNull())
-        .execute();
-      await db.schema
-        .createTable('templates')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('type', 'text', (c) => c.notNull().unique())
-        .addColumn('title', 'text', (c) => c.notNull())
-        .addColumn('body', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'bigint', (c) => c.notNull())
-        .execute();
-      const now = Date.now();
-      await db
-        .insertInto('templates' as never)
-        .values([
-          {
-            type: '*',
-            title: 'New notification',
-            body: 'There is a new {type} notification for you.',
-            updated_at: now,
-          },
-          {
-            type: 'marks',
-            title: 'New marks',
-            body: 'New marks have been published for class {id_class}.',
-            updated_at: now,
-          },
-        ] as never)
-        .execute();
-      await db.schema
-        .createTable('books')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('term_id', 'text', (c) => c.notNull())
-        .addColumn('class_id', 'text', (c) => c.notNull())
-        .addColumn('sha256', 'text', (c) => c.notNull())
-        .addColumn('size', 'bigint', (c) => c.notNull())
-        .addColumn('filename', 'text', (c) => c.notNull())
-        .addColumn('uploaded_at', 'bigint', (c) => c.notNull())
-        .addUniqueConstraint('books_term_class', ['term_id', 'class_id'])
-        .execute();
+    '0003_deliveries_schools_templates_books': {
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('calls').addColumn('note', 'text').execute();
+        await db.schema
+          .createTable('deliveries')
+          .addColumn('id', key, id)
+          .addColumn('call_id', key, (c) => c.notNull().references('calls.id'))
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('provider', 'text', (c) => c.notNull())
+          .addColumn('recipient', 'text', (c) => c.notNull())
+          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+          .addColumn('lease_until', 'bigint')
+          .addColumn('expires_at', 'bigint')
+          .addColumn('idempotency_key', 'text', (c) => c.notNull().unique())
+          .addColumn('provider_id', 'text')
+          .addColumn('last_error', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addColumn('sent_at', 'bigint')
+          .execute();
+        await db.schema
+          .createIndex('deliveries_due')
+          .on('deliveries')
+          .columns(['status', 'next_attempt_at'])
+          .execute();
+        await db.schema.createIndex('deliveries_call').on('deliveries').columns(['call_id']).execute();
+        await db.schema
+          .createTable('delivery_attempts')
+          .addColumn('id', key, id)
+          .addColumn('delivery_id', key, (c) => c.notNull().references('deliveries.id'))
+          .addColumn('started_at', 'bigint', (c) => c.notNull())
+          .addColumn('finished_at', 'bigint')
+          .addColumn('outcome', 'text')
+          .addColumn('status', 'integer')
+          .addColumn('error', 'text')
+          .addColumn('response', 'text')
+          .addColumn('retry_after_ms', 'integer')
+          .execute();
+        await db.schema
+          .createIndex('delivery_attempts_delivery')
+          .on('delivery_attempts')
+          .columns(['delivery_id'])
+          .execute();
+        await db.schema
+          .createTable('schools')
+          .addColumn('id', key, id)
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('base_url', 'text', (c) => c.notNull().unique())
+          .addColumn('topic_key', 'text', (c) => c.notNull().unique())
+          .addColumn('allowed_ips', 'text')
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('templates')
+          .addColumn('id', key, id)
+          .addColumn('type', 'text', (c) => c.notNull().unique())
+          .addColumn('title', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .execute();
+        const now = Date.now();
+        await db
+          .insertInto('templates' as never)
+          .values([
+            {
+              type: '*',
+              title: 'New notification',
+              body: 'There is a new {type} notification for you.',
+              updated_at: now,
+            },
+            {
+              type: 'marks',
+              title: 'New marks',
+              body: 'New marks have been published for class {id_class}.',
+              updated_at: now,
+            },
+          ] as never)
+          .execute();
+        await db.schema
+          .createTable('books')
+          .addColumn('id', key, id)
+          .addColumn('term_id', 'text', (c) => c.notNull())
+          .addColumn('class_id', 'text', (c) => c.notNull())
+          .addColumn('sha256', 'text', (c) => c.notNull())
+          .addColumn('size', 'bigint', (c) => c.notNull())
+          .addColumn('filename', 'text', (c) => c.notNull())
+          .addColumn('uploaded_at', 'bigint', (c) => c.notNull())
+          .addUniqueConstraint('books_term_class', ['term_id', 'class_id'])
+          .execute();
+      },
     },
-  },
-  '0004_delivery_provider_status': {
-    // What the provider later reported about a sent message (Twilio status callbacks).
-    async up(db: Kysely<unknown>) {
-      await db.schema.alterTable('deliveries').addColumn('provider_status', 'text').execute();
-      await db.schema
-        .createIndex('deliveries_provider_id')
-        .on('deliveries')
-        .columns(['provider_id'])
-        .execute();
+    '0004_delivery_provider_status': {
+      // What the provider later reported about a sent message (Twilio status callbacks).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('deliveries').addColumn('provider_status', 'text').execute();
+        await db.schema
+          .createIndex('deliveries_provider_id')
+          .on('deliveries')
+          .columns(['provider_id'])
+          .execute();
+      },
     },
-  },
-  '0006_rate_limit_indexes': {
-    // AuthCode's abuse limits count recent codes per phone (deliveries) and per caller (calls).
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createIndex('deliveries_recipient')
-        .on('deliveries')
-        .columns(['recipient', 'created_at'])
-        .execute();
+    '0006_rate_limit_indexes': {
+      // AuthCode's abuse limits count recent codes per phone (deliveries) and per caller (calls).
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createIndex('deliveries_recipient')
+          .on('deliveries')
+          .columns(['recipient', 'created_at'])
+          .execute();
+      },
     },
-  },
-  '0007_users_sessions_audit': {
-    // Staff accounts (docs/security.md). Sessions are stored by the SHA-256 of their token, so the
-    // database never holds a usable cookie.
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('users')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('username', 'text', (c) => c.notNull().unique())
-        .addColumn('display_name', 'text', (c) => c.notNull())
-        .addColumn('role', 'text', (c) => c.notNull())
-        .addColumn('password_hash', 'text', (c) => c.notNull())
-        .addColumn('disabled', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
-        .addColumn('updated_at', 'bigint', (c) => c.notNull())
-        .addColumn('last_login_at', 'bigint')
-        .execute();
-      await db.schema
-        .createTable('sessions')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id'))
-        .addColumn('created_at', 'bigint', (c) => c.notNull())
-        .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
-        .addColumn('expires_at', 'bigint', (c) => c.notNull())
-        .addColumn('ip', 'text', (c) => c.notNull())
-        .addColumn('user_agent', 'text')
-        .execute();
-      await db.schema.createIndex('sessions_user').on('sessions').columns(['user_id']).execute();
-      await db.schema
-        .createTable('audit')
-        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('at', 'bigint', (c) => c.notNull())
-        .addColumn('user_id', 'integer')
-        .addColumn('username', 'text')
-        .addColumn('ip', 'text', (c) => c.notNull())
-        .addColumn('action', 'text', (c) => c.notNull())
-        .addColumn('target', 'text')
-        .addColumn('details', 'text')
-        .execute();
-      await db.schema.createIndex('audit_at').on('audit').columns(['at', 'id']).execute();
-      await db.schema
-        .createIndex('audit_username_at')
-        .on('audit')
-        .columns(['username', 'at', 'id'])
-        .execute();
-      await db.schema.createIndex('audit_action_at').on('audit').columns(['action', 'at', 'id']).execute();
+    '0007_users_sessions_audit': {
+      // Staff accounts (docs/security.md). Sessions are stored by the SHA-256 of their token, so the
+      // database never holds a usable cookie.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('users')
+          .addColumn('id', key, id)
+          .addColumn('username', 'text', (c) => c.notNull().unique())
+          .addColumn('display_name', 'text', (c) => c.notNull())
+          .addColumn('role', 'text', (c) => c.notNull())
+          .addColumn('password_hash', 'text', (c) => c.notNull())
+          .addColumn('disabled', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', 'bigint', (c) => c.notNull())
+          .addColumn('last_login_at', 'bigint')
+          .execute();
+        await db.schema
+          .createTable('sessions')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', key, (c) => c.notNull().references('users.id'))
+          .addColumn('created_at', 'bigint', (c) => c.notNull())
+          .addColumn('last_seen_at', 'bigint', (c) => c.notNull())
+          .addColumn('expires_at', 'bigint', (c) => c.notNull())
+          .addColumn('ip', 'text', (c) => c.notNull())
+          .addColumn('user_agent', 'text')
+          .execute();
+        await db.schema.createIndex('sessions_user').on('sessions').columns(['user_id']).execute();
+        await db.schema
+          .createTable('audit')
+          .addColumn('id', key, id)
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .addColumn('user_id', key)
+          .addColumn('username', 'text')
+          .addColumn('ip', 'text', (c) => c.notNull())
+          .addColumn('action', 'text', (c) => c.notNull())
+          .addColumn('target', 'text')
+          .addColumn('details', 'text')
+          .execute();
+        await db.schema.createIndex('audit_at').on('audit').columns(['at', 'id']).execute();
+        await db.schema
+          .createIndex('audit_username_at')
+          .on('audit')
+          .columns(['username', 'at', 'id'])
+          .execute();
+        await db.schema.createIndex('audit_action_at').on('audit').columns(['action', 'at', 'id']).execute();
+      },
     },
-  },
-};
+    '0008_multi_instance': {
+      // Several instances on one database (docs/deployment.md): the request id each call was
+      // answered under, AuthCode's limit slots shared by every instance, and (on PostgreSQL) the
+      // books' bytes, chunked, so that instances share nothing but the database.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('calls').addColumn('request_id', 'text').execute();
+        await db.schema
+          .createTable('limit_slots')
+          .addColumn('id', key, id)
+          .addColumn('dimension', 'text', (c) => c.notNull())
+          .addColumn('key', 'text', (c) => c.notNull())
+          .addColumn('at', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('limit_slots_key_at')
+          .on('limit_slots')
+          .columns(['dimension', 'key', 'at'])
+          .execute();
+        await db.schema.createIndex('limit_slots_at').on('limit_slots').columns(['at']).execute();
+        await db.schema
+          .createTable('book_chunks')
+          .addColumn('sha256', 'text', (c) => c.notNull())
+          .addColumn('seq', 'integer', (c) => c.notNull())
+          .addColumn('data', bytes, (c) => c.notNull())
+          .addPrimaryKeyConstraint('book_chunks_pk', ['sha256', 'seq'])
+          .execute();
+      },
+    },
+  };
+}
 
-export const migrationProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
-};
+/** The migrations for a dialect, for Kysely's migrator. */
+export const migrationProvider = (dialect: DialectName): MigrationProvider => ({
+  getMigrations: async () => migrationsFor(dialect),
+});

@@ -39,6 +39,8 @@ export interface CallsTable {
   response_bytes: number;
   /** What the operation did, in words (e.g. how many pushes pushNoti dispatched). */
   note: string | null;
+  /** The id the request was answered and logged under (null for calls recorded before it was kept). */
+  request_id: string | null;
 }
 
 export interface DeliveriesTable {
@@ -156,6 +158,23 @@ export interface AuditTable {
   details: string | null;
 }
 
+/** A slot taken under a shared limit (limits/shared.ts): one row per accepted attempt. */
+export interface LimitSlotsTable {
+  id: Generated<number>;
+  /** Which limit, e.g. `authcode-phone`, `login-user`. */
+  dimension: string;
+  key: string;
+  /** Epoch ms the slot was taken. */
+  at: number;
+}
+
+/** A book's bytes in the database (PostgreSQL), in order; the file is named by its SHA-256. */
+export interface BookChunksTable {
+  sha256: string;
+  seq: number;
+  data: Buffer;
+}
+
 export interface Database {
   calls: CallsTable;
   deliveries: DeliveriesTable;
@@ -166,4 +185,6 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   audit: AuditTable;
+  limit_slots: LimitSlotsTable;
+  book_chunks: BookChunksTable;
 }

@@ -1,5 +1,6 @@
 import type { AuditAction, Role } from '@school/contract';
 import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DialectPieces } from './dialect.js';
 import type { AuditTable, Database, SessionsTable, UsersTable } from './schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -22,7 +23,7 @@ export interface UserChanges {
 }
 
 /** Staff accounts. Usernames are stored lower case. */
-export function createUserRepository(db: Kysely<Database>) {
+export function createUserRepository(db: Kysely<Database>, dialect: DialectPieces) {
   return {
     async count(): Promise<number> {
       const row = await db
@@ -65,10 +66,12 @@ export function createUserRepository(db: Kysely<Database>) {
       password_hash: string;
     }): Promise<UserRow | undefined> {
       const now = Date.now();
-      const result =
-        await sql`INSERT INTO users (username, display_name, role, password_hash, disabled, created_at, updated_at)
+      // The lock: under PostgreSQL's READ COMMITTED two such inserts would both see no user.
+      const result = await dialect.lockedTransaction(['users'], (trx) =>
+        sql`INSERT INTO users (username, display_name, role, password_hash, disabled, created_at, updated_at)
         SELECT ${user.username.toLowerCase()}, ${user.display_name}, ${user.role}, ${user.password_hash}, 0, ${now}, ${now}
-        WHERE NOT EXISTS (SELECT 1 FROM users)`.execute(db);
+        WHERE NOT EXISTS (SELECT 1 FROM users)`.execute(trx),
+      );
       if (Number(result.numAffectedRows ?? 0) === 0) return undefined;
       return this.findByUsername(user.username);
     },
@@ -86,24 +89,28 @@ export function createUserRepository(db: Kysely<Database>) {
         updated_at: Date.now(),
       };
       const demotes = changes.role === 'operator' || changes.disabled === true;
-      let query = db.updateTable('users').set(set).where('id', '=', id);
-      if (demotes) {
-        query = query.where((eb) =>
-          eb.or([
-            eb('role', '!=', 'admin'),
-            eb('disabled', '=', 1),
-            eb.exists(
-              eb
-                .selectFrom('users as other')
-                .select('other.id')
-                .where('other.role', '=', 'admin')
-                .where('other.disabled', '=', 0)
-                .where('other.id', '!=', id),
-            ),
-          ]),
-        );
-      }
-      const row = await query.returningAll().executeTakeFirst();
+      // The lock: under PostgreSQL's READ COMMITTED, two admins demoting each other at once would
+      // each still see the other enabled; holding it, the second sees the first's change.
+      const row = await dialect.lockedTransaction(demotes ? ['users'] : [], (trx) => {
+        let query = trx.updateTable('users').set(set).where('id', '=', id);
+        if (demotes) {
+          query = query.where((eb) =>
+            eb.or([
+              eb('role', '!=', 'admin'),
+              eb('disabled', '=', 1),
+              eb.exists(
+                eb
+                  .selectFrom('users as other')
+                  .select('other.id')
+                  .where('other.role', '=', 'admin')
+                  .where('other.disabled', '=', 0)
+                  .where('other.id', '!=', id),
+              ),
+            ]),
+          );
+        }
+        return query.returningAll().executeTakeFirst();
+      });
       if (row) return row;
       return (await this.findById(id)) ? 'last-admin' : undefined;
     },

@@ -1,0 +1,57 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DialectName } from './migrations.js';
+import type { Database } from './schema.js';
+
+/**
+ * The few places the two databases differ, each in one function. Everything else in the store is
+ * one Kysely query for both.
+ *
+ * - SQLite has one connection and one writer: Kysely's SQLite driver serialises every query and
+ *   transaction on it with a mutex, and the hot raw statements (the call recorder's group commit)
+ *   take the same mutex (`onSqliteConnection`), so they never run inside someone else's
+ *   transaction.
+ * - PostgreSQL has a pool and concurrent writers, possibly in several processes: what must not
+ *   interleave takes an advisory lock (`lockedTransaction`, `exclusively`), and claims skip rows
+ *   another instance holds (`FOR UPDATE SKIP LOCKED`, deliveries.ts).
+ */
+export interface DialectPieces {
+  readonly name: DialectName;
+  /**
+   * Runs `fn` in a transaction that holds, until it ends, a lock on each of `keys` (PostgreSQL:
+   * transaction-level advisory locks, taken in sorted order so two such transactions cannot
+   * deadlock). SQLite: a plain transaction — its single writer already serialises them.
+   */
+  lockedTransaction<T>(keys: readonly string[], fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** True when the SQL expression reads a JSON text column's top-level key as present. */
+  jsonHasKey(column: string, key: string): ReturnType<typeof sql<boolean>>;
+}
+
+export function dialectPieces(name: DialectName, db: Kysely<Database>): DialectPieces {
+  return {
+    name,
+    lockedTransaction(keys, fn) {
+      return db.transaction().execute(async (trx) => {
+        if (name === 'postgres' && keys.length > 0) {
+          const sorted = [...new Set(keys)].sort();
+          await sql`SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(${sorted}::text[]) AS k ORDER BY k`.execute(
+            trx,
+          );
+        }
+        return fn(trx);
+      });
+    },
+    jsonHasKey(column, key) {
+      return name === 'postgres'
+        ? sql<boolean>`(${sql.ref(column)}::jsonb ->> ${sql.lit(key)}) IS NOT NULL`
+        : sql<boolean>`json_extract(${sql.ref(column)}, ${sql.lit(`$.${key}`)}) IS NOT NULL`;
+    },
+  };
+}
+
+/**
+ * Runs synchronous better-sqlite3 work while holding Kysely's connection (its mutex), so it cannot
+ * land inside a transaction Kysely has open on the same connection.
+ */
+export function onSqliteConnection<T>(db: Kysely<Database>, work: () => T): Promise<T> {
+  return db.connection().execute(async () => work());
+}

@@ -1,0 +1,185 @@
+import { type Kysely, sql } from 'kysely';
+import { applyFilters, type CallQuery, olderThan } from './call-filters.js';
+import type { Database } from './schema.js';
+import {
+  type Key,
+  SearchBusyError,
+  SearchClosedError,
+  type SearchWorker,
+  type TextQuery,
+  type WorkerPage,
+} from './search.js';
+
+const MIN_CHUNK = 64;
+const MAX_CHUNK = 8192;
+/** A chunk should take about this long: short enough to keep to budgets and to share the pool. */
+const CHUNK_TARGET_MS = 50;
+const DEFAULT_MAX_JOBS = 8;
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * `%`, `_` and `\` taken literally; ASCII letters folded, as SQLite's LIKE folds them (and as the
+ * live tail's filter does, api/mapping.ts): History finds the same calls on both databases.
+ */
+const likePattern = (text: string) =>
+  `%${text.replace(/[A-Z]/g, (c) => c.toLowerCase()).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A column with its ASCII letters in lower case (and nothing else changed). */
+const folded = (column: string) => sql`translate(${sql.ref(column)}, ${UPPER}, ${LOWER})`;
+
+/**
+ * Free-text search over calls on PostgreSQL, with the search worker's contract (search.ts): newest
+ * first, a chunk of keys at a time under the indexed filters, the LIKE run on that chunk's rows
+ * only, stopping at `want` matches or when the time budget has passed. PostgreSQL runs the scan in
+ * its own processes, so no thread is needed here; a job holds one pooled connection per chunk.
+ */
+export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number } = {}): SearchWorker {
+  const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
+  let jobs = 0;
+  let closed = false;
+
+  function acquire(): () => void {
+    if (closed) throw new SearchClosedError('The store is closed.');
+    if (jobs >= maxJobs) throw new SearchBusyError(`${maxJobs} searches are already under way.`);
+    jobs++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      jobs--;
+    };
+  }
+
+  function scanner(query: TextQuery, after: Key | null) {
+    const pattern = likePattern(query.q);
+    let cursor = after;
+    let size = MIN_CHUNK;
+    let ended = false;
+    return {
+      get ended() {
+        return ended;
+      },
+      async next(): Promise<{ id: number; at: number; hit: boolean }[]> {
+        if (closed) throw new SearchClosedError('The store is closed.');
+        if (ended) return [];
+        const started = performance.now();
+        const from = cursor;
+        const keys = await db
+          .selectFrom((eb) => {
+            let chunk = applyFilters(
+              eb.selectFrom('calls').select(['id', 'at']),
+              query as Omit<CallQuery, 'q'>,
+            );
+            if (from) chunk = chunk.where(olderThan(from));
+            return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
+          })
+          .innerJoin('calls as c', 'c.id', 'chunk.id')
+          .select([
+            'chunk.id as id',
+            'chunk.at as at',
+            sql<boolean>`(${folded('c.params')} LIKE ${pattern} OR ${folded('c.request')} LIKE ${pattern} OR ${folded('c.response')} LIKE ${pattern})`.as(
+              'hit',
+            ),
+          ])
+          .orderBy('chunk.at', 'desc')
+          .orderBy('chunk.id', 'desc')
+          .execute();
+        if (keys.length < size) ended = true;
+        const last = keys[keys.length - 1];
+        if (last) cursor = { at: last.at, id: last.id };
+        const took = performance.now() - started;
+        if (took < CHUNK_TARGET_MS / 2) size = Math.min(MAX_CHUNK, size * 2);
+        else if (took > CHUNK_TARGET_MS * 2) size = Math.max(MIN_CHUNK, Math.floor(size / 2));
+        return keys;
+      },
+    };
+  }
+
+  /** The rows of the matching ids, newest first (rows deleted since, by retention, are skipped). */
+  async function rowsOf<R>(ids: number[], columns: readonly string[] | '*'): Promise<R[]> {
+    if (ids.length === 0) return [];
+    const base = db.selectFrom('calls').where('id', 'in', ids);
+    const rows =
+      columns === '*'
+        ? await base.selectAll().execute()
+        : await base.select(columns as readonly 'id'[]).execute();
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return (rows as unknown as { id: number }[]).sort(
+      (a, b) => (order.get(a.id) as number) - (order.get(b.id) as number),
+    ) as R[];
+  }
+
+  return {
+    get jobs() {
+      return jobs;
+    },
+    get running() {
+      return !closed;
+    },
+    async page<R>(request: Parameters<SearchWorker['page']>[0]): Promise<WorkerPage<R>> {
+      const release = acquire();
+      try {
+        const started = performance.now();
+        const scan = scanner(request.query, request.after ?? null);
+        const hits: number[] = [];
+        let scanned = 0;
+        let last: Key | null = null;
+        let stopped = false;
+        outer: for (;;) {
+          const keys = await scan.next();
+          for (const key of keys) {
+            scanned++;
+            last = { at: key.at, id: key.id };
+            if (key.hit) {
+              hits.push(key.id);
+              if (hits.length >= request.want) break outer;
+            }
+          }
+          if (scan.ended) break;
+          if (request.budgetMs !== undefined && performance.now() - started >= request.budgetMs) {
+            stopped = true;
+            break;
+          }
+        }
+        return { rows: await rowsOf<R>(hits, request.columns), stopped, scanned, last };
+      } finally {
+        release();
+      }
+    },
+    scan<R>(query: TextQuery, batchSize: number, columns: readonly string[] | '*'): AsyncGenerator<R[]> {
+      // The slot is taken here, so that a busy search is refused before anything is read.
+      const release = acquire();
+      const scan = scanner(query, null);
+      async function* batches(): AsyncGenerator<R[]> {
+        try {
+          let pending: number[] = [];
+          for (;;) {
+            while (pending.length < batchSize && !scan.ended) {
+              for (const key of await scan.next()) if (key.hit) pending.push(key.id);
+            }
+            if (pending.length === 0) return;
+            const batch = pending.slice(0, batchSize);
+            pending = pending.slice(batchSize);
+            const rows = await rowsOf<R>(batch, columns);
+            if (rows.length > 0) yield rows;
+          }
+        } finally {
+          release();
+        }
+      }
+      const generator = batches();
+      // Given back also when the export is dropped before its first batch was asked for.
+      const end = generator.return.bind(generator);
+      generator.return = (value) => {
+        release();
+        return end(value);
+      };
+      return generator;
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}

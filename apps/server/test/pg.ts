@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * PostgreSQL for tests: `TEST_DATABASE_URL` names a server and a database to connect to (CI sets
+ * it to the machine's PostgreSQL, `.ci/run`); unset, the PostgreSQL tests are skipped and the
+ * SQLite ones still run. Each caller gets a database of its own, created fresh and dropped after.
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+
+/** The dialects a suite runs on: always SQLite, PostgreSQL too when TEST_DATABASE_URL is set. */
+export const DIALECTS: readonly ('sqlite' | 'postgres')[] = TEST_DATABASE_URL
+  ? ['sqlite', 'postgres']
+  : ['sqlite'];
+
+export interface FreshDatabase {
+  /** postgres:// URL of the new database. */
+  readonly url: string;
+  /** Drops it (connections still open to it are ended first). */
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database on TEST_DATABASE_URL's server, named uniquely for this run. */
+export async function freshPostgres(): Promise<FreshDatabase> {
+  if (!TEST_DATABASE_URL) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `sm_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
