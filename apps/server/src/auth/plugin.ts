@@ -80,6 +80,9 @@ const RANK: Record<Access, number> = { public: 0, operator: 1, admin: 2 };
 const TOUCH_EVERY_MS = 60_000;
 const SETUP_TOKEN_MS = 3_600_000;
 
+// Probes and scrapers address the server by whatever name or address they reach it at.
+const ANY_HOST = new Set(['/healthz', '/readyz', '/metrics']);
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
@@ -193,7 +196,7 @@ export const authPlugin = fp(
     // --- every request: Host, Origin, session, role ---------------------------------------------
     app.addHook('onRequest', async (request, reply) => {
       const url = request.url;
-      if (allowedHosts && url !== '/healthz' && !allowedHosts.has(hostName(request.host))) {
+      if (allowedHosts && !ANY_HOST.has(url) && !allowedHosts.has(hostName(request.host))) {
         request.log.warn({ host: request.host.slice(0, 200) }, 'Host not allowed (see ALLOWED_HOSTS)');
         return reply
           .code(421)

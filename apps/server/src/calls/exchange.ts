@@ -3,6 +3,7 @@ import { maskQuery } from '@school/asmx';
 import { maskParams, type OperationDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationResult } from '../operations/run.js';
+import type { CallOutcome } from '../plugins/metrics.js';
 import type { Binding, NewDelivery, Outcome } from '../store/index.js';
 import { formatRequest, formatResponse } from './http-message.js';
 import { callRecord } from './record.js';
@@ -113,14 +114,26 @@ export async function recordAndAnswer(
     if (body && typeof body === 'object' && 'destroy' in body && typeof body.destroy === 'function')
       body.destroy();
     request.log.error({ err }, 'could not record the call');
+    observe(app, reply, ex, 'unrecorded');
     return options.unrecordable();
   }
+  observe(app, reply, ex, ex.outcome);
   ex.afterCommit?.();
   await options.committed?.(id);
   return reply
     .code(ex.status)
     .headers(ex.headers)
     .send(options.body ? options.body(id) : body);
+}
+
+/** Every call is counted here, and only here, once its record was attempted (docs/operations.md#metrics). */
+function observe(app: FastifyInstance, reply: FastifyReply, ex: CallExchange, outcome: CallOutcome): void {
+  app.metrics.observeCall({
+    operation: ex.operation,
+    binding: ex.binding,
+    outcome,
+    seconds: reply.elapsedTime / 1000,
+  });
 }
 
 /** A response body as the record shows it: text as is, an object as its JSON, a stream not at all. */

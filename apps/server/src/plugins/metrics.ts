@@ -1,0 +1,184 @@
+import { type Binding, DELIVERY_STATUSES, type Outcome } from '@school/contract';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { ipAllowList } from '../net/ip-allow-list.js';
+import type { Provider, PushProvider, SendResult, SmsProvider } from '../providers/types.js';
+
+/**
+ * Prometheus metrics (docs/operations.md#metrics): a registry of the server's own, so that two
+ * apps in one process (tests) never share counters. Calls are counted where every door's call
+ * is recorded (calls/exchange.ts), provider requests where the dispatcher sends them
+ * (`instrumentProviders`), and the outbox is read from the database at scrape time, so every
+ * instance sharing a database reports the same outbox.
+ */
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The server's metrics: what is observed, and the scrape. */
+    readonly metrics: Metrics;
+  }
+}
+
+/** A call's outcome as counted: its record's, or `unrecorded` when the record failed. */
+export type CallOutcome = Outcome | 'unrecorded';
+
+export type ProviderOutcome = 'sent' | 'transient' | 'permanent' | 'error';
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** One call, whichever door it came in by, once its record was attempted. */
+  observeCall(call: {
+    readonly operation: string | null;
+    readonly binding: Binding;
+    readonly outcome: CallOutcome;
+    readonly seconds: number;
+  }): void;
+  /** One provider request (an attempt of a delivery). */
+  observeProviderRequest(request: {
+    readonly kind: 'sms' | 'push';
+    readonly provider: string;
+    readonly outcome: ProviderOutcome;
+    readonly seconds: number;
+  }): void;
+  /** The exposition text, the outbox read from the database first. */
+  scrape(): Promise<string>;
+}
+
+export const metricsPlugin = fp(
+  async (app) => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry, prefix: 'school_' });
+
+    const calls = new Counter({
+      name: 'school_calls_total',
+      help: 'Operation calls answered, by operation, binding and outcome (unrecorded: the record failed).',
+      labelNames: ['operation', 'binding', 'outcome'] as const,
+      registers: [registry],
+    });
+    const callDuration = new Histogram({
+      name: 'school_call_duration_seconds',
+      help: 'Time from a call arriving to its record being committed, by operation and binding.',
+      labelNames: ['operation', 'binding'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+    const providerDuration = new Histogram({
+      name: 'school_provider_request_duration_seconds',
+      help: 'Requests to the SMS and push providers, by kind, provider and outcome.',
+      labelNames: ['kind', 'provider', 'outcome'] as const,
+      // Up to PROVIDER_TIMEOUT_MS (10 s by default, 120 s at most).
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [registry],
+    });
+    const deliveries = new Gauge({
+      name: 'school_deliveries',
+      help: 'Deliveries in the database, by status.',
+      labelNames: ['status'] as const,
+      registers: [registry],
+    });
+    const outboxDue = new Gauge({
+      name: 'school_outbox_due',
+      help: 'Pending deliveries due now (waiting for the dispatcher).',
+      registers: [registry],
+    });
+    const oldestDueAge = new Gauge({
+      name: 'school_outbox_oldest_due_age_seconds',
+      help: 'How long the oldest pending delivery due now has been due (0 when none is).',
+      registers: [registry],
+    });
+
+    const metrics: Metrics = {
+      registry,
+      observeCall({ operation, binding, outcome, seconds }) {
+        const op = operation ?? 'unknown';
+        calls.inc({ operation: op, binding, outcome });
+        callDuration.observe({ operation: op, binding }, seconds);
+      },
+      observeProviderRequest({ kind, provider, outcome, seconds }) {
+        providerDuration.observe({ kind, provider, outcome }, seconds);
+      },
+      async scrape() {
+        try {
+          const now = Date.now();
+          const outbox = await app.store.deliveries.outbox(now);
+          for (const status of DELIVERY_STATUSES) deliveries.set({ status }, outbox.byStatus[status] ?? 0);
+          outboxDue.set(outbox.due);
+          oldestDueAge.set(outbox.oldestDueAt === null ? 0 : Math.max(0, now - outbox.oldestDueAt) / 1000);
+        } catch (err) {
+          // The rest is still worth scraping; the outbox series go missing rather than lie.
+          app.log.error({ err }, 'could not read the outbox for /metrics');
+          deliveries.reset();
+          outboxDue.reset();
+          oldestDueAge.reset();
+        }
+        return registry.metrics();
+      },
+    };
+    app.decorate('metrics', metrics);
+    // Fastify times a reply (`reply.elapsedTime`, which the call durations read) only when there
+    // is a logger or an onResponse hook: this hook keeps them measured without a logger too.
+    app.addHook('onResponse', async () => {});
+  },
+  { name: 'metrics', dependencies: ['config'] },
+);
+
+/**
+ * `GET /metrics`, for the addresses in METRICS_ALLOWED_IPS only (docs/operations.md#metrics):
+ * registered after the auth plugin, like every route, so it is in the route table.
+ */
+export const metricsRoutes: FastifyPluginAsync = async (app) => {
+  const ranges = app.config.METRICS_ALLOWED_IPS;
+  const allowed = ranges === null ? () => true : ipAllowList(ranges);
+  app.get('/metrics', { config: { access: 'public' } }, async (request, reply) => {
+    if (!allowed(request.ip)) {
+      return reply
+        .code(403)
+        .type('text/plain; charset=utf-8')
+        .send('Metrics are not served to this address (see METRICS_ALLOWED_IPS).');
+    }
+    const text = await app.metrics.scrape();
+    return reply.type(app.metrics.registry.contentType).send(text);
+  });
+};
+
+/**
+ * The providers with each `send` timed into `school_provider_request_duration_seconds`. A send
+ * that throws (none should: see providers/types.ts) is counted as `error` and rethrown.
+ */
+export function instrumentProviders(
+  providers: { readonly sms: SmsProvider; readonly push: PushProvider },
+  metrics: Pick<Metrics, 'observeProviderRequest'>,
+): { readonly sms: SmsProvider; readonly push: PushProvider } {
+  return { sms: timed('sms', providers.sms, metrics), push: timed('push', providers.push, metrics) };
+}
+
+function timed<M>(
+  kind: 'sms' | 'push',
+  provider: Provider<M>,
+  metrics: Pick<Metrics, 'observeProviderRequest'>,
+): Provider<M> {
+  const observe = (outcome: ProviderOutcome, start: bigint) =>
+    metrics.observeProviderRequest({
+      kind,
+      provider: provider.name,
+      outcome,
+      seconds: Number(process.hrtime.bigint() - start) / 1e9,
+    });
+  return {
+    name: provider.name,
+    describe: () => provider.describe(),
+    async send(message: M, signal?: AbortSignal): Promise<SendResult> {
+      const start = process.hrtime.bigint();
+      let result: SendResult;
+      try {
+        result = await provider.send(message, signal);
+      } catch (err) {
+        observe('error', start);
+        throw err;
+      }
+      observe(result.ok ? 'sent' : result.kind, start);
+      return result;
+    },
+  };
+}
