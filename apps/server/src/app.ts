@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { maskQuery } from '@school/asmx';
 import { groups, secretParamNames } from '@school/contract';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
@@ -5,9 +7,11 @@ import { apiPlugin } from './api/plugin.js';
 import { asmxPlugin } from './asmx/plugin.js';
 import { canonicalAsmxUrl } from './asmx/rewrite.js';
 import { authPlugin, withAccess } from './auth/plugin.js';
+import { bookBlobsPlugin } from './books/plugin.js';
 import type { Config } from './config.js';
 import { twilioHooks } from './hooks/twilio.js';
 import { consolePlugin } from './plugins/console.js';
+import { metricsPlugin, metricsRoutes } from './plugins/metrics.js';
 import { requestLimitsPlugin } from './plugins/request-limits.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import {
@@ -32,6 +36,19 @@ export const logSerializers = {
   }),
 };
 
+/** A request id a proxy may pass on (nginx's `$request_id`, a load balancer's trace id). */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The id a request is logged, recorded and answered under: the proxy's `X-Request-Id` when it is
+ * a plausible id, else a UUID. Fastify's default (`req-1`, `req-2`, …) counts per process, so it
+ * repeats across instances and restarts and could not name one call in a shared log or History.
+ */
+export function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 export interface BuildOptions {
   /** Pino options (our serializers are always applied), or `false` for no logging. */
   readonly logger?: false | Exclude<FastifyServerOptions['logger'], boolean | undefined>;
@@ -49,6 +66,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         ? (_address: string, hop: number) => hop < (config.TRUST_PROXY as number)
         : config.TRUST_PROXY,
     rewriteUrl: (req) => canonicalAsmxUrl(req.url ?? '/'),
+    genReqId: requestId,
     // Bodies are limited per route; this is the ceiling for everything else.
     bodyLimit: config.MAX_BODY_BYTES,
     requestTimeout: 60_000,
@@ -56,7 +74,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   await app.register(configPlugin, { config });
+  await app.register(metricsPlugin);
   await app.register(storePlugin);
+  await app.register(bookBlobsPlugin);
   await app.register(providersPlugin);
   await app.register(dispatcherPlugin);
   await app.register(operationsPlugin);
@@ -69,6 +89,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // ASMX_ALLOWED_IPS), Twilio's callbacks are signed, the console's files are its login page
   // too; the API sets its rules per group.
   await app.register(withAccess('public', healthRoutes));
+  // Answered only to METRICS_ALLOWED_IPS (docs/operations.md#metrics).
+  await app.register(withAccess('public', metricsRoutes));
   await app.register(withAccess('public', asmxPlugin));
   await app.register(apiPlugin, { prefix: '/api' });
   await app.register(withAccess('public', twilioHooks));

@@ -20,6 +20,7 @@ const row: CallRow = {
   response: 'HTTP/1.1 500',
   response_bytes: 12,
   note: null,
+  request_id: '0b7e4f1c-2d3a-4c5b-9e6f-7a8b9c0d1e2f',
 };
 
 describe('a call as JSON and CSV', () => {
@@ -39,6 +40,7 @@ describe('a call as JSON and CSV', () => {
       error: '@SUM(A1)',
       durationMs: 1.235,
       note: null,
+      requestId: '0b7e4f1c-2d3a-4c5b-9e6f-7a8b9c0d1e2f',
     });
     expect(toDetail(row)).toEqual({
       ...summary,
@@ -51,8 +53,9 @@ describe('a call as JSON and CSV', () => {
 
   it('exports the same detail as JSON text, and null parameters as null', () => {
     expect(JSON.parse(detailJson(row))).toEqual(toDetail(row));
-    const none = { ...row, params: null };
+    const none = { ...row, params: null, request_id: null };
     expect(JSON.parse(detailJson(none))).toEqual(toDetail(none));
+    expect(toDetail(none).requestId).toBeNull();
   });
 
   it('exports CSV cells quoted where needed and guarded against formulas', () => {

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import type { CallDetail, CallList } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -117,6 +118,81 @@ describe('call records', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('request ids', () => {
+  let t: TestApp;
+  let logged = '';
+  beforeAll(async () => {
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        logged += chunk.toString();
+        done();
+      },
+    });
+    t = await startTestApp({}, undefined, { level: 'info', stream });
+  });
+  afterAll(() => t.close());
+
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  /** Makes a call over HTTP GET with these headers; answers its record as the API shows it. */
+  async function callWith(headers: Record<string, string>) {
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/PushNotificationMobile.asmx/pushNoti',
+      headers,
+    });
+    expect(res.statusCode).toBe(200);
+    // The .asmx answer's headers are byte-exact: the id is not among them.
+    expect(res.headers['x-request-id']).toBeUndefined();
+    const row = await lastCall(t.app);
+    const detail = await t.inject({ method: 'GET', url: `/api/calls/${row.id}` });
+    expect(detail.statusCode).toBe(200);
+    return { row, detail: detail.json() as CallDetail, api: detail };
+  }
+
+  it("keeps the proxy's X-Request-Id, logs under it and shows it through the API", async () => {
+    const { row, detail } = await callWith({ 'x-request-id': 'abc-123' });
+    expect(row.request_id).toBe('abc-123');
+    expect(detail.requestId).toBe('abc-123');
+    const lines = logged
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { reqId?: string; req?: { url?: string } });
+    expect(lines.find((l) => l.req?.url === '/PushNotificationMobile.asmx/pushNoti')?.reqId).toBe('abc-123');
+    const list = await t.inject({ method: 'GET', url: '/api/calls?operation=pushNoti&limit=1' });
+    expect((list.json() as CallList).items[0]?.requestId).toBe('abc-123');
+  });
+
+  it('gives a call without one a UUID of its own, different each time', async () => {
+    const first = await callWith({});
+    const second = await callWith({});
+    expect(first.detail.requestId).toMatch(UUID);
+    expect(second.detail.requestId).toMatch(UUID);
+    expect(second.detail.requestId).not.toBe(first.detail.requestId);
+  });
+
+  it('replaces an X-Request-Id that is not a plausible id with a UUID', async () => {
+    for (const given of ['abc 123', 'x'.repeat(129), 'x'.repeat(200), '', 'a/b', 'naïve', '<script>']) {
+      const { detail } = await callWith({ 'x-request-id': given });
+      expect(detail.requestId, JSON.stringify(given)).toMatch(UUID);
+    }
+    const longest = 'A.b_9:z-'.repeat(16);
+    expect((await callWith({ 'x-request-id': longest })).detail.requestId).toBe(longest);
+  });
+
+  it('answers the API with the id of its own request', async () => {
+    const res = await t.inject({
+      method: 'GET',
+      url: '/api/calls?limit=1',
+      headers: { 'x-request-id': 'api-7' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-request-id']).toBe('api-7');
+    const other = await t.inject({ method: 'GET', url: '/api/nothing-here' });
+    expect(other.statusCode).toBe(404);
+    expect(other.headers['x-request-id']).toMatch(UUID);
   });
 });
 

@@ -58,6 +58,8 @@ export const callSummarySchema = z
     durationMs: z.number(),
     /** What the operation did, in words (e.g. 'SMS queued to +44…', 'Dispatched 3 pending pushes.'). */
     note: z.string().nullable(),
+    /** The id the request was logged under (`reqId`): the proxy's X-Request-Id or a UUID. Null for calls recorded before it was kept. */
+    requestId: z.string().nullable(),
   })
   .meta({ id: 'CallSummary' });
 export type CallSummary = z.infer<typeof callSummarySchema>;

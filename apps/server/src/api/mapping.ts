@@ -48,6 +48,7 @@ const CALL_COLUMNS = [
   { row: 'error', json: 'error', format: 'text', summary: true, csv: true },
   { row: 'duration_ms', json: 'durationMs', format: 'ms', summary: true, csv: true },
   { row: 'note', json: 'note', format: 'text', summary: true, csv: false },
+  { row: 'request_id', json: 'requestId', format: 'text', summary: true, csv: false },
   { row: 'request', json: 'request', format: 'text', summary: false, csv: false },
   { row: 'request_bytes', json: 'requestBytes', format: 'plain', summary: false, csv: false },
   { row: 'response', json: 'response', format: 'text', summary: false, csv: false },

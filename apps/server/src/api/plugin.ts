@@ -49,6 +49,12 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
   );
   app.get('/openapi.json', { config: { access: 'operator' }, schema: { hide: true } }, () => app.swagger());
 
+  // The id the request is logged and recorded under, for whoever reports a problem to quote. Only
+  // here: the .asmx answers' headers are byte-exact (docs/wire-contract.md).
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const errors: Record<string, string> = {};

@@ -48,6 +48,7 @@ export function callRecord(
     response: res.text,
     response_bytes: res.bytes,
     note: facts.note ?? null,
+    request_id: request.id,
   };
 }
 

@@ -22,6 +22,27 @@ describe('Call detail', () => {
     expect(message(request)).toContain('<soap:Body><AuthCode xmlns="http://tempuri.org/">');
   });
 
+  it('shows the request id the server logged the call under, to copy', async () => {
+    server.use(
+      http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7, requestId: 'nginx-4f1c2a9b' }))),
+    );
+    const { user } = renderApp('/history/7');
+    const id = await screen.findByText('nginx-4f1c2a9b');
+    expect(id.tagName).toBe('CODE');
+    const term = screen.getByText('Request ID', { selector: 'dt' });
+    expect(term.nextElementSibling).toContainElement(id);
+    await user.click(screen.getByRole('button', { name: 'Copy request ID' }));
+    expect(await navigator.clipboard.readText()).toBe('nginx-4f1c2a9b');
+  });
+
+  it('says when a call was recorded before request ids were kept', async () => {
+    server.use(http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7, requestId: null }))));
+    renderApp('/history/7');
+    const term = await screen.findByText('Request ID', { selector: 'dt' });
+    expect(term.nextElementSibling).toHaveTextContent('not recorded');
+    expect(screen.queryByRole('button', { name: 'Copy request ID' })).not.toBeInTheDocument();
+  });
+
   it('renders recorded bodies as text, never as HTML', async () => {
     const hostile =
       'HTTP/1.1 400\r\nContent-Type: text/html\r\n\r\n<img src=x onerror="alert(1)"><script>alert(2)</script>';

@@ -44,6 +44,8 @@ function CallView({ id }: { id: number }) {
 
 function Summary({ call }: { call: CallDetail }) {
   const params = Object.entries(call.params ?? {});
+  // What the server's log lines of this call carry as `reqId`.
+  const requestIdRef = useRef<HTMLElement>(null);
   return (
     <dl className="summary">
       <dt>Time</dt>
@@ -86,6 +88,17 @@ function Summary({ call }: { call: CallDetail }) {
       <dd>{formatDuration(call.durationMs)}</dd>
       <dt>Note</dt>
       <dd>{call.note ?? <span className="muted">none</span>}</dd>
+      <dt>Request ID</dt>
+      <dd>
+        {call.requestId ? (
+          <>
+            <code ref={requestIdRef}>{call.requestId}</code>{' '}
+            <CopyButton text={call.requestId} label="Copy request ID" target={requestIdRef} />
+          </>
+        ) : (
+          <span className="muted">not recorded</span>
+        )}
+      </dd>
     </dl>
   );
 }
