@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers.js';
+import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
 
 /** A small but real PDF (one empty page), padded to `size` bytes with a comment. */
 function pdf(label: string, size = 4096): Buffer {
@@ -12,12 +15,34 @@ function pdf(label: string, size = 4096): Buffer {
   ]);
 }
 
-describe('book library', () => {
+describe.each(DIALECTS)('book library (%s)', (dialect) => {
   let t: TestApp;
+  let fresh: FreshDatabase | undefined;
   beforeAll(async () => {
-    t = await startTestApp({ MAX_BOOK_BYTES: '65536' });
+    if (dialect === 'postgres') fresh = await freshPostgres();
+    t = await startTestApp({ MAX_BOOK_BYTES: '65536', ...(fresh ? { DATABASE_URL: fresh.url } : {}) });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await fresh?.drop();
+  });
+
+  /** The book files under DATA_DIR/books (PostgreSQL keeps the bytes in the database instead). */
+  const files = () => {
+    const root = path.join(t.dataDir, 'books');
+    if (!fs.existsSync(root)) return [];
+    return fs
+      .readdirSync(root)
+      .filter((d) => d !== 'tmp')
+      .flatMap((d) => fs.readdirSync(path.join(root, d)));
+  };
+  const chunkRows = async () =>
+    (await t.app.store.db.selectFrom('book_chunks').select('sha256').distinct().execute()).map(
+      (r) => r.sha256,
+    );
+  /** The hashes whose bytes the server keeps, wherever it keeps them. */
+  const kept = async () =>
+    dialect === 'postgres' ? await chunkRows() : files().map((f) => f.replace(/\.pdf$/, ''));
 
   const upload = (termId: string, classId: string, body: Buffer, type = 'application/pdf') =>
     t.inject({
@@ -97,12 +122,24 @@ describe('book library', () => {
     const record = calls.find((c) => c.binding === 'http-post');
     expect(record?.response).toContain('[PDF bytes 100-199 of 10000]');
     expect(record?.params).toContain('"srid":"S-9"');
+
+    // Where the bytes are: files with SQLite; in the database only, with PostgreSQL.
+    if (dialect === 'postgres') {
+      expect(files()).toEqual([]);
+      expect(await chunkRows()).toEqual([book.sha256]);
+    } else {
+      expect(files()).toEqual([`${book.sha256}.pdf`]);
+      expect(await chunkRows()).toEqual([]);
+    }
   });
 
   it('replaces a book, and removes it', async () => {
-    await upload('T2', '8A', pdf('first'));
+    const first = (await upload('T2', '8A', pdf('first'))).json();
+    expect(await kept()).toContain(first.sha256);
     const second = pdf('second');
     const replaced = (await upload('T2', '8A', second)).json();
+    // The replaced bytes go, as no other book uses them.
+    expect(await kept()).not.toContain(first.sha256);
     const list = (await t.inject({ method: 'GET', url: '/api/books' })).json();
     expect(list.filter((b: { termId: string }) => b.termId === 'T2')).toHaveLength(1);
     const file = await t.inject({ method: 'GET', url: `/api/books/${replaced.id}/file` });
@@ -114,6 +151,7 @@ describe('book library', () => {
     });
     expect(gone.statusCode).toBe(404);
     expect(gone.body).toBe("No book exists for term 'T2' and class '8A'.");
+    expect(await kept()).not.toContain(replaced.sha256);
   });
 
   it('refuses what is not a PDF, an empty file, and a file over MAX_BOOK_BYTES', async () => {
@@ -126,5 +164,6 @@ describe('book library', () => {
     expect(big.json().detail).toBe('The file is larger than the limit of 65536 bytes.');
     const list = (await t.inject({ method: 'GET', url: '/api/books' })).json();
     expect(list.find((b: { termId: string }) => b.termId === 'T3')).toBeUndefined();
+    expect(fs.readdirSync(path.join(t.dataDir, 'books', 'tmp'))).toEqual([]);
   });
 });

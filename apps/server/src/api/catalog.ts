@@ -12,8 +12,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicBaseUrl } from '../asmx/base-url.js';
 import { changes } from '../auth/audit-diff.js';
+import { UploadError } from '../books/blobs.js';
 import { serveBook } from '../books/serve.js';
-import { removeBookFile, storeBook, UploadError } from '../books/storage.js';
 import { allowedIpsColumn, normalizeBaseUrl } from '../operations/schools.js';
 import { toBook, toSchool, toTemplate } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
@@ -27,7 +27,7 @@ const isConflict = (err: unknown): boolean =>
 /** Schools, notification templates and the book library, as the operations use them. */
 export const catalogRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
-  const { store, config } = app;
+  const { store, config, bookBlobs } = app;
 
   // --- schools -------------------------------------------------------------------------------
   const schoolValues = (input: z.output<typeof schoolInputSchema>) => ({
@@ -290,7 +290,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
       }
       let stored: { sha256: string; size: number };
       try {
-        stored = await storeBook(config.dataDir, body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
+        stored = await bookBlobs.put(body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
           limit < config.MAX_BOOK_BYTES ? libraryFull(room).detail : undefined,
         );
       } catch (err) {
@@ -316,7 +316,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         previous.sha256 !== stored.sha256 &&
         (await store.books.usesOf(previous.sha256)) === 0
       ) {
-        await removeBookFile(config.dataDir, previous.sha256);
+        await bookBlobs.remove(previous.sha256);
       }
       const book = toBook(row, publicBaseUrl(config, request).base);
       await app.audit(request, {
@@ -350,8 +350,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         target: `book ${removed.id} (term ${removed.term_id}, class ${removed.class_id})`,
         details: { filename: removed.filename, size: removed.size, sha256: removed.sha256 },
       });
-      if ((await store.books.usesOf(removed.sha256)) === 0)
-        await removeBookFile(config.dataDir, removed.sha256);
+      if ((await store.books.usesOf(removed.sha256)) === 0) await bookBlobs.remove(removed.sha256);
       return (reply as FastifyReply).code(204).send();
     },
   );
@@ -369,7 +368,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     async (request, reply) => {
       const book = await store.books.findById(request.params.id);
       if (!book) return sendProblem(reply, problem(404, `There is no book ${request.params.id}.`));
-      const served = serveBook(config.dataDir, book, {
+      const served = serveBook(bookBlobs, book, {
         ifNoneMatch: request.headers['if-none-match'],
         range: request.headers.range,
       });

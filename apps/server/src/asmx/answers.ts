@@ -137,7 +137,7 @@ export function soapRefusal(base: ExchangeBase, refusal: SoapRefusal): AsmxExcha
  * the binding's answer, record, answer.
  */
 export function createAsmxAnswers(app: FastifyInstance) {
-  const { config } = app;
+  const { config, bookBlobs } = app;
   // The success envelope depends only on version and operation: built once.
   const successBodies = new Map<string, Buffer>();
   for (const op of groups.flatMap((g) => g.operations)) {
@@ -191,7 +191,7 @@ export function createAsmxAnswers(app: FastifyInstance) {
     if (result.book && !soap) {
       // The HTTP bindings answer with the book itself (docs/wire-contract.md#the-book-answer);
       // SOAP with the empty response.
-      const served = serveBook(config.dataDir, result.book, {
+      const served = serveBook(bookBlobs, result.book, {
         ifNoneMatch: header(request, 'if-none-match'),
         range: header(request, 'range'),
       });

@@ -1,7 +1,6 @@
-import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { BookRow } from '../store/index.js';
-import { bookPath } from './storage.js';
+import type { BookBlobs } from './blobs.js';
 
 export interface BookResponse {
   readonly status: 200 | 206 | 304 | 416;
@@ -24,7 +23,7 @@ function disposition(book: BookRow): string {
  * one → 416. Several ranges are answered with the whole file (allowed by RFC 9110).
  */
 export function serveBook(
-  dataDir: string,
+  blobs: BookBlobs,
   book: BookRow,
   headers: { ifNoneMatch?: string | undefined; range?: string | undefined },
 ): BookResponse {
@@ -41,7 +40,6 @@ export function serveBook(
   if (matches) return { status: 304, headers: common, body: undefined, summary: 'not modified' };
 
   const size = book.size;
-  const file = bookPath(dataDir, book.sha256);
   const pdf = { ...common, 'content-type': 'application/pdf', 'content-disposition': disposition(book) };
   const range = headers.range?.trim();
   const single = range ? /^bytes=(\d*)-(\d*)$/.exec(range) : null;
@@ -71,14 +69,14 @@ export function serveBook(
         'content-range': `bytes ${start}-${end}/${size}`,
         'content-length': String(end - start + 1),
       },
-      body: fs.createReadStream(file, { start, end }),
+      body: blobs.read(book.sha256, start, end),
       summary: `PDF bytes ${start}-${end} of ${size}`,
     };
   }
   return {
     status: 200,
     headers: { ...pdf, 'content-length': String(size) },
-    body: fs.createReadStream(file),
+    body: blobs.read(book.sha256, 0, size - 1),
     summary: `PDF, ${size} bytes`,
   };
 }
