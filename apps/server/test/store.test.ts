@@ -89,10 +89,19 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
   it('is ready once migrated, and says which database it is', async () => {
     expect(opened.store.dialect).toBe(dialect);
     expect(await opened.store.readiness()).toEqual({ database: true, migrations: true });
-    // Reopening runs no migration twice.
+    // Reopening runs no migration twice; a database a newer release has migrated further still
+    // opens (a rolling upgrade, a rollback): its migrations only add.
+    await opened.store.db
+      .insertInto('kysely_migration' as never)
+      .values({ name: '9999_from_a_newer_release', timestamp: new Date().toISOString() } as never)
+      .execute();
     if (dialect === 'postgres') {
       const second = await opened.another();
       expect(await second.readiness()).toEqual({ database: true, migrations: true });
+    } else {
+      await opened.store.close();
+      const again = await opened.another();
+      expect(await again.readiness()).toEqual({ database: true, migrations: true });
     }
   });
 
@@ -112,6 +121,17 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     expect(deliveries).toHaveLength(25);
     expect(deliveries.every((d) => typeof d.created_at === 'number' && d.status === 'pending')).toBe(true);
     expect((await store.deliveries.counts()).pending).toBe(25);
+  });
+
+  it('records a request holding NUL (PostgreSQL keeps U+FFFD in its place)', async () => {
+    const { store } = opened;
+    const id = await store.calls.record(
+      call({ request: 'POST / HTTP/1.1\r\n\r\n<a>\u0000</a>', params: '{"x":"\u0000"}' }),
+    );
+    const row = await store.calls.findById(id);
+    const kept = dialect === 'postgres' ? '\uFFFD' : '\u0000';
+    expect(row?.request).toBe(`POST / HTTP/1.1\r\n\r\n<a>${kept}</a>`);
+    expect(row?.params).toBe(`{"x":"${kept}"}`);
   });
 
   it('tells the live tail of each commit', async () => {
@@ -148,7 +168,10 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       .sort((a, b) => b.at - a.at || b.id - a.id)
       .map((r) => r.id);
     expect(all).toEqual(expected);
-    const ranged = await store.calls.search({ from: T0 + 60_000, to: T0 + 180_000, ip: '10.0.0.2' }, { limit: 100 });
+    const ranged = await store.calls.search(
+      { from: T0 + 60_000, to: T0 + 180_000, ip: '10.0.0.2' },
+      { limit: 100 },
+    );
     expect(ranged.map((r) => r.at)).toEqual([T0 + 120_000, T0 + 60_000]);
     const stats = await store.calls.stats({ from: T0, to: T0 + 3_600_000, bucketMs: 300_000 });
     expect(stats.reduce((n, s) => n + s.count, 0)).toBe(30);
@@ -211,7 +234,9 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       for (const c of claimed) {
         expect(c.delivery).toMatchObject({ status: 'sending', attempts: 1, lease_until: now + 30_000 });
         const attempts = await store.deliveries.attemptsOf(c.delivery.id);
-        expect(attempts).toEqual([expect.objectContaining({ id: c.attemptId, started_at: now, outcome: null })]);
+        expect(attempts).toEqual([
+          expect.objectContaining({ id: c.attemptId, started_at: now, outcome: null }),
+        ]);
       }
       expect(await store.deliveries.claimDue(now, 5, now + 30_000)).toEqual([]);
     });
@@ -227,7 +252,13 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
         {
           claimed: b,
           now,
-          result: { outcome: 'transient', error: 'busy', status: 503, retryAt: now + 5000, retryAfterMs: 5000 },
+          result: {
+            outcome: 'transient',
+            error: 'busy',
+            status: 503,
+            retryAt: now + 5000,
+            retryAfterMs: 5000,
+          },
         },
       ]);
       const sent = await store.deliveries.findById(a.delivery.id);
@@ -237,7 +268,12 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       expect(later).toMatchObject({ status: 'pending', next_attempt_at: now + 5000, last_error: 'busy' });
       expect(JSON.parse(later?.payload ?? '{}').text).toBe('Your code is 123456');
       expect(await store.deliveries.attemptsOf(b.delivery.id)).toEqual([
-        expect.objectContaining({ outcome: 'transient', status: 503, retry_after_ms: 5000, finished_at: now }),
+        expect.objectContaining({
+          outcome: 'transient',
+          status: 503,
+          retry_after_ms: 5000,
+          finished_at: now,
+        }),
       ]);
       expect(await store.deliveries.recordProviderStatus('SM1', 'delivered', now)).toBe(true);
       expect(await store.deliveries.recordProviderStatus('SM-unknown', 'delivered', now)).toBe(false);
@@ -260,9 +296,16 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       const [again] = await store.deliveries.claimDue(now + 1500, 1, now + 60_000);
       expect(again?.delivery).toMatchObject({ id: old.delivery.id, attempts: 2 });
       await store.deliveries.finishAttempts([
-        { claimed: old, now: now + 1600, result: { outcome: 'permanent', error: 'late', retryAt: undefined } },
+        {
+          claimed: old,
+          now: now + 1600,
+          result: { outcome: 'permanent', error: 'late', retryAt: undefined },
+        },
       ]);
-      expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({ status: 'sending', attempts: 2 });
+      expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({
+        status: 'sending',
+        attempts: 2,
+      });
       if (!again) throw new Error('not claimed');
       await store.deliveries.finishAttempts([
         { claimed: again, now: now + 1700, result: { outcome: 'sent', response: 'ok' } },
@@ -300,7 +343,10 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       // The SMS lost its text: only the push can be sent again.
       expect(await store.deliveries.retry(dead.delivery.id, now)).toBe(false);
       expect(await store.deliveries.retryAllDead(now)).toBe(1);
-      expect(await store.deliveries.findById(deadPush.delivery.id)).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(await store.deliveries.findById(deadPush.delivery.id)).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+      });
       expect(await store.deliveries.pendingPushes()).toBe(1);
       expect(await store.deliveries.makePushesDue(now + 5)).toBe(1);
     });
@@ -309,7 +355,8 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       const { store } = opened;
       const rows = Array.from({ length: 300 }, () => sms());
       await store.calls.record(call(), rows);
-      const stores = dialect === 'postgres' ? [store, await opened.another(), await opened.another()] : [store];
+      const stores =
+        dialect === 'postgres' ? [store, await opened.another(), await opened.another()] : [store];
       const now = Date.now();
       const claims = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
@@ -360,7 +407,12 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     expect(firsts.filter(Boolean)).toHaveLength(1);
     const a = firsts.find(Boolean);
     if (!a) throw new Error('no admin');
-    const b = await store.users.create({ username: 'other', display_name: 'B', role: 'admin', password_hash: 'x' });
+    const b = await store.users.create({
+      username: 'other',
+      display_name: 'B',
+      role: 'admin',
+      password_hash: 'x',
+    });
     const [x, y] = await Promise.all([
       store.users.update(a.id, { role: 'operator' }),
       store.users.update(b.id, { role: 'operator' }),
@@ -404,4 +456,3 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     await expect(seen).resolves.toEqual([id]);
   });
 });
-

@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { NulToReplacementPlugin } from './dialect.js';
 import { type DialectName, migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
@@ -99,18 +100,44 @@ function openPostgres(connectionString: string, max: number): OpenedDatabase {
   // An idle client whose connection drops (a database restart) emits here; without a listener the
   // process would crash. The pool replaces it on the next checkout.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    plugins: [new NulToReplacementPlugin()],
+  });
   return { dialect: 'postgres', db, pool, connectionString };
 }
 
 export async function migrate(db: Kysely<Database>, dialect: DialectName): Promise<void> {
   const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
+  if (await migratedByNewerRelease(db, migrator)) return;
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const cause = error instanceof Error ? error.message : String(error ?? '');
     throw new Error(`Database migration ${failed?.migrationName ?? ''} failed: ${cause}`.trim());
   }
+}
+
+/**
+ * Whether a newer release has already migrated this database past what this build knows, with
+ * everything this build knows applied: during a rolling upgrade (or a rollback) an older instance
+ * may start on it. Migrations only add (docs/deployment.md#upgrades), so it runs on the newer
+ * schema; Kysely's migrator would refuse to start.
+ */
+async function migratedByNewerRelease(db: Kysely<Database>, migrator: Migrator): Promise<boolean> {
+  let applied: string[];
+  try {
+    const rows = await db
+      .selectFrom('kysely_migration' as never)
+      .select('name' as never)
+      .execute();
+    applied = rows.map((r) => String((r as { name: string }).name));
+  } catch {
+    return false; // A fresh database: no migration table yet.
+  }
+  const known = await migrator.getMigrations();
+  const names = new Set(known.map((m) => m.name));
+  return applied.some((n) => !names.has(n)) && known.every((m) => m.executedAt !== undefined);
 }
 
 /** Whether every migration this build knows has been applied (for /readyz). */
