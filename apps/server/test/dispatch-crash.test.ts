@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -45,7 +45,6 @@ describe('a dispatcher killed mid-batch and restarted', () => {
   const duplicates: string[] = [];
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['build.mjs'], { cwd: serverDir, stdio: 'pipe' });
     hook = http.createServer((req, res) => {
       req.resume();
       req.on('end', () => {

@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tempDataDir } from './helpers.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,9 +50,6 @@ async function waitForHealth(url: string, deadline = Date.now() + 15_000): Promi
 
 describe('the server process (dist/server.js)', () => {
   const data = tempDataDir();
-  beforeAll(() => {
-    execFileSync(process.execPath, ['build.mjs'], { cwd: serverDir, stdio: 'pipe' });
-  });
   afterAll(() => data.remove());
 
   it('honours PORT, HOST and DATA_DIR, records calls, and shuts down gracefully on SIGTERM', async () => {
