@@ -1,7 +1,8 @@
-// Bundles the server into dist/server.js. Workspace packages (TypeScript sources) are bundled in,
-// with their own pure-JS dependencies; the server's npm dependencies stay external and load from
-// node_modules, native better-sqlite3 included. The free-text search worker (plain JS, run in a
-// worker thread) is copied next to server.js, where search.ts looks for it at run time.
+// Bundles the server into dist/server.js, and the `migrate-data` command (SQLite → PostgreSQL,
+// docs/deployment.md) into dist/migrate-data.js. Workspace packages (TypeScript sources) are
+// bundled in, with their own pure-JS dependencies; the server's npm dependencies stay external and
+// load from node_modules, native better-sqlite3 included. The free-text search worker (plain JS,
+// run in a worker thread) is copied next to server.js, where search.ts looks for it at run time.
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import * as esbuild from 'esbuild';
 
@@ -36,9 +37,18 @@ const options = {
   plugins: [copySearchWorker],
 };
 
+// The same bundling for the command; it needs no search worker.
+const migrateData = {
+  ...options,
+  entryPoints: ['src/migrate-data.ts'],
+  outfile: 'dist/migrate-data.js',
+  plugins: [],
+};
+
 if (process.argv.includes('--watch')) {
   const ctx = await esbuild.context(options);
   await ctx.watch();
+  await (await esbuild.context(migrateData)).watch();
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(options), esbuild.build(migrateData)]);
 }
