@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { BOOK_CHUNK_BYTES, bookPath } from './books/blobs.js';
+import { BOOK_CHUNK_BYTES, bookPath, readFully } from './books/blobs.js';
 import { isPostgresUrl, type OpenedDatabase, openDatabase } from './store/db.js';
-import type { Database } from './store/schema.js';
+import { COPIED_TABLES, type Database } from './store/schema.js';
 
 const USAGE = `Usage: pnpm migrate-data --from <DATA_DIR> --to <postgres://user:password@host:5432/database>
 
@@ -31,21 +31,8 @@ Stop the server using DATA_DIR first: what it records after the copy starts is n
 Exit status: 0 copied and verified; 1 failed (nothing was copied); 2 refused, the target is
 not empty.`;
 
-/**
- * What is copied, parents before the rows that refer to them (deliveries → calls,
- * delivery_attempts → deliveries). Every one has an `id` identity kept as it was.
- */
-const TABLES = [
-  'users',
-  'audit',
-  'schools',
-  'templates',
-  'books',
-  'calls',
-  'deliveries',
-  'delivery_attempts',
-  'limit_slots',
-] as const satisfies readonly (keyof Database)[];
+/** What is copied (store/schema.ts), parents before the rows that refer to them. */
+const TABLES = COPIED_TABLES;
 type CopiedTable = (typeof TABLES)[number];
 
 /** Tables deliberately not copied row by row, and why. */
@@ -224,18 +211,6 @@ async function copyTable(
     show(result.rows);
   }
   return result;
-}
-
-/** Reads up to `length` bytes at `position`, fewer only at the end of the file. */
-async function readFully(file: fs.promises.FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await file.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled === length ? buffer : buffer.subarray(0, filled);
 }
 
 /**

@@ -1,22 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DeliveryDetail, DeliveryList } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleFetch, TEST_ADMIN, tempDataDir } from './helpers.js';
+import { freePort } from './server-process.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function until<T>(
   check: () => Promise<T | undefined> | T | undefined,

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOK_CHUNK_BYTES, bookPath } from '../src/books/blobs.js';
 import { type OpenedDatabase, openDatabase } from '../src/store/db.js';
+import { COPIED_TABLES } from '../src/store/schema.js';
 import { callRow, startTestApp, tempDataDir } from './helpers.js';
 import { type FreshDatabase, freshPostgres, TEST_DATABASE_URL } from './pg.js';
 
@@ -14,17 +15,7 @@ const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
 const command = path.join(serverDir, 'dist/migrate-data.js');
 
 /** The tables the command copies, with ids kept. */
-const TABLES = [
-  'users',
-  'audit',
-  'schools',
-  'templates',
-  'books',
-  'calls',
-  'deliveries',
-  'delivery_attempts',
-  'limit_slots',
-] as const;
+const TABLES = COPIED_TABLES;
 
 function migrateData(...args: string[]) {
   const run = spawnSync(process.execPath, [command, ...args], {

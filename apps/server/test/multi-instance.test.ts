@@ -1,29 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN, tempDataDir } from './helpers.js';
 import { type FreshDatabase, freshPostgres, TEST_DATABASE_URL } from './pg.js';
+import { freePort, SERVER_ENTRY } from './server-process.js';
 
 /**
  * Several instances on one PostgreSQL database, as real processes (dist/server.js, built by the
  * global setup) behind nothing but their own ports, sending SMS through a fake gateway that is a
  * real HTTP server and, as a real gateway with idempotency keys does, sends a key's message once.
  */
-
-const entry = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'server.js');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The SMS gateway: what it was asked, and what it actually sent (once per idempotency key). */
 interface Gateway {
@@ -97,7 +85,7 @@ async function startInstance(env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
   const data = tempDataDir();
   let output = '';
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
     env: {
       PATH: process.env.PATH ?? '',
       PORT: String(port),

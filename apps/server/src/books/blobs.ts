@@ -123,7 +123,11 @@ export const BOOK_CHUNK_BYTES = 256 * 1024;
 const CHUNKS_PER_QUERY = 4;
 
 /** Reads exactly `length` bytes at `position` (fewer only at the end of the file). */
-async function readFully(file: fs.promises.FileHandle, position: number, length: number): Promise<Buffer> {
+export async function readFully(
+  file: fs.promises.FileHandle,
+  position: number,
+  length: number,
+): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
   let filled = 0;
   while (filled < length) {

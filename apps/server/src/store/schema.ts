@@ -188,3 +188,20 @@ export interface Database {
   limit_slots: LimitSlotsTable;
   book_chunks: BookChunksTable;
 }
+
+/**
+ * The tables that hold the service's data, parents before the rows that refer to them
+ * (deliveries → calls, delivery_attempts → deliveries); each has an `id` identity. What
+ * `migrate-data` copies; sessions are not data (staff log in again), book bytes go separately.
+ */
+export const COPIED_TABLES = [
+  'users',
+  'audit',
+  'schools',
+  'templates',
+  'books',
+  'calls',
+  'deliveries',
+  'delivery_attempts',
+  'limit_slots',
+] as const satisfies readonly (keyof Database)[];
