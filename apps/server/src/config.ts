@@ -42,6 +42,20 @@ const rateLimit = z
     };
   });
 
+/** A rate in events per second (`50`), or `off`. */
+const perSecond = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .transform((v, ctx): number | null => {
+    if (v === 'off' || v === '0') return null;
+    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0 || Number(v) > 100_000) {
+      ctx.addIssue({ code: 'custom', message: 'must be a number of sends per second such as 50, or off' });
+      return z.NEVER;
+    }
+    return Number(v);
+  });
+
 /** A comma-separated list of IP addresses or CIDR ranges. */
 const ipRanges = z.string().transform((v, ctx): string[] => {
   const list = v
@@ -122,7 +136,16 @@ export const configSchema = z.object({
   AUTHCODE_LIMIT_PER_PHONE: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
   AUTHCODE_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 60_000 })),
   AUTHCODE_LIMIT_PER_COUNTRY: optional(rateLimit.default(null)),
-  DISPATCH_CONCURRENCY: optional(integer(1, 256).default(4)),
+  /** Older name: both kinds' concurrency, where SMS_CONCURRENCY / PUSH_CONCURRENCY are not set. */
+  DISPATCH_CONCURRENCY: optional(integer(1, 1024).optional()),
+  /** SMS provider requests under way at once (with a 100 ms gateway, 128 send about 1 000/s). */
+  SMS_CONCURRENCY: optional(integer(1, 1024).optional()),
+  /** Push provider requests under way at once. */
+  PUSH_CONCURRENCY: optional(integer(1, 1024).optional()),
+  /** SMS sends started per second at most (the provider's rate limit), or `off`. */
+  SMS_RATE_LIMIT: optional(perSecond.default(null)),
+  /** Push sends started per second at most, or `off`. */
+  PUSH_RATE_LIMIT: optional(perSecond.default(null)),
   DELIVERY_MAX_ATTEMPTS: optional(integer(1, 100).default(8)),
   DELIVERY_RETRY_BASE_MS: optional(integer(1, 3_600_000).default(2000)),
   DELIVERY_RETRY_MAX_MS: optional(integer(1, 86_400_000).default(600_000)),

@@ -255,6 +255,94 @@ describe('outbox and dispatcher', () => {
   });
 });
 
+describe("sending at the provider's pace", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  /** A gateway that holds each request `ms` and notes when it came and how many were under way. */
+  async function slowGateway(ms: number, first?: { status: number; headers: Record<string, string> }) {
+    const arrivals: number[] = [];
+    let open = 0;
+    let most = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        arrivals.push(Date.now());
+        open++;
+        most = Math.max(most, open);
+        const answer = arrivals.length === 1 && first ? first : { status: 200, headers: {} };
+        setTimeout(() => {
+          open--;
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end('{}');
+        }, ms);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    return { url, arrivals, most: () => most };
+  }
+
+  async function queueCodes(env: Record<string, string>, url: string, n: number) {
+    const t = await startTestApp({
+      ...FAST,
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_URL: `${url}/send`,
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+      ...env,
+    });
+    cleanups.push(() => t.close());
+    const answers = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        t.inject({
+          method: 'GET',
+          url: `/AuthCodeSending.asmx/AuthCode?code=${1000 + i}&phone=%2B447911123456`,
+        }),
+      ),
+    );
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    return t;
+  }
+
+  it('keeps SMS_CONCURRENCY requests under way at once, and no more', async () => {
+    const gateway = await slowGateway(150);
+    const t = await queueCodes({ SMS_CONCURRENCY: '24' }, gateway.url, 60);
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 60, 'all sent');
+    expect(gateway.most()).toBe(24);
+  });
+
+  it('starts no more than SMS_RATE_LIMIT sends a second', async () => {
+    const gateway = await slowGateway(5);
+    const t = await queueCodes({ SMS_RATE_LIMIT: '20', SMS_CONCURRENCY: '64' }, gateway.url, 45);
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 45, 'all sent', 15_000);
+    // A bucket of one second's sends to start with, then 20 a second: 45 are started over at
+    // least 1.25 s (arrivals, less the first connections' set-up), and no second holds more than
+    // the burst and a second's worth. Uncapped, they all arrive within a few milliseconds.
+    const span = (gateway.arrivals.at(-1) as number) - (gateway.arrivals[0] as number);
+    expect(span).toBeGreaterThanOrEqual(1000);
+    for (const start of gateway.arrivals) {
+      expect(gateway.arrivals.filter((a) => a >= start && a < start + 1000).length).toBeLessThanOrEqual(41);
+    }
+  });
+
+  it('waits as a 429 from the provider asks before sending it anything more', async () => {
+    const gateway = await slowGateway(5, { status: 429, headers: { 'retry-after': '2' } });
+    const t = await queueCodes({ SMS_CONCURRENCY: '1' }, gateway.url, 3);
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 3, 'all sent', 15_000);
+    const [refused, next] = gateway.arrivals as [number, number];
+    expect(next - refused).toBeGreaterThanOrEqual(1900);
+  });
+});
+
 describe('pushNoti', () => {
   it('dispatches nothing when its call cannot be recorded', async () => {
     const hook = await fakeProvider(() => ({ status: 503, headers: { 'retry-after': '3600' } }));

@@ -178,7 +178,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
     SMS_HTTP_URL: `${gateway.url}/send`,
     SMS_HTTP_BODY: 'to={to}&text={text}',
     SMS_TEMPLATE: 'Your code is {code}',
-    DISPATCH_CONCURRENCY: '16',
+    SMS_CONCURRENCY: '16',
     DISPATCH_POLL_MS: '200',
     // Leases of 3 × 1 s + 5 s: an instance killed mid-send has its claims taken over after 8 s.
     PROVIDER_TIMEOUT_MS: '1000',

@@ -1,13 +1,27 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PushProvider, SendResult, SmsProvider } from '../providers/types.js';
-import { type AttemptResult, type Claimed, parseDeliveryPayload, type Store } from '../store/index.js';
+import {
+  type AttemptResult,
+  type Claimed,
+  type DeliveryKind,
+  parseDeliveryPayload,
+  type Store,
+} from '../store/index.js';
+
+/** How one provider kind is sent: how many at once, and how fast at most. */
+export interface LaneOptions {
+  /** Attempts under way at once (each is one request to the provider). */
+  readonly concurrency: number;
+  /** Sends started per second at most (the provider's rate limit); null: no cap. */
+  readonly perSecond: number | null;
+}
 
 export interface DispatcherOptions {
   readonly store: Store;
   readonly sms: SmsProvider;
   readonly push: PushProvider;
-  /** Attempts under way at once. */
-  readonly concurrency: number;
+  /** SMS and pushes go through different providers, each with its own concurrency and rate. */
+  readonly lanes: Readonly<Record<DeliveryKind, LaneOptions>>;
   /** After this many attempts a delivery is dead. */
   readonly maxAttempts: number;
   /** Backoff: base × 2^(attempt−1), capped, with full jitter. */
@@ -56,6 +70,41 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { store, log } = options;
   const random = options.random ?? Math.random;
   const inflight = new Set<Promise<void>>();
+  /** Per kind: what is under way, the rate cap's tokens, and a pause the provider asked for. */
+  const lanes = (['sms', 'push'] as const).map((kind) => ({
+    kind,
+    ...options.lanes[kind],
+    busy: 0,
+    tokens: options.lanes[kind].perSecond ?? 0,
+    refilledAt: Date.now(),
+    pausedUntil: 0,
+  }));
+  type Lane = (typeof lanes)[number];
+  let timer: NodeJS.Timeout | undefined;
+  /** Wakes the dispatcher at `at` (a rate cap's next token, the end of a provider's pause). */
+  function wakeAt(at: number): void {
+    if (timer) return;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        wake();
+      },
+      Math.max(1, at - Date.now()),
+    );
+    timer.unref();
+  }
+  /** How many the lane may start now: free slots, within the rate cap and any pause. */
+  function room(lane: Lane, now: number): number {
+    if (lane.pausedUntil > now) {
+      wakeAt(lane.pausedUntil);
+      return 0;
+    }
+    const free = lane.concurrency - lane.busy;
+    if (lane.perSecond === null) return free;
+    lane.tokens = Math.min(lane.perSecond, lane.tokens + ((now - lane.refilledAt) / 1000) * lane.perSecond);
+    lane.refilledAt = now;
+    return Math.min(free, Math.floor(lane.tokens));
+  }
   let running = false;
   let woken = false;
   /** The passes under way, if any. */
@@ -126,6 +175,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       result = { ok: false, kind: 'transient', error: 'The provider failed unexpectedly.' };
     }
     const now = Date.now();
+    if (!result.ok && result.status === 429) {
+      // The provider says it is over its rate: this kind waits (Retry-After, else a second)
+      // before anything more is sent to it, not just this delivery.
+      const lane = lanes.find((l) => l.kind === delivery.kind);
+      if (lane)
+        lane.pausedUntil = Math.max(lane.pausedUntil, now + Math.min(result.retryAfterMs ?? 1000, 60_000));
+    }
     const outcome = toAttempt(claimed, result, now);
     finished.push({ claimed, now, result: outcome });
     log.info(
@@ -139,21 +195,34 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     await recordFinished();
     if (!running) return;
     const now = Date.now();
-    const free = options.concurrency - inflight.size;
     let claimed: Claimed[] = [];
-    try {
-      claimed = await store.deliveries.claimDue(now, free, now + options.leaseMs);
-    } catch (err) {
-      log.error({ err }, 'dispatcher pass failed');
-    }
-    for (const c of claimed) {
-      const done: Promise<void> = attempt(c)
-        .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
-        .finally(() => {
-          inflight.delete(done);
-          wake();
-        });
-      inflight.add(done);
+    for (const lane of lanes) {
+      const n = room(lane, now);
+      if (n <= 0) continue;
+      let got: Claimed[] = [];
+      try {
+        got = await store.deliveries.claimDue(now, n, now + options.leaseMs, lane.kind);
+      } catch (err) {
+        log.error({ err }, 'dispatcher pass failed');
+      }
+      if (lane.perSecond !== null) {
+        lane.tokens -= got.length;
+        // Held back by the cap with more perhaps due: look again when the next token comes.
+        if (got.length === n && n < lane.concurrency - lane.busy)
+          wakeAt(now + Math.ceil(((1 - (lane.tokens % 1)) * 1000) / lane.perSecond));
+      }
+      lane.busy += got.length;
+      for (const c of got) {
+        const done: Promise<void> = attempt(c)
+          .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
+          .finally(() => {
+            lane.busy--;
+            inflight.delete(done);
+            wake();
+          });
+        inflight.add(done);
+      }
+      claimed = claimed.concat(got);
     }
     if (claimed.length === 0 && inflight.size === 0) {
       for (const resolve of idleWaiters) resolve();
@@ -225,6 +294,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       running = false;
       await starting;
       if (poll) clearInterval(poll);
+      if (timer) clearTimeout(timer);
       store.deliveries.events.off('queued', onQueued);
       await passing;
       await Promise.all(inflight);

@@ -84,7 +84,16 @@ export const dispatcherPlugin = fp(
       store,
       sms: providers.sms,
       push: providers.push,
-      concurrency: config.DISPATCH_CONCURRENCY,
+      lanes: {
+        sms: {
+          concurrency: config.SMS_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 128,
+          perSecond: config.SMS_RATE_LIMIT,
+        },
+        push: {
+          concurrency: config.PUSH_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 32,
+          perSecond: config.PUSH_RATE_LIMIT,
+        },
+      },
       maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
       retryBaseMs: config.DELIVERY_RETRY_BASE_MS,
       retryMaxMs: config.DELIVERY_RETRY_MAX_MS,

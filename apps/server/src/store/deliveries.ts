@@ -124,7 +124,7 @@ export interface DeliveryRepository {
    * On PostgreSQL rows another instance is claiming are skipped (`FOR UPDATE SKIP LOCKED`), so
    * several dispatchers never claim the same delivery.
    */
-  claimDue(now: number, limit: number, leaseUntil: number): Promise<Claimed[]>;
+  claimDue(now: number, limit: number, leaseUntil: number, kind?: DeliveryKind): Promise<Claimed[]>;
   /**
    * Records how attempts ended and settles or reschedules their deliveries, in one commit. A
    * delivery is settled only while this claim still holds it (same `attempts`, still `sending`):
@@ -231,14 +231,13 @@ export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectP
     notify() {
       events.emit('queued');
     },
-    async claimDue(now, limit, leaseUntil) {
+    async claimDue(now, limit, leaseUntil, kind) {
       if (limit <= 0) return [];
       return db.transaction().execute(async (trx) => {
+        let pending = trx.selectFrom('deliveries').select('id').where('status', '=', 'pending');
+        if (kind) pending = pending.where('kind', '=', kind);
         const due = skipLocked(
-          trx
-            .selectFrom('deliveries')
-            .select('id')
-            .where('status', '=', 'pending')
+          pending
             .where('next_attempt_at', '<=', now)
             .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
             .orderBy('next_attempt_at')
