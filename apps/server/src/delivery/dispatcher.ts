@@ -113,8 +113,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let starting: Promise<void> | undefined;
   let poll: NodeJS.Timeout | undefined;
   let idleWaiters: (() => void)[] = [];
-  /** Attempts that ended since the last pass: recorded together, in one commit. */
+  /** Attempts that ended and are not recorded yet: recorded together, in one commit. */
   let finished: { claimed: Claimed; now: number; result: AttemptResult }[] = [];
+  /** The recording under way: ended attempts are recorded beside the claims, never ahead of them. */
+  let recording: Promise<void> | undefined;
+
+  /** Records what ended, batch after batch, while claims go on (a claim never waits for it). */
+  function record(): void {
+    if (recording) return;
+    recording = (async () => {
+      while (finished.length > 0) await recordFinished();
+    })().finally(() => {
+      recording = undefined;
+      if (finished.length > 0) record();
+      else if (inflight.size === 0 && idleWaiters.length > 0) wake();
+    });
+  }
 
   async function recordFinished(): Promise<void> {
     if (finished.length === 0) return;
@@ -184,15 +198,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const outcome = toAttempt(claimed, result, now);
     finished.push({ claimed, now, result: outcome });
+    record();
     log.info(
       { delivery: delivery.id, kind: delivery.kind, attempt: delivery.attempts, outcome: outcome.outcome },
       'delivery attempt',
     );
   }
 
-  /** One pass: records what finished, then claims what is due up to the free slots. */
+  /** One pass: claims what is due, each kind up to the room it has. */
   async function pass(): Promise<void> {
-    await recordFinished();
     if (!running) return;
     const now = Date.now();
     let claimed: Claimed[] = [];
@@ -224,7 +238,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       claimed = claimed.concat(got);
     }
-    if (claimed.length === 0 && inflight.size === 0) {
+    if (claimed.length === 0 && inflight.size === 0 && finished.length === 0 && !recording) {
       for (const resolve of idleWaiters) resolve();
       idleWaiters = [];
     }
@@ -298,6 +312,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       store.deliveries.events.off('queued', onQueued);
       await passing;
       await Promise.all(inflight);
+      await recording;
       await recordFinished();
       for (const resolve of idleWaiters) resolve();
       idleWaiters = [];
