@@ -1,0 +1,457 @@
+// pnpm bench (SMS latency): how soon an auth code reaches the SMS gateway after the call is answered,
+// and how fast a backlog drains, against the built server (dist/server.js) with its defaults.
+//  - latency: BENCH_RATE (300) SOAP 1.1 AuthCode calls a second for BENCH_SECONDS (5), each with its
+//    own code, on a steady schedule; for each call the time from our 200 answer to the fake
+//    gateway receiving its SMS (p50/p95/p99/max), against the 300 ms p99 target; every SMS exactly
+//    once (resends under the same Idempotency-Key are counted, not taken for a second SMS);
+//  - drain: on a fresh store, the gateway holds its answers while BENCH_BACKLOG (5 000) AuthCodes
+//    are queued (64 at once; a held answer still comes before the provider timeout, so nothing
+//    is resent), then answers again; the rate at which the backlog reaches it, from the first to
+//    the last arrival after the release, against the 1 000 SMS/s target. Without the hold the rate
+//    measured would be the rate of queueing, which may be below the target.
+// The fake gateway answers after BENCH_GATEWAY_MS (100). Runs on SQLite (SQLITE_SYNCHRONOUS=FULL)
+// and, when reachable, on a fresh PostgreSQL database (bench/pg.mjs), printed side by side.
+// No dispatch setting is passed (the defaults are measured); BENCH_SMS_ENV, a JSON object of extra
+// server environment, is for experiments. Not a test: it prints what one run measured.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectAdmin, createDatabase } from './pg.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const RATE = Number(process.env.BENCH_RATE ?? 300);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const GATEWAY_MS = Number(process.env.BENCH_GATEWAY_MS ?? 100);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5000);
+// How long the SMS are waited for after the paced load, and how long a backlog is given to drain:
+// short enough that a slow dispatcher keeps the whole bench within a few minutes.
+const WAIT_SECONDS = Number(process.env.BENCH_WAIT_SECONDS ?? 60);
+const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 20);
+const QUEUE_CONNECTIONS = 64;
+const TARGET_P99_MS = 300;
+const TARGET_DRAIN_PER_S = 1000;
+const extraEnv = JSON.parse(process.env.BENCH_SMS_ENV ?? '{}');
+// A held answer is given anyway before the server's provider timeout (PROVIDER_TIMEOUT_MS, 10 s by
+// default) would end the attempt and resend it: queueing the backlog may take longer than that.
+const HOLD_MAX_MS = Math.max(500, 0.8 * Number(extraEnv.PROVIDER_TIMEOUT_MS ?? 10_000) - GATEWAY_MS);
+
+const now = () => performance.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// --- the fake SMS gateway --------------------------------------------------------------------
+
+/**
+ * A gateway that answers after GATEWAY_MS and, as a real one with idempotency keys does, sends a
+ * key's message once. `hold()` keeps answers back until `release()`; arrivals are still recorded.
+ */
+async function startGateway() {
+  /** Idempotency key → the first arrival under it. */
+  const byKey = new Map();
+  const gateway = {
+    url: '',
+    /** Every SMS (first arrival of each key), in order of arrival. */
+    sms: [],
+    /** Requests repeating a key already received. */
+    resends: 0,
+    /** Requests the gateway could not read (no key, to or text). */
+    bad: 0,
+    /** Answers held back, with their timers. */
+    held: new Map(),
+    holding: false,
+    hold() {
+      gateway.holding = true;
+    },
+    release() {
+      gateway.holding = false;
+      for (const [answer, timer] of gateway.held) {
+        clearTimeout(timer);
+        setTimeout(answer, GATEWAY_MS);
+      }
+      gateway.held.clear();
+    },
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      const at = now();
+      const form = new URLSearchParams(body);
+      const key = req.headers['idempotency-key'];
+      const to = form.get('to');
+      const text = form.get('text');
+      if (typeof key !== 'string' || !to || !text) {
+        gateway.bad++;
+        res.writeHead(400).end('bad request');
+        return;
+      }
+      let first = byKey.get(key);
+      if (first) gateway.resends++;
+      else {
+        first = { at, key, to, text, id: `msg-${byKey.size + 1}` };
+        byKey.set(key, first);
+        gateway.sms.push(first);
+      }
+      const answer = () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: first.id }));
+      if (!gateway.holding) setTimeout(answer, GATEWAY_MS);
+      else {
+        // Held, but answered before the server's provider timeout would resend it.
+        const timer = setTimeout(() => {
+          gateway.held.delete(answer);
+          answer();
+        }, HOLD_MAX_MS);
+        gateway.held.set(answer, timer);
+      }
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  gateway.url = `http://127.0.0.1:${server.address().port}/send`;
+  gateway.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return gateway;
+}
+
+// --- the server ------------------------------------------------------------------------------
+
+/** A port nothing listens on now (a random one may be a client's ephemeral port under load). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Settings of the delivery path left to their defaults: none is inherited from this shell. */
+const DELIVERY_SETTING = /^(DISPATCH_|DELIVERY_|SMS_|PUSH_|PROVIDER_|TWILIO_|FCM_)/;
+
+/** Servers started and not yet stopped: killed if the bench fails half-way. */
+const children = new Set();
+
+async function startServer(env) {
+  const port = await freePort();
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !DELIVERY_SETTING.test(name)),
+  );
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', path.join(here, '../dist/server.js')], {
+    env: {
+      ...inherited,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      SQLITE_SYNCHRONOUS: 'FULL',
+      AUTHCODE_LIMIT_PER_PHONE: 'off',
+      AUTHCODE_LIMIT_PER_IP: 'off',
+      ASMX_LIMIT_PER_IP: 'off',
+      SMS_PROVIDER: 'http',
+      SMS_HTTP_BODY: 'to={to}&text={text}',
+      SMS_TEMPLATE: 'Code {code}',
+      ...env,
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) break;
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) return { url, child };
+    } catch {}
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error('server did not start');
+}
+
+async function stopServer(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// --- the client ------------------------------------------------------------------------------
+
+const envelope = (code, phone) =>
+  `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>${code}</code><phone>${phone}</phone></AuthCode></soap:Body></soap:Envelope>`;
+
+// +447911…: a UK mobile range the phone check accepts throughout (many +447700… are refused).
+const phoneFor = (i) => `+447911${String(i % 1e6).padStart(6, '0')}`;
+
+/** One SOAP 1.1 AuthCode call; resolves with its status (0: no answer) and when the answer ended. */
+function authCode(base, agent, code, phone) {
+  const body = envelope(code, phone);
+  return new Promise((resolve) => {
+    const req = http.request(
+      `${base}/AuthCodeSending.asmx`,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'text/xml; charset=utf-8',
+          soapaction: '"http://tempuri.org/AuthCode"',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, at: now() }));
+        res.on('error', () => resolve({ status: 0, at: now() }));
+      },
+    );
+    req.on('error', () => resolve({ status: 0, at: now() }));
+    req.end(body);
+  });
+}
+
+const codeOf = (text) => /^Code (\S+)$/.exec(text)?.[1];
+
+/** Calls by code, each with its phone, status and answer time, and the SMS the gateway got for each. */
+function tally(calls, gateway) {
+  const byCode = new Map();
+  let mismatched = 0;
+  let twice = 0;
+  for (const sms of gateway.sms) {
+    const code = codeOf(sms.text);
+    const call = code === undefined ? undefined : calls.get(code);
+    if (!call || call.phone !== sms.to) {
+      mismatched++;
+      continue;
+    }
+    if (byCode.has(code)) twice++;
+    else byCode.set(code, sms);
+  }
+  return { byCode, mismatched, twice };
+}
+
+async function until(check, seconds) {
+  const deadline = now() + seconds * 1000;
+  while (!check() && now() < deadline) await sleep(20);
+}
+
+/** Nearest-rank percentile; a call whose SMS never came counts as slower than any that did. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** RATE calls a second for SECONDS, on a steady 10 ms schedule; then waits for their SMS. */
+async function measureLatency(env) {
+  const gateway = await startGateway();
+  const server = await startServer({ ...env, SMS_HTTP_URL: gateway.url });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: QUEUE_CONNECTIONS });
+  try {
+    const total = Math.round(RATE * SECONDS);
+    const calls = new Map();
+    const pending = [];
+    let sent = 0;
+    const start = now();
+    await new Promise((resolve) => {
+      const tick = () => {
+        const due = Math.min(total, Math.floor((RATE * (now() - start)) / 1000));
+        for (; sent < due; sent++) {
+          const code = `L${String(sent).padStart(6, '0')}`;
+          const call = { phone: phoneFor(sent), status: 0, sentAt: now(), answeredAt: 0 };
+          calls.set(code, call);
+          pending.push(
+            authCode(server.url, agent, code, call.phone).then((r) => {
+              call.status = r.status;
+              call.answeredAt = r.at;
+            }),
+          );
+        }
+        if (sent >= total) {
+          clearInterval(timer);
+          resolve();
+        }
+      };
+      const timer = setInterval(tick, 10);
+      tick();
+    });
+    await Promise.all(pending);
+    const loadSeconds = (now() - start) / 1000;
+    const answered = [...calls].filter(([, c]) => c.status === 200);
+    await until(() => tally(calls, gateway).byCode.size >= answered.length, WAIT_SECONDS);
+    const { byCode, mismatched, twice } = tally(calls, gateway);
+    const delays = answered
+      .map(([code, c]) => (byCode.has(code) ? byCode.get(code).at - c.answeredAt : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
+    const missing = answered.filter(([code]) => !byCode.has(code)).length;
+    const answerTimes = answered.map(([, c]) => c.answeredAt - c.sentAt).sort((a, b) => a - b);
+    return {
+      total,
+      loadSeconds,
+      answered: answered.length,
+      received: byCode.size,
+      missing,
+      resends: gateway.resends,
+      twice,
+      mismatched: mismatched + gateway.bad,
+      p50: percentile(delays, 50),
+      p95: percentile(delays, 95),
+      p99: percentile(delays, 99),
+      max: delays.at(-1) ?? Number.NaN,
+      answerP50: percentile(answerTimes, 50),
+      answerP99: percentile(answerTimes, 99),
+    };
+  } finally {
+    agent.destroy();
+    await stopServer(server.child);
+    await gateway.close();
+  }
+}
+
+/**
+ * A backlog of BACKLOG auth codes queued while the gateway holds its answers; then released, the
+ * rate at which the rest reaches the gateway, from the first to the last arrival after release.
+ */
+async function measureDrain(env) {
+  const gateway = await startGateway();
+  const server = await startServer({ ...env, SMS_HTTP_URL: gateway.url });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: QUEUE_CONNECTIONS });
+  try {
+    gateway.hold();
+    const calls = new Map();
+    let next = 0;
+    const queueStart = now();
+    await Promise.all(
+      Array.from({ length: QUEUE_CONNECTIONS }, async () => {
+        while (next < BACKLOG) {
+          const i = next++;
+          const code = `D${String(i).padStart(6, '0')}`;
+          const call = { phone: phoneFor(i), status: 0 };
+          calls.set(code, call);
+          call.status = (await authCode(server.url, agent, code, call.phone)).status;
+        }
+      }),
+    );
+    const queuedPerS = BACKLOG / ((now() - queueStart) / 1000);
+    const queued = [...calls.values()].filter((c) => c.status === 200).length;
+    // Let the attempts the dispatcher had started reach the gateway before it answers again.
+    await sleep(300);
+    const releasedAt = now();
+    const before = gateway.sms.length;
+    gateway.release();
+    await until(() => tally(calls, gateway).byCode.size >= queued, DRAIN_SECONDS);
+    const after = gateway.sms.slice(before).filter((s) => s.at >= releasedAt);
+    const { byCode, twice, mismatched } = tally(calls, gateway);
+    const span = after.length > 1 ? (after.at(-1).at - after[0].at) / 1000 : 0;
+    return {
+      queued,
+      queuedPerS,
+      held: before,
+      drained: byCode.size,
+      rate: span > 0 ? (after.length - 1) / span : Number.NaN,
+      span,
+      resends: gateway.resends,
+      twice,
+      mismatched: mismatched + gateway.bad,
+    };
+  } finally {
+    agent.destroy();
+    await stopServer(server.child);
+    await gateway.close();
+  }
+}
+
+// --- the run ---------------------------------------------------------------------------------
+
+const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'school-sms-bench-'));
+const results = [];
+const admin = await connectAdmin();
+console.log(
+  `SMS latency: ${RATE} SOAP 1.1 AuthCode calls/s for ${SECONDS} s, fake gateway answering in ${GATEWAY_MS} ms; ` +
+    `drain: a backlog of ${BACKLOG} queued (${QUEUE_CONNECTIONS} at once) while the gateway holds, then released`,
+);
+if (Object.keys(extraEnv).length > 0) console.log(`server env (BENCH_SMS_ENV): ${JSON.stringify(extraEnv)}`);
+else console.log('server env: dispatch settings at their defaults');
+if (admin.reason) console.log(`PostgreSQL skipped: ${admin.reason}`);
+// The targets are absolute times, so how busy the machine was belongs with them.
+const load = () => os.loadavg()[0].toFixed(1);
+console.log(`machine: ${os.availableParallelism()} CPUs, load average ${load()} at the start`);
+console.log();
+try {
+  results.push({
+    name: 'SQLite FULL',
+    latency: await measureLatency({ DATA_DIR: path.join(dataRoot, 'latency') }),
+    drain: await measureDrain({ DATA_DIR: path.join(dataRoot, 'drain') }),
+  });
+  if (!admin.reason) {
+    const store = async (measure) => {
+      const database = await createDatabase(admin.client);
+      try {
+        return await measure({ DATABASE_URL: database.url, DATA_DIR: path.join(dataRoot, database.name) });
+      } finally {
+        await database.drop();
+      }
+    };
+    results.push({
+      name: 'PostgreSQL',
+      latency: await store(measureLatency),
+      drain: await store(measureDrain),
+    });
+  }
+} finally {
+  for (const child of children) child.kill('SIGKILL');
+  await admin.client?.end();
+  fs.rmSync(dataRoot, { recursive: true, force: true });
+}
+
+const ms = (v) => (Number.isFinite(v) ? v.toFixed(0) : Number.isNaN(v) ? '–' : `>${WAIT_SECONDS * 1000}`);
+const met = (ok) => (ok ? 'met' : 'NOT met');
+const rows = [
+  ['calls answered 200', (r) => `${r.latency.answered} of ${r.latency.total}`],
+  ['load sent and answered in (s)', (r) => r.latency.loadSeconds.toFixed(1)],
+  ['AuthCode answer p50 / p99 (ms)', (r) => `${ms(r.latency.answerP50)} / ${ms(r.latency.answerP99)}`],
+  ['SMS received (one per code)', (r) => String(r.latency.received)],
+  [`never arrived (within ${WAIT_SECONDS} s)`, (r) => String(r.latency.missing)],
+  ['resends (same Idempotency-Key)', (r) => String(r.latency.resends)],
+  ['codes sent under two keys', (r) => String(r.latency.twice)],
+  ['SMS matching no call', (r) => String(r.latency.mismatched)],
+  ['answer → gateway p50 (ms)', (r) => ms(r.latency.p50)],
+  ['answer → gateway p95 (ms)', (r) => ms(r.latency.p95)],
+  ['answer → gateway p99 (ms)', (r) => ms(r.latency.p99)],
+  ['answer → gateway max (ms)', (r) => ms(r.latency.max)],
+  [
+    `target p99 ≤ ${TARGET_P99_MS} ms, once each`,
+    (r) =>
+      met(
+        r.latency.p99 <= TARGET_P99_MS &&
+          r.latency.answered === r.latency.total &&
+          r.latency.missing === 0 &&
+          r.latency.twice === 0 &&
+          r.latency.mismatched === 0,
+      ),
+  ],
+  ['drain: backlog queued (200)', (r) => `${r.drain.queued} of ${BACKLOG}`],
+  ['drain: queued at (calls/s)', (r) => r.drain.queuedPerS.toFixed(0)],
+  ['drain: reached the gateway while held', (r) => String(r.drain.held)],
+  [`drain: SMS received (within ${DRAIN_SECONDS} s)`, (r) => String(r.drain.drained)],
+  ['drain: resends / codes under two keys', (r) => `${r.drain.resends} / ${r.drain.twice}`],
+  ['drain: first → last arrival (s)', (r) => r.drain.span.toFixed(2)],
+  ['drain rate (SMS/s)', (r) => (Number.isFinite(r.drain.rate) ? r.drain.rate.toFixed(0) : '–')],
+  [`target ≥ ${TARGET_DRAIN_PER_S} SMS/s`, (r) => met(r.drain.rate >= TARGET_DRAIN_PER_S)],
+];
+console.log(''.padEnd(40), ...results.map((r) => r.name.padStart(16)));
+for (const [label, value] of rows)
+  console.log(label.padEnd(40), ...results.map((r) => value(r).padStart(16)));
+console.log(`load average ${load()} at the end`);
