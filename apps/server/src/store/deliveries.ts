@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { DELIVERY_STATUSES } from '@school/contract';
-import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { DialectPieces } from './dialect.js';
 import type {
   AttemptOutcome,
@@ -208,6 +208,58 @@ export function newDeliveryRows(callId: number, items: readonly NewDelivery[], n
   }));
 }
 
+type Ended = {
+  readonly attempt: {
+    id: number;
+    finished_at: number;
+    outcome: string;
+    status: number | null;
+    error: string | null;
+    response: string | null;
+    retry_after_ms: number | null;
+  };
+  readonly delivery: {
+    id: number;
+    attempts: number;
+    status: DeliveryStatus;
+    next_attempt_at: number;
+    provider_id: string | null;
+    last_error: string | null;
+    sent_at: number | null;
+    payload: string;
+    updated_at: number;
+  };
+};
+
+/**
+ * finishAttempts on PostgreSQL: the same two updates as on SQLite, with the same conditions, for
+ * a whole batch each (UPDATE … FROM a VALUES list).
+ */
+async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ended[]): Promise<void> {
+  const attempts = sql.join(
+    ended.map(
+      ({ attempt: a }) =>
+        sql`(${a.id}::bigint, ${a.finished_at}::bigint, ${a.outcome}::text, ${a.status}::integer, ${a.error}::text, ${a.response}::text, ${a.retry_after_ms}::integer)`,
+    ),
+  );
+  await sql`UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
+      status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
+    FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
+    WHERE a.id = v.id AND a.outcome IS NULL`.execute(trx);
+  const deliveries = sql.join(
+    ended.map(
+      ({ delivery: d }) =>
+        sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.payload}::text, ${d.updated_at}::bigint)`,
+    ),
+  );
+  await sql`UPDATE deliveries AS d SET status = v.status, lease_until = NULL,
+      next_attempt_at = v.next_attempt_at, provider_id = v.provider_id, last_error = v.last_error,
+      sent_at = v.sent_at, payload = v.payload, updated_at = v.updated_at
+    FROM (VALUES ${deliveries})
+      AS v(id, attempts, status, next_attempt_at, provider_id, last_error, sent_at, payload, updated_at)
+    WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts`.execute(trx);
+}
+
 const INTERRUPTED = 'The server stopped during this attempt; it is retried with the same idempotency key.';
 const EXPIRED = 'Not sent within its validity; an auth code is never sent late.';
 
@@ -269,40 +321,56 @@ export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectP
     },
     async finishAttempts(finished) {
       if (finished.length === 0) return;
+      const ended = finished.map(({ claimed, now, result }) => {
+        const { delivery, attemptId } = claimed;
+        const sent = result.outcome === 'sent';
+        const status: DeliveryStatus = sent ? 'sent' : result.retryAt === undefined ? 'dead' : 'pending';
+        return {
+          attempt: {
+            id: attemptId,
+            finished_at: now,
+            outcome: result.outcome,
+            status: sent ? null : (result.status ?? null),
+            error: sent ? null : result.error,
+            response: result.response ?? null,
+            retry_after_ms: sent ? null : (result.retryAfterMs ?? null),
+          },
+          delivery: {
+            id: delivery.id,
+            attempts: delivery.attempts,
+            status,
+            next_attempt_at: sent || result.retryAt === undefined ? now : result.retryAt,
+            provider_id: sent ? (result.providerId ?? null) : delivery.provider_id,
+            last_error: sent ? null : result.error,
+            sent_at: sent ? now : null,
+            payload: SETTLED.includes(status) ? settledPayload(delivery) : delivery.payload,
+            updated_at: now,
+          },
+        };
+      });
       await db.transaction().execute(async (trx) => {
-        for (const { claimed, now, result } of finished) {
-          const { delivery, attemptId } = claimed;
-          const sent = result.outcome === 'sent';
+        if (pg) {
+          // A round trip per statement is what costs on PostgreSQL: each batch is two statements.
+          for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(trx, ended.slice(i, i + 500));
+          return;
+        }
+        for (const { attempt, delivery } of ended) {
+          const { id, ...set } = attempt;
           await trx
             .updateTable('delivery_attempts')
-            .set({
-              finished_at: now,
-              outcome: result.outcome,
-              status: sent ? null : (result.status ?? null),
-              error: sent ? null : result.error,
-              response: result.response ?? null,
-              retry_after_ms: sent ? null : (result.retryAfterMs ?? null),
-            })
-            .where('id', '=', attemptId)
+            .set(set)
+            .where('id', '=', id)
             // Marked interrupted by a takeover: that is what happened to this claim.
             .where('outcome', 'is', null)
             .execute();
-          const status: DeliveryStatus = sent ? 'sent' : result.retryAt === undefined ? 'dead' : 'pending';
+          const { id: deliveryId, attempts, ...settle } = delivery;
           await trx
             .updateTable('deliveries')
-            .set({
-              status,
-              lease_until: null,
-              next_attempt_at: sent || result.retryAt === undefined ? now : result.retryAt,
-              provider_id: sent ? (result.providerId ?? null) : delivery.provider_id,
-              last_error: sent ? null : result.error,
-              sent_at: sent ? now : null,
-              payload: SETTLED.includes(status) ? settledPayload(delivery) : delivery.payload,
-              updated_at: now,
-            })
-            .where('id', '=', delivery.id)
+            .set({ ...settle, lease_until: null })
+            .where('id', '=', deliveryId)
+            // Only while this claim still holds it (see finishAttempts).
             .where('status', '=', 'sending')
-            .where('attempts', '=', delivery.attempts)
+            .where('attempts', '=', attempts)
             .execute();
         }
       });
