@@ -1,36 +1,76 @@
-// pnpm bench (history): the console API on 1 000 000 recorded calls.
-//  - GET /api/calls first page under each filter: p95 latency against the 20 ms target;
-//  - export of all calls as CSV and JSON: the server's peak RSS against the 150 MB target.
-// Seeds a temporary SQLite database, starts the built server on it, measures, removes it.
+// pnpm bench (history): the console API on 1 000 000 recorded calls, on SQLite and on PostgreSQL,
+// measured in one run and printed side by side.
+//  - GET /api/calls first page under each filter, and a deep keyset page: p95 latency against the
+//    20 ms target;
+//  - free text: the first page of a common match, and a text that matches nothing (every call
+//    examined) against the time budget (SEARCH_BUDGET_MS), then followed back to the oldest call;
+//  - export of all calls as CSV and JSON: time, rows/s, and the server's peak RSS against the
+//    150 MB target (on PostgreSQL the database's own processes are not in that figure).
+// Seeds a temporary SQLite database (BENCH_CALLS, default 1 000 000) and a fresh PostgreSQL
+// database (BENCH_PG_CALLS, default the same; bench/pg.mjs; skipped with a line saying why when
+// PostgreSQL is unreachable), starts the built server on each, measures, removes them.
+// BENCH_SAMPLES (200) per list; BENCH_FOLLOW_SECONDS (30) at most following the no-match search
+// back; BENCH_ONLY=export skips the lists and searches.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { connectAdmin, createDatabase } from './pg.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
+const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? TOTAL);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
-// BENCH_DATA_DIR keeps the seeded database for a later look; by default it is a temporary folder.
+const TARGET_MS = 20;
+// How long the no-match search is followed back ("Load more") before giving up.
+const FOLLOW_SECONDS = Number(process.env.BENCH_FOLLOW_SECONDS ?? 30);
+const TARGET_RSS_MB = 150;
+// BENCH_DATA_DIR keeps the seeded SQLite database for a later look; by default it is a temporary folder.
 const keep = process.env.BENCH_DATA_DIR;
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-bench-'));
 
-async function startServer() {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+// The history API needs a staff session: the bench logs in as the admin it starts the server with.
+const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1' };
+
+/** Servers started and not yet stopped: killed if the bench fails half-way. */
+const children = new Set();
+
+/** A port nothing listens on now (a random one may be a client's ephemeral port under load). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the built server on a store (`env`: DATA_DIR, and DATABASE_URL for PostgreSQL), logged in. */
+async function startServer(env) {
+  const port = await freePort();
   const child = spawn(process.execPath, ['--max-semi-space-size=8', path.join(here, '../dist/server.js')], {
     env: {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
       ...BENCH_ADMIN,
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) break;
     try {
       if ((await fetch(`${url}/healthz`)).ok) return { url, child, headers: { cookie: await login(url) } };
     } catch {}
@@ -39,8 +79,6 @@ async function startServer() {
   throw new Error('server did not start');
 }
 
-// The history API needs a staff session: the bench logs in as the admin it starts the server with.
-const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1' };
 async function login(url) {
   const res = await fetch(`${url}/api/session`, {
     method: 'POST',
@@ -52,51 +90,55 @@ async function login(url) {
 }
 
 const stop = async (child) => {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
 };
 
-function peakRssMb(pid) {
+function procStatusMb(pid, field) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-}
-function rssMb(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
 }
 
-try {
-  // 1. Let the server create the schema, then seed directly (fast, one transaction per 20 000 rows).
-  let server = await startServer();
-  await stop(server.child);
-  const started = performance.now();
-  const db = new SQLite(path.join(dataDir, 'school-messaging.db'));
+const OPS = [
+  ['AuthCodeSending', 'AuthCode'],
+  ['BookPdf', 'GetBookPdfByTerm'],
+  ['NotificationNotes', 'SendNotificationType'],
+  ['NotificationNotes', 'SendMarkNotes'],
+  ['PushNotificationMobile', 'pushNoti'],
+];
+const BINDINGS = ['soap11', 'soap12', 'http-get', 'http-post', 'console'];
+const SPAN = 90 * 24 * 3_600_000;
+/** Call i's caller (10.3.2.1 for the 197 121st). */
+const ipOf = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+const CALL_COLUMNS =
+  'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes';
+
+/** A cursor as the API gives them out (api/mapping.ts): the bench knows its format to jump deep. */
+const cursorOf = (row) => Buffer.from(`${row.at}.${row.id}`).toString('base64url');
+/** Call i's id: both stores number a fresh table from 1, in insertion order (oldest first). */
+const deepId = (total) => Math.floor(total / 10) + 1;
+
+/** SQLite: straight into the file the server created, one transaction per 20 000 rows. */
+function seedSqlite(file, total) {
+  const db = new SQLite(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   const insert = db.prepare(
-    'INSERT INTO calls (at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    `INSERT INTO calls (${CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const ops = [
-    ['AuthCodeSending', 'AuthCode'],
-    ['BookPdf', 'GetBookPdfByTerm'],
-    ['NotificationNotes', 'SendNotificationType'],
-    ['NotificationNotes', 'SendMarkNotes'],
-    ['PushNotificationMobile', 'pushNoti'],
-  ];
-  const bindings = ['soap11', 'soap12', 'http-get', 'http-post', 'console'];
   const now = Date.now();
-  const span = 90 * 24 * 3_600_000;
   const seed = db.transaction((from, to) => {
     for (let i = from; i < to; i++) {
-      const [group, op] = ops[i % 5];
+      const [group, op] = OPS[i % 5];
       const error = i % 17 === 0;
       const phone = `+4479111${String(i % 100000).padStart(5, '0')}`;
       insert.run(
-        now - span + Math.floor((i / TOTAL) * span),
+        now - SPAN + Math.floor((i / total) * SPAN),
         group,
         op,
-        bindings[(i * 7) % 5],
-        `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+        BINDINGS[(i * 7) % 5],
+        ipOf(i),
         'ksoap2-android/2.6.0+',
         JSON.stringify({ code: '***', phone }),
         error ? 'client-error' : 'ok',
@@ -110,93 +152,264 @@ try {
       );
     }
   });
-  for (let i = 0; i < TOTAL; i += 20_000) seed(i, Math.min(TOTAL, i + 20_000));
+  for (let i = 0; i < total; i += 20_000) seed(i, Math.min(total, i + 20_000));
   db.pragma('wal_checkpoint(TRUNCATE)');
+  const deep = db.prepare('SELECT at, id FROM calls WHERE id = ?').get(deepId(total));
   db.close();
-  console.log(
-    `seeded ${TOTAL.toLocaleString('en')} calls in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
-  );
+  return { now, deepCursor: cursorOf(deep) };
+}
 
-  // 2. First pages under each filter.
-  server = await startServer();
-  const day = 24 * 3_600_000;
-  const filters = {
-    'no filter': '',
-    'operation=AuthCode': 'operation=AuthCode',
-    'binding=soap12': 'binding=soap12',
-    'outcome=client-error': 'outcome=client-error',
-    'ip (one caller)': 'ip=10.3.2.1',
-    'from/to (one day)': `from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`,
-    'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`,
-    'q (free text, common)': 'q=4479111',
-  };
-  // Free text that matches nothing reads every row: reported apart, with few samples.
-  const fullScans = { 'q (free text, no match: full scan)': 'q=no-such-text' };
-  console.log(
-    'GET /api/calls?limit=50&<filter>'.padEnd(44),
-    'p50 ms'.padStart(8),
-    'p95 ms'.padStart(8),
-    '  p95 / 20 ms target',
-  );
-  // BENCH_ONLY=export skips the list timings (for working on the exports).
-  const lists =
-    process.env.BENCH_ONLY === 'export' ? [] : [...Object.entries(filters), ...Object.entries(fullScans)];
-  for (const [name, query] of lists) {
-    const times = [];
-    const full = name in fullScans;
-    const [warm, samples] = full ? [1, 5] : [10, SAMPLES];
-    for (let i = 0; i < samples + warm; i++) {
-      const t = performance.now();
-      const res = await fetch(`${server.url}/api/calls?limit=50&${query}`, { headers: server.headers });
-      const body = await res.json();
-      if (!res.ok || (!full && body.items.length === 0))
-        throw new Error(`${name}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
-      if (i >= warm) times.push(performance.now() - t);
-    }
-    times.sort((a, b) => a - b);
-    const p = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
-    console.log(
-      name.padEnd(44),
-      p(0.5).toFixed(2).padStart(8),
-      p(0.95).toFixed(2).padStart(8),
-      `  ${(p(0.95) / 20).toFixed(2)}`,
+/**
+ * PostgreSQL: the same rows as seedSqlite, made by the database itself in one INSERT … SELECT over
+ * generate_series, then VACUUM (ANALYZE): statistics for the planner and the visibility map that
+ * autovacuum would have written on a server that has been up a while.
+ */
+async function seedPostgres(url, total) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const now = Date.now();
+    const list = (values) => `ARRAY[${values.map((v) => `'${v}'`).join(', ')}]`;
+    await client.query(
+      `INSERT INTO calls (${CALL_COLUMNS})
+       SELECT $1::bigint - $2::bigint + floor(i::float8 / $3::bigint * $2::bigint)::bigint,
+         g.name, g.op,
+         (${list(BINDINGS)})[(i * 7) % 5 + 1],
+         '10.' || ((i >> 16) & 255) || '.' || ((i >> 8) & 255) || '.' || (i & 255),
+         'ksoap2-android/2.6.0+',
+         '{"code":"***","phone":"' || g.phone || '"}',
+         CASE WHEN i % 17 = 0 THEN 'client-error' ELSE 'ok' END,
+         CASE WHEN i % 17 = 0 THEN 400 ELSE 200 END,
+         CASE WHEN i % 17 = 0 THEN 'Missing parameter: phone.' END,
+         1.2,
+         'POST /' || g.name || E'.asmx HTTP/1.1\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n'
+           || '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><'
+           || g.op || ' xmlns="http://tempuri.org/"><code>***</code><phone>' || g.phone || '</phone></'
+           || g.op || '></soap:Body></soap:Envelope>',
+         300,
+         E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
+           || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
+         200
+       FROM generate_series(0, $3::bigint - 1) AS i,
+         LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
+           (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,
+           '+4479111' || lpad((i % 100000)::text, 5, '0') AS phone) AS g
+       ORDER BY i`,
+      [now, SPAN, total],
     );
+    await client.query('VACUUM (ANALYZE) calls');
+    const { rows } = await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(total)]);
+    return { now, deepCursor: cursorOf(rows[0]) };
+  } finally {
+    await client.end();
   }
+}
 
-  // 3. Exports of everything, read to the end as a client would, the server's peak RSS sampled.
-  console.log();
-  console.log(
-    'export of all calls'.padEnd(44),
-    'rows'.padStart(9),
-    'MB out'.padStart(8),
-    'seconds'.padStart(8),
-    'peak RSS MB'.padStart(12),
-    '  peak / 150 MB target',
-  );
-  for (const format of ['csv', 'json']) {
-    await stop(server.child);
-    server = await startServer();
-    const before = rssMb(server.child.pid);
+const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+
+/** GET /api/calls `samples` times after `warm` unmeasured; answers p50, p95 and the last body. */
+async function timeList(server, query, { warm, samples, mustFind }) {
+  const times = [];
+  let body;
+  for (let i = 0; i < samples + warm; i++) {
     const t = performance.now();
-    const res = await fetch(`${server.url}/api/calls/export?format=${format}`, { headers: server.headers });
-    let bytes = 0;
-    let newlines = 0;
-    for await (const chunk of res.body) {
-      bytes += chunk.length;
-      for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) newlines++;
+    const res = await fetch(`${server.url}/api/calls?limit=50&${query}`, { headers: server.headers });
+    body = await res.json();
+    if (!res.ok || (mustFind && body.items.length === 0))
+      throw new Error(`${query}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+    if (i >= warm) times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), body };
+}
+
+const NO_MATCH = 'no-such-text';
+
+/** Everything measured on one store: `env` starts the server on it; `seeded` from its seeding. */
+async function measure(env, total, { now, deepCursor }) {
+  const out = { lists: new Map(), budget: null, exports: new Map() };
+  let server = await startServer(env);
+  try {
+    if (process.env.BENCH_ONLY !== 'export') {
+      const day = 24 * 3_600_000;
+      const oneDay = `from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`;
+      const filters = {
+        'no filter': '',
+        'operation=AuthCode': 'operation=AuthCode',
+        'binding=soap12': 'binding=soap12',
+        'outcome=client-error': 'outcome=client-error',
+        'ip (one caller)': `ip=${ipOf(Math.min(197_121, Math.floor(total / 2)))}`,
+        'from/to (one day)': oneDay,
+        'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,
+        'deep keyset page (90 % back)': `cursor=${deepCursor}`,
+        'operation=AuthCode, deep keyset page': `operation=AuthCode&cursor=${deepCursor}`,
+        'q (free text, common): first page': 'q=4479111',
+      };
+      for (const [name, query] of Object.entries(filters))
+        out.lists.set(name, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind: true }));
+
+      // Free text that matches nothing examines every call: the first page stops at the budget
+      // (few samples), then "Load more" is followed back to the oldest call.
+      const first = await timeList(server, `q=${NO_MATCH}`, { warm: 1, samples: 5, mustFind: false });
+      out.lists.set(`q (no match): first page, budget`, first);
+      const started = performance.now();
+      let cursor = null;
+      let pages = 0;
+      let scanned = 0;
+      // Stopped after FOLLOW_SECONDS: a slow scan of the whole history would hold the bench up.
+      do {
+        const res = await fetch(
+          `${server.url}/api/calls?limit=50&q=${NO_MATCH}${cursor ? `&cursor=${cursor}` : ''}`,
+          { headers: server.headers },
+        );
+        const body = await res.json();
+        if (!res.ok) throw new Error(`q=${NO_MATCH}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+        pages++;
+        scanned += body.search.scanned;
+        cursor = body.nextCursor;
+      } while (cursor && performance.now() - started < FOLLOW_SECONDS * 1000);
+      out.budget = {
+        first: first.body.search,
+        pages,
+        scanned,
+        seconds: (performance.now() - started) / 1000,
+        reachedOldest: !cursor,
+        total,
+      };
     }
-    const peak = peakRssMb(server.child.pid);
-    const rows = format === 'csv' ? newlines - 1 : newlines - 1;
+
+    // Exports of everything, read to the end as a client would, the server's peak RSS sampled.
+    for (const format of ['csv', 'json']) {
+      await stop(server.child);
+      server = await startServer(env);
+      const idle = procStatusMb(server.child.pid, 'VmRSS');
+      const t = performance.now();
+      const res = await fetch(`${server.url}/api/calls/export?format=${format}`, { headers: server.headers });
+      if (!res.ok) throw new Error(`export ${format}: ${res.status} ${await res.text()}`);
+      let bytes = 0;
+      let newlines = 0;
+      for await (const chunk of res.body) {
+        bytes += chunk.length;
+        for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) newlines++;
+      }
+      const seconds = (performance.now() - t) / 1000;
+      // CSV: a header line, then a line per call; JSON: `[`, a line per call, `]`.
+      const rows = format === 'csv' ? newlines - 1 : newlines - 2;
+      out.exports.set(format, {
+        idle,
+        rows,
+        mb: bytes / 1e6,
+        seconds,
+        peak: procStatusMb(server.child.pid, 'VmHWM'),
+      });
+    }
+  } finally {
+    await stop(server.child);
+  }
+  return out;
+}
+
+const secondsSince = (t) => ((performance.now() - t) / 1000).toFixed(1);
+const results = [];
+try {
+  // 1. SQLite: the server creates the schema, the bench seeds directly, then measures.
+  const sqliteEnv = { DATA_DIR: dataDir };
+  await stop((await startServer(sqliteEnv)).child);
+  let t = performance.now();
+  const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
+  console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
+  results.push({ name: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
+
+  // 2. PostgreSQL: the same, in a fresh database dropped at the end.
+  const admin = await connectAdmin();
+  if (admin.reason) console.log(`PostgreSQL skipped: ${admin.reason}`);
+  else {
+    const database = await createDatabase(admin.client);
+    try {
+      const pgEnv = { DATABASE_URL: database.url, DATA_DIR: path.join(dataDir, 'pg') };
+      await stop((await startServer(pgEnv)).child);
+      t = performance.now();
+      const pgSeeded = await seedPostgres(database.url, PG_TOTAL);
+      console.log(
+        `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
+      );
+      results.push({ name: 'PostgreSQL', ...(await measure(pgEnv, PG_TOTAL, pgSeeded)) });
+    } finally {
+      for (const child of [...children]) await stop(child);
+      await database.drop();
+      await admin.client.end();
+    }
+  }
+} finally {
+  for (const child of children) child.kill('SIGKILL');
+  if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+// 3. Side by side: each database's p50 / p95 and p95 against the target, then PostgreSQL / SQLite.
+const [lite, post] = results;
+const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
+console.log();
+console.log(
+  'GET /api/calls?limit=50&<filter>'.padEnd(40),
+  results.map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${TARGET_MS} ms`.padStart(8)}`).join(''),
+  post ? '  p95 PG / SQLite' : '',
+);
+for (const name of lite.lists.keys()) {
+  const cells = results.map((r) => {
+    const m = r.lists.get(name);
+    return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(28)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}`;
+  });
+  const ratio = post ? num(post.lists.get(name)?.p95 / lite.lists.get(name).p95) : '';
+  console.log(name.padEnd(40), cells.join(''), ratio.padStart(17));
+}
+
+if (lite.budget) {
+  console.log(
+    `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+  );
+  for (const r of results) {
+    const b = r.budget;
+    const share = (100 * b.first.scanned) / b.total;
     console.log(
-      `${format.toUpperCase()} (idle RSS ${before.toFixed(0)} MB)`.padEnd(44),
-      String(rows).padStart(9),
-      (bytes / 1e6).toFixed(0).padStart(8),
-      ((performance.now() - t) / 1000).toFixed(1).padStart(8),
-      peak.toFixed(0).padStart(12),
-      `  ${(peak / 150).toFixed(2)}`,
+      `${r.name.padEnd(11)} first page: ${b.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${b.first.complete}; ` +
+        `followed back ${b.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * b.scanned) / b.total).toFixed(0)} % of the calls`}: ` +
+        `${b.pages} pages, ${b.seconds.toFixed(1)} s, ${Math.round(b.scanned / b.seconds).toLocaleString('en')} calls/s`,
     );
   }
-  await stop(server.child);
-} finally {
-  if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
+  if (post)
+    console.log(
+      `PostgreSQL / SQLite free-text scan rate: ${num(post.budget.scanned / post.budget.seconds / (lite.budget.scanned / lite.budget.seconds))}`,
+    );
+}
+
+console.log();
+console.log(
+  'export of all calls'.padEnd(30),
+  'rows'.padStart(9),
+  'MB out'.padStart(7),
+  'seconds'.padStart(8),
+  'rows/s'.padStart(8),
+  'idle RSS MB'.padStart(12),
+  'peak RSS MB'.padStart(12),
+  `  peak / ${TARGET_RSS_MB} MB`,
+  post ? '  seconds PG / SQLite' : '',
+);
+for (const format of ['csv', 'json']) {
+  for (const r of results) {
+    const e = r.exports.get(format);
+    const ratio = r === post ? num(e.seconds / lite.exports.get(format).seconds) : '';
+    console.log(
+      `${format.toUpperCase()}, ${r.name}`.padEnd(30),
+      String(e.rows).padStart(9),
+      e.mb.toFixed(0).padStart(7),
+      e.seconds.toFixed(1).padStart(8),
+      Math.round(e.rows / e.seconds)
+        .toLocaleString('en')
+        .padStart(8),
+      e.idle.toFixed(0).padStart(12),
+      e.peak.toFixed(0).padStart(12),
+      `  ${(e.peak / TARGET_RSS_MB).toFixed(2).padStart(12)}`,
+      ratio.padStart(21),
+    );
+  }
 }
