@@ -1,4 +1,10 @@
-import type { ColumnDefinitionBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import {
+  type ColumnDefinitionBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  sql,
+} from 'kysely';
 
 /** The two databases the store runs on (docs/deployment.md). */
 export type DialectName = 'sqlite' | 'postgres';
@@ -247,6 +253,45 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .addColumn('data', bytes, (c) => c.notNull())
           .addPrimaryKeyConstraint('book_chunks_pk', ['sha256', 'seq'])
           .execute();
+      },
+    },
+    '0009_take_limit_slots': {
+      // PostgreSQL: taking limit slots in one round trip (store/limits.ts). The check and the
+      // slots are one statement under per-key advisory locks, as the transaction it replaces.
+      async up(db: Kysely<unknown>) {
+        if (!pg) return;
+        await sql`CREATE FUNCTION take_limit_slots(dims text[], keys text[], maxes integer[], windows bigint[], now_ms bigint)
+          RETURNS TABLE (refused integer, retry_after_ms bigint, slot_ids bigint[])
+          LANGUAGE plpgsql AS $$
+          DECLARE
+            n integer;
+            oldest bigint;
+            ids bigint[] := '{}';
+            new_id bigint;
+          BEGIN
+            PERFORM pg_advisory_xact_lock(hashtextextended(k, 0))
+              FROM (SELECT DISTINCT 'limit:' || dims[j] || ':' || keys[j] AS k
+                    FROM generate_subscripts(dims, 1) AS j ORDER BY 1) AS locks;
+            FOR i IN 1 .. coalesce(array_length(dims, 1), 0) LOOP
+              DELETE FROM limit_slots
+                WHERE dimension = dims[i] AND key = keys[i] AND at <= now_ms - windows[i];
+              SELECT count(*), min(at) INTO n, oldest FROM (
+                SELECT at FROM limit_slots
+                WHERE dimension = dims[i] AND key = keys[i] AND at > now_ms - windows[i]
+                ORDER BY at DESC LIMIT maxes[i]) AS recent;
+              IF n >= maxes[i] THEN
+                RETURN QUERY SELECT i - 1, greatest(1, oldest + windows[i] - now_ms), NULL::bigint[];
+                RETURN;
+              END IF;
+            END LOOP;
+            FOR i IN 1 .. coalesce(array_length(dims, 1), 0) LOOP
+              INSERT INTO limit_slots (dimension, key, at) VALUES (dims[i], keys[i], now_ms)
+                RETURNING id INTO new_id;
+              ids := ids || new_id;
+            END LOOP;
+            RETURN QUERY SELECT -1, 0::bigint, ids;
+          END
+          $$`.execute(db);
       },
     },
   };
