@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
 import { tempDataDir } from './helpers.js';
@@ -443,6 +444,31 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     expect(second).toBe(dialect === 'sqlite');
     expect(await other.exclusively('retention', async () => {})).toBe(true);
   });
+
+  it.runIf(dialect === 'sqlite')(
+    'commits calls with FULL durability around the outbox bookkeeping that does not wait for the disk',
+    async () => {
+      const data = tempDataDir();
+      const store = await openStore({ dataDir: data.dir, synchronous: 'FULL' });
+      try {
+        const level = async () =>
+          (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(store.db)).rows[0]?.synchronous;
+        expect(await level()).toBe(2);
+        await store.calls.record(call(), [sms(), sms()]);
+        const now = Date.now();
+        const claimed = await store.deliveries.claimDue(now, 5, now + 30_000);
+        await store.deliveries.finishAttempts(
+          claimed.map((c) => ({ claimed: c, now, result: { outcome: 'sent', response: 'ok' } as const })),
+        );
+        // FULL again for what follows (a call's commit waits for the disk).
+        expect(await level()).toBe(2);
+        expect((await store.deliveries.counts()).sent).toBe(2);
+      } finally {
+        await store.close();
+        data.remove();
+      }
+    },
+  );
 
   it.runIf(dialect === 'postgres')("shows one instance's calls in another's live tail", async () => {
     const { store } = opened;

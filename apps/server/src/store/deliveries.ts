@@ -285,7 +285,7 @@ export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectP
     },
     async claimDue(now, limit, leaseUntil, kind) {
       if (limit <= 0) return [];
-      return db.transaction().execute(async (trx) => {
+      return dialect.outboxTransaction(async (trx) => {
         let pending = trx.selectFrom('deliveries').select('id').where('status', '=', 'pending');
         if (kind) pending = pending.where('kind', '=', kind);
         const due = skipLocked(
@@ -348,7 +348,7 @@ export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectP
           },
         };
       });
-      await db.transaction().execute(async (trx) => {
+      await dialect.outboxTransaction(async (trx) => {
         if (pg) {
           // A round trip per statement is what costs on PostgreSQL: each batch is two statements.
           for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(trx, ended.slice(i, i + 500));
@@ -376,7 +376,7 @@ export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectP
       });
     },
     recoverInterrupted(now, options = {}) {
-      return db.transaction().execute(async (trx) => {
+      return dialect.outboxTransaction(async (trx) => {
         let stuck = trx.selectFrom('deliveries').select('id').where('status', '=', 'sending');
         if (!options.ignoreLeases) stuck = stuck.where('lease_until', '<', now);
         const ids = (await skipLocked(stuck).execute()).map((r) => r.id);
@@ -399,7 +399,7 @@ export function createDeliveryRepository(db: Kysely<Database>, dialect: DialectP
       });
     },
     expireStale(now) {
-      return db.transaction().execute(async (trx) => {
+      return dialect.outboxTransaction(async (trx) => {
         const stale = await skipLocked(
           trx
             .selectFrom('deliveries')

@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3';
 import {
   type Kysely,
   type KyselyPlugin,
@@ -35,13 +36,38 @@ export interface DialectPieces {
    * deadlock). SQLite: a plain transaction — its single writer already serialises them.
    */
   lockedTransaction<T>(keys: readonly string[], fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * A transaction of the outbox's own bookkeeping (claims, finishes, recovery, expiry). On SQLite
+   * with `synchronous = FULL` it commits without waiting for the disk (as NORMAL): the next call's
+   * commit, which does wait, makes it durable with everything before it. A power cut can lose at
+   * most the bookkeeping since the last call was recorded, and the deliveries it concerned are
+   * sent again with the same idempotency key — as after any crash mid-send. It holds the
+   * connection, so nothing else commits while it runs. PostgreSQL: a plain transaction.
+   */
+  outboxTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /** True when the SQL expression reads a JSON text column's top-level key as present. */
   jsonHasKey(column: string, key: string): ReturnType<typeof sql<boolean>>;
 }
 
-export function dialectPieces(name: DialectName, db: Kysely<Database>): DialectPieces {
+export function dialectPieces(
+  name: DialectName,
+  db: Kysely<Database>,
+  sqlite?: { handle: SQLite.Database; synchronous: 'FULL' | 'NORMAL' },
+): DialectPieces {
   return {
     name,
+    outboxTransaction(fn) {
+      if (!sqlite || sqlite.synchronous !== 'FULL') return db.transaction().execute(fn);
+      const { handle } = sqlite;
+      return db.connection().execute(async (connection) => {
+        handle.pragma('synchronous = NORMAL');
+        try {
+          return await connection.transaction().execute(fn);
+        } finally {
+          handle.pragma('synchronous = FULL');
+        }
+      });
+    },
     lockedTransaction(keys, fn) {
       return db.transaction().execute(async (trx) => {
         if (name === 'postgres' && keys.length > 0) {

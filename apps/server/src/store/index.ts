@@ -87,7 +87,11 @@ export async function openStore(options: DbOptions): Promise<Store> {
   const opened = await openDatabase(options);
   const { db, dialect } = opened;
   const instance = randomUUID();
-  const pieces = dialectPieces(dialect, db);
+  const pieces = dialectPieces(
+    dialect,
+    db,
+    opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: options.synchronous } : undefined,
+  );
   const deliveries = createDeliveryRepository(db, pieces);
   const calls = createCallRepository(opened, deliveries, { instance });
   const feed =
