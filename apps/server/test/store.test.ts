@@ -421,6 +421,32 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     expect([x, y].filter((r) => r === 'last-admin')).toHaveLength(1);
   });
 
+  it('runs jobs of one name one after another, across instances, each waiting its turn', async () => {
+    const { store } = opened;
+    const other = dialect === 'postgres' ? await opened.another() : store;
+    const order: string[] = [];
+    const job = (who: string, ms: number) => async () => {
+      order.push(`${who} starts`);
+      await new Promise((r) => setTimeout(r, ms));
+      order.push(`${who} ends`);
+      return who;
+    };
+    const first = store.serially('books', job('a', 150));
+    await new Promise((r) => setTimeout(r, 30));
+    const results = await Promise.all([
+      first,
+      other.serially('books', job('b', 10)),
+      store.serially('other', job('c', 10)),
+    ]);
+    expect(results).toEqual(['a', 'b', 'c']);
+    // b waited for a; c (another name) did not.
+    expect(order.indexOf('b starts')).toBeGreaterThan(order.indexOf('a ends'));
+    expect(order.indexOf('c starts')).toBeLessThan(order.indexOf('a ends'));
+    // A failing job does not block the next.
+    await expect(store.serially('books', async () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(await store.serially('books', async () => 'next')).toBe('next');
+  });
+
   it('runs a sweep on one instance at a time', async () => {
     const { store } = opened;
     const other = dialect === 'postgres' ? await opened.another() : store;

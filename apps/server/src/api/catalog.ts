@@ -15,6 +15,7 @@ import { changes } from '../auth/audit-diff.js';
 import { UploadError } from '../books/blobs.js';
 import { serveBook } from '../books/serve.js';
 import { allowedIpsColumn, normalizeBaseUrl } from '../operations/schools.js';
+import type { BookRow } from '../store/index.js';
 import { toBook, toSchool, toTemplate } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -288,36 +289,46 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         reply.header('connection', 'close');
         return sendProblem(reply, libraryFull(room));
       }
-      let stored: { sha256: string; size: number };
-      try {
-        stored = await bookBlobs.put(body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
-          limit < config.MAX_BOOK_BYTES ? libraryFull(room).detail : undefined,
-        );
-      } catch (err) {
-        if (err instanceof UploadError) {
-          // The rest of an oversized body is not read; the connection is closed after the answer.
-          if (err.status === 413 || err.status === 507) reply.header('connection', 'close');
-          return sendProblem(reply, problem(err.status, err.message));
+      // One upload or deletion at a time, on every instance: a deletion must not remove bytes
+      // an upload of the same file has just found stored and is about to point a book at.
+      type Outcome = { refused: UploadError } | { row: BookRow; previous: BookRow | undefined };
+      const outcome = await store.serially('books', async (): Promise<Outcome> => {
+        let stored: { sha256: string; size: number };
+        try {
+          stored = await bookBlobs.put(body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
+            limit < config.MAX_BOOK_BYTES ? libraryFull(room).detail : undefined,
+          );
+        } catch (err) {
+          if (err instanceof UploadError) return { refused: err };
+          throw err;
         }
-        throw err;
-      }
-      const { termId, classId } = request.params;
-      const previous = await store.books.find(termId, classId);
-      const row = await store.books.upsert({
-        term_id: termId,
-        class_id: classId,
-        sha256: stored.sha256,
-        size: stored.size,
-        filename: (request.query.filename ?? `${termId}-${classId}.pdf`).replace(/[\r\n]/g, ' '),
-        uploaded_at: Date.now(),
+        const { termId, classId } = request.params;
+        const previous = await store.books.find(termId, classId);
+        const row = await store.books.upsert({
+          term_id: termId,
+          class_id: classId,
+          sha256: stored.sha256,
+          size: stored.size,
+          filename: (request.query.filename ?? `${termId}-${classId}.pdf`).replace(/[\r\n]/g, ' '),
+          uploaded_at: Date.now(),
+        });
+        if (
+          previous &&
+          previous.sha256 !== stored.sha256 &&
+          (await store.books.usesOf(previous.sha256)) === 0
+        ) {
+          await bookBlobs.remove(previous.sha256);
+        }
+        return { row, previous };
       });
-      if (
-        previous &&
-        previous.sha256 !== stored.sha256 &&
-        (await store.books.usesOf(previous.sha256)) === 0
-      ) {
-        await bookBlobs.remove(previous.sha256);
+      if ('refused' in outcome) {
+        const err = outcome.refused;
+        // The rest of an oversized body is not read; the connection is closed after the answer.
+        if (err.status === 413 || err.status === 507) reply.header('connection', 'close');
+        return sendProblem(reply, problem(err.status, err.message));
       }
+      const { row, previous } = outcome;
+      const { termId, classId } = request.params;
       const book = toBook(row, publicBaseUrl(config, request).base);
       await app.audit(request, {
         action: 'book-upload',
@@ -343,14 +354,17 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      const removed = await store.books.remove(request.params.id);
+      const removed = await store.serially('books', async () => {
+        const row = await store.books.remove(request.params.id);
+        if (row && (await store.books.usesOf(row.sha256)) === 0) await bookBlobs.remove(row.sha256);
+        return row;
+      });
       if (!removed) return sendProblem(reply, problem(404, `There is no book ${request.params.id}.`));
       await app.audit(request, {
         action: 'book-delete',
         target: `book ${removed.id} (term ${removed.term_id}, class ${removed.class_id})`,
         details: { filename: removed.filename, size: removed.size, sha256: removed.sha256 },
       });
-      if ((await store.books.usesOf(removed.sha256)) === 0) await bookBlobs.remove(removed.sha256);
       return (reply as FastifyReply).code(204).send();
     },
   );

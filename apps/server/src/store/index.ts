@@ -79,8 +79,29 @@ export interface Store {
    * lock, held while it runs); on SQLite there is no other instance. Answers whether it ran.
    */
   exclusively(name: string, job: () => Promise<void>): Promise<boolean>;
+  /**
+   * Runs `job` once no other job of the same name runs, on any instance (PostgreSQL: a session
+   * advisory lock, waited for; SQLite: in this process). For what must not interleave across
+   * several statements and a file or stream, e.g. a book upload and a book deletion sharing bytes.
+   */
+  serially<T>(name: string, job: () => Promise<T>): Promise<T>;
   /** Commits what is pending and closes the database. */
   close(): Promise<void>;
+}
+
+/** Jobs by name, one at a time, in this process. */
+function localQueue() {
+  const tails = new Map<string, Promise<unknown>>();
+  return <T>(name: string, job: () => Promise<T>): Promise<T> => {
+    const previous = tails.get(name) ?? Promise.resolve();
+    const run = previous.catch(() => {}).then(job);
+    const tail = run.catch(() => {});
+    tails.set(name, tail);
+    void tail.then(() => {
+      if (tails.get(name) === tail) tails.delete(name);
+    });
+    return run;
+  };
 }
 
 export async function openStore(options: DbOptions): Promise<Store> {
@@ -104,6 +125,7 @@ export async function openStore(options: DbOptions): Promise<Store> {
         )
       : undefined;
   let closing = false;
+  const inProcess = localQueue();
   return {
     dialect,
     db,
@@ -149,6 +171,23 @@ export async function openStore(options: DbOptions): Promise<Store> {
       } finally {
         client.release();
       }
+    },
+    serially(name, job) {
+      // In this process first: one pooled connection waits for the lock, not one per request.
+      return inProcess(name, async () => {
+        if (opened.dialect === 'sqlite') return job();
+        const client = await opened.pool.connect();
+        try {
+          await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`serial:${name}`]);
+          try {
+            return await job();
+          } finally {
+            await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`serial:${name}`]);
+          }
+        } finally {
+          client.release();
+        }
+      });
     },
     async close() {
       closing = true;
