@@ -496,6 +496,24 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     },
   );
 
+  it.runIf(dialect === 'postgres')(
+    "wakes another instance's dispatcher when a commit queues deliveries",
+    async () => {
+      const { store } = opened;
+      const other = await opened.another();
+      let woken = 0;
+      other.deliveries.events.on('queued', () => woken++);
+      await new Promise((r) => setTimeout(r, 300));
+      await store.calls.record(call());
+      await new Promise((r) => setTimeout(r, 300));
+      expect(woken).toBe(0);
+      await store.calls.record(call(), [sms()]);
+      const deadline = Date.now() + 5000;
+      while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(woken).toBe(1);
+    },
+  );
+
   it.runIf(dialect === 'postgres')("shows one instance's calls in another's live tail", async () => {
     const { store } = opened;
     const other = await opened.another();

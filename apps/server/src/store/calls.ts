@@ -222,7 +222,11 @@ function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
           .values(deliveries.slice(i, i + INSERT_CHUNK))
           .execute();
       for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) {
-        const notice: CallsNotice = { from: instance, ids: ids.slice(i, i + IDS_PER_NOTICE) };
+        const notice: CallsNotice = {
+          from: instance,
+          ids: ids.slice(i, i + IDS_PER_NOTICE),
+          ...(deliveries.length > 0 ? { queued: true } : {}),
+        };
         await sql`SELECT pg_notify(${CALLS_CHANNEL}, ${JSON.stringify(notice)})`.execute(trx);
       }
       return ids;

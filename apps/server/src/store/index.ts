@@ -120,7 +120,12 @@ export async function openStore(options: DbOptions): Promise<Store> {
       ? listenForCalls(
           opened.connectionString,
           instance,
-          (ids) => calls.committedElsewhere(ids),
+          (ids, queued) => {
+            calls.committedElsewhere(ids);
+            // Another instance queued deliveries: this one's dispatcher helps send them at once
+            // rather than at its next poll (claims skip what another instance holds).
+            if (queued) deliveries.notify();
+          },
           () => {},
         )
       : undefined;

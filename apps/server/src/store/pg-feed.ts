@@ -8,6 +8,8 @@ export interface CallsNotice {
   /** The instance that committed them (it has told its own listeners already). */
   readonly from: string;
   readonly ids: readonly number[];
+  /** Some of these calls queued deliveries: every instance's dispatcher may claim them now. */
+  readonly queued?: boolean;
 }
 
 /** Ids per notification: 350 ids of up to 16 digits and commas stay under PostgreSQL's 8000-byte payload limit. */
@@ -25,7 +27,7 @@ export interface CallFeed {
 export function listenForCalls(
   connectionString: string,
   self: string,
-  onCalls: (ids: number[]) => void,
+  onCalls: (ids: number[], queued: boolean) => void,
   onError: (err: unknown) => void,
 ): CallFeed {
   let client: pg.Client | undefined;
@@ -40,7 +42,8 @@ export function listenForCalls(
       if (message.channel !== CALLS_CHANNEL || !message.payload) return;
       try {
         const notice = JSON.parse(message.payload) as CallsNotice;
-        if (notice.from !== self && Array.isArray(notice.ids)) onCalls(notice.ids.map(Number));
+        if (notice.from !== self && Array.isArray(notice.ids))
+          onCalls(notice.ids.map(Number), notice.queued === true);
       } catch (err) {
         onError(err);
       }
