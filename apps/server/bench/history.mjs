@@ -13,12 +13,12 @@
 // back; BENCH_ONLY=export skips the lists and searches.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { freePort } from './free-port.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -38,18 +38,6 @@ const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1
 
 /** Servers started and not yet stopped: killed if the bench fails half-way. */
 const children = new Set();
-
-/** A port nothing listens on now (a random one may be a client's ephemeral port under load). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the built server on a store (`env`: DATA_DIR, and DATABASE_URL for PostgreSQL), logged in. */
 async function startServer(env) {

@@ -16,10 +16,10 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -123,18 +123,6 @@ async function startGateway() {
 }
 
 // --- the server ------------------------------------------------------------------------------
-
-/** A port nothing listens on now (a random one may be a client's ephemeral port under load). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Settings of the delivery path left to their defaults: none is inherited from this shell. */
 const DELIVERY_SETTING = /^(DISPATCH_|DELIVERY_|SMS_|PUSH_|PROVIDER_|TWILIO_|FCM_)/;
