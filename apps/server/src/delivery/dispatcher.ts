@@ -81,9 +81,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }));
   type Lane = (typeof lanes)[number];
   let timer: NodeJS.Timeout | undefined;
-  /** Wakes the dispatcher at `at` (a rate cap's next token, the end of a provider's pause). */
+  let timerAt = 0;
+  /**
+   * Wakes the dispatcher at `at` (a rate cap's next token, the end of a provider's pause), or
+   * sooner if already asked: one kind's long pause never delays the other kind's next token.
+   */
   function wakeAt(at: number): void {
-    if (timer) return;
+    if (timer && timerAt <= at) return;
+    if (timer) clearTimeout(timer);
+    timerAt = at;
     timer = setTimeout(
       () => {
         timer = undefined;
