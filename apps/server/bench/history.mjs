@@ -1,25 +1,11 @@
-// pnpm bench (history): the console API on 1 000 000 recorded calls, on SQLite and on PostgreSQL,
-// measured in one run and printed side by side.
-//  - GET /api/calls first page under each filter, and a deep keyset page: p95 latency against the
-//    20 ms target;
-//  - free text: the first page of a common match, and a text that matches nothing (every call
-//    examined) against the time budget (SEARCH_BUDGET_MS), then followed back to the oldest call;
-//  - export of all calls as CSV and JSON: time, rows/s, and the server's peak RSS against the
-//    150 MB target (on PostgreSQL the database's own processes are not in that figure).
-// Seeds a temporary SQLite database (BENCH_CALLS, default 1 000 000) and a fresh PostgreSQL
-// database (BENCH_PG_CALLS, default the same; bench/pg.mjs; skipped with a line saying why when
-// PostgreSQL is unreachable), starts the built server on each, measures, removes them.
-// BENCH_SAMPLES (200) per list; BENCH_FOLLOW_SECONDS (30) at most following the no-match search
-// back; BENCH_ONLY=export skips the lists and searches.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { freePort } from './free-port.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
+import { killAll, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
@@ -37,34 +23,11 @@ const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-be
 const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1' };
 
 /** Servers started and not yet stopped: killed if the bench fails half-way. */
-const children = new Set();
 
 /** Starts the built server on a store (`env`: DATA_DIR, and DATABASE_URL for PostgreSQL), logged in. */
 async function startServer(env) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', path.join(here, '../dist/server.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: '',
-      ...BENCH_ADMIN,
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) break;
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child, headers: { cookie: await login(url) } };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('server did not start');
+  const { url, child } = await startProcess(path.join(here, '../dist/server.js'), { ...BENCH_ADMIN, ...env });
+  return { url, child, headers: { cookie: await login(url) } };
 }
 
 async function login(url) {
@@ -77,11 +40,7 @@ async function login(url) {
   return (res.headers.get('set-cookie') ?? '').split(';')[0];
 }
 
-const stop = async (child) => {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-};
+const stop = stopProcess;
 
 function procStatusMb(pid, field) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -323,13 +282,13 @@ try {
       );
       results.push({ name: 'PostgreSQL', ...(await measure(pgEnv, PG_TOTAL, pgSeeded)) });
     } finally {
-      for (const child of [...children]) await stop(child);
+      await stopAll();
       await database.drop();
       await admin.client.end();
     }
   }
 } finally {
-  for (const child of children) child.kill('SIGKILL');
+  killAll();
   if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
 }
 

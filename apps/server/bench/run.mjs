@@ -10,7 +10,7 @@
 // AuthCode against the bare route, the outbox's backlog 2 s after BENCH_BACKLOG_SECONDS (20) at full
 // load, p99 of SOAP AuthCode and of /healthz at half the SQLite FULL row's req/s, and the server's
 // peak RSS under full load.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +20,8 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { freePort } from './free-port.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
+import { startProcess, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
@@ -37,28 +37,7 @@ const soapRequest = {
 };
 
 async function start(name, script, env) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', script], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: '',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) break;
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { name, url, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${name} did not start`);
+  return { name, ...(await startProcess(script, env)) };
 }
 
 async function load(url, request, duration, share = connections, options = {}) {
@@ -191,11 +170,7 @@ async function smsSent(env) {
   return Number(counts.sent) / Number(counts.queued);
 }
 
-const stop = async (child) => {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-};
+const stop = stopProcess;
 
 const admin = await connectAdmin();
 const skipped = admin.reason;

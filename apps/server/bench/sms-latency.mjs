@@ -1,26 +1,10 @@
-// pnpm bench (SMS latency): how soon an auth code reaches the SMS gateway after the call is answered,
-// and how fast a backlog drains, against the built server (dist/server.js) with its defaults.
-//  - latency: BENCH_RATE (300) SOAP 1.1 AuthCode calls a second for BENCH_SECONDS (5), each with its
-//    own code, on a steady schedule; for each call the time from our 200 answer to the fake
-//    gateway receiving its SMS (p50/p95/p99/max), against the 300 ms p99 target; every SMS exactly
-//    once (resends under the same Idempotency-Key are counted, not taken for a second SMS);
-//  - drain: on a fresh store, the gateway holds its answers while BENCH_BACKLOG (5 000) AuthCodes
-//    are queued (64 at once; a held answer still comes before the provider timeout, so nothing
-//    is resent), then answers again; the rate at which the backlog reaches it, from the first to
-//    the last arrival after the release, against the 1 000 SMS/s target. Without the hold the rate
-//    measured would be the rate of queueing, which may be below the target.
-// The fake gateway answers after BENCH_GATEWAY_MS (100). Runs on SQLite (SQLITE_SYNCHRONOUS=FULL)
-// and, when reachable, on a fresh PostgreSQL database (bench/pg.mjs), printed side by side.
-// No dispatch setting is passed (the defaults are measured); BENCH_SMS_ENV, a JSON object of extra
-// server environment, is for experiments. Not a test: it prints what one run measured.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
+import { killAll, startProcess, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const RATE = Number(process.env.BENCH_RATE ?? 300);
@@ -127,21 +111,13 @@ async function startGateway() {
 /** Settings of the delivery path left to their defaults: none is inherited from this shell. */
 const DELIVERY_SETTING = /^(DISPATCH_|DELIVERY_|SMS_|PUSH_|PROVIDER_|TWILIO_|FCM_)/;
 
-/** Servers started and not yet stopped: killed if the bench fails half-way. */
-const children = new Set();
-
 async function startServer(env) {
-  const port = await freePort();
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !DELIVERY_SETTING.test(name)),
   );
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', path.join(here, '../dist/server.js')], {
-    env: {
-      ...inherited,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: '',
+  return startProcess(
+    path.join(here, '../dist/server.js'),
+    {
       SQLITE_SYNCHRONOUS: 'FULL',
       AUTHCODE_LIMIT_PER_PHONE: 'off',
       AUTHCODE_LIMIT_PER_IP: 'off',
@@ -152,30 +128,11 @@ async function startServer(env) {
       ...env,
       ...extraEnv,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) break;
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { url, child };
-    } catch {}
-    await sleep(50);
-  }
-  child.kill('SIGKILL');
-  throw new Error('server did not start');
+    { readyPath: '/readyz', baseEnv: inherited },
+  );
 }
 
-async function stopServer(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
+const stopServer = stopProcess;
 
 // --- the client ------------------------------------------------------------------------------
 
@@ -399,7 +356,7 @@ try {
     });
   }
 } finally {
-  for (const child of children) child.kill('SIGKILL');
+  killAll();
   await admin.client?.end();
   fs.rmSync(dataRoot, { recursive: true, force: true });
 }

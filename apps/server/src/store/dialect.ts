@@ -57,8 +57,8 @@ export function dialectPieces(
   return {
     name,
     outboxTransaction(fn) {
-      if (!sqlite || sqlite.synchronous !== 'FULL') return db.transaction().execute(fn);
-      const { handle } = sqlite;
+      const handle = sqlite?.synchronous === 'FULL' ? sqlite.handle : undefined;
+      if (!handle) return db.transaction().execute(fn);
       return db.connection().execute(async (connection) => {
         handle.pragma('synchronous = NORMAL');
         try {

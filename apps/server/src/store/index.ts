@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import { type CallRepository, createCallRepository } from './calls.js';
 import {
   type BookRepository,
@@ -89,6 +90,40 @@ export interface Store {
   close(): Promise<void>;
 }
 
+const NOT_TAKEN = Symbol('not taken');
+
+/**
+ * Runs `job` holding a PostgreSQL session advisory lock on `key`, on a pooled connection of its
+ * own (the job's queries use others): `wait` waits for the lock, `try` gives up at once and
+ * answers NOT_TAKEN when another session holds it.
+ */
+async function withSessionLock<T>(
+  pool: pg.Pool,
+  key: string,
+  mode: 'wait' | 'try',
+  job: () => Promise<T>,
+): Promise<T | typeof NOT_TAKEN> {
+  const client = await pool.connect();
+  try {
+    if (mode === 'wait') {
+      await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+    } else {
+      const got = await client.query<{ ok: boolean }>(
+        'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
+        [key],
+      );
+      if (!got.rows[0]?.ok) return NOT_TAKEN;
+    }
+    try {
+      return await job();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /** Jobs by name, one at a time, in this process. */
 function localQueue() {
   const tails = new Map<string, Promise<unknown>>();
@@ -160,38 +195,16 @@ export async function openStore(options: DbOptions): Promise<Store> {
         await job();
         return true;
       }
-      const client = await opened.pool.connect();
-      try {
-        const got = await client.query<{ ok: boolean }>(
-          'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok',
-          [`job:${name}`],
-        );
-        if (!got.rows[0]?.ok) return false;
-        try {
-          await job();
-        } finally {
-          await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`job:${name}`]);
-        }
-        return true;
-      } finally {
-        client.release();
-      }
+      const ran = await withSessionLock(opened.pool, `job:${name}`, 'try', job);
+      return ran !== NOT_TAKEN;
     },
     serially(name, job) {
       // In this process first: one pooled connection waits for the lock, not one per request.
       return inProcess(name, async () => {
         if (opened.dialect === 'sqlite') return job();
-        const client = await opened.pool.connect();
-        try {
-          await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`serial:${name}`]);
-          try {
-            return await job();
-          } finally {
-            await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`serial:${name}`]);
-          }
-        } finally {
-          client.release();
-        }
+        return (await withSessionLock(opened.pool, `serial:${name}`, 'wait', job)) as Awaited<
+          ReturnType<typeof job>
+        >;
       });
     },
     async close() {

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { applyFilters, type CallQuery, olderThan } from './call-filters.js';
+import { applyFilters, olderThan } from './call-filters.js';
 import type { Database } from './schema.js';
 import {
   type Key,
@@ -68,10 +68,7 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
         const from = cursor;
         const keys = await db
           .selectFrom((eb) => {
-            let chunk = applyFilters(
-              eb.selectFrom('calls').select(['id', 'at']),
-              query as Omit<CallQuery, 'q'>,
-            );
+            let chunk = applyFilters(eb.selectFrom('calls').select(['id', 'at']), query);
             if (from) chunk = chunk.where(olderThan(from));
             return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
           })

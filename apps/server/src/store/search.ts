@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { CallQuery } from './call-filters.js';
 
 /**
  * The main thread's side of the free-text search worker (search-worker.mjs).
@@ -14,16 +15,8 @@ import { Worker } from 'node:worker_threads';
  *   → { type: 'close' }                                     closes the connection; the thread ends
  */
 
-/** Filters as the worker reads them (CallQuery, with `q` set). */
-export interface TextQuery {
-  readonly operation?: string | undefined;
-  readonly binding?: string | undefined;
-  readonly outcome?: string | undefined;
-  readonly from?: number | undefined;
-  readonly to?: number | undefined;
-  readonly ip?: string | undefined;
-  readonly q: string;
-}
+/** Filters as the worker reads them: a CallQuery with its free text set. */
+export type TextQuery = CallQuery & { readonly q: string };
 
 export interface Key {
   readonly at: number;

@@ -1,0 +1,63 @@
+// Starting and stopping the servers the benches measure (dist/server.js, bare.mjs, …), each on a
+// port of its own, answered once ready.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+
+/** A port nothing listens on now, from the OS (a random one may be a client's ephemeral port under load). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Servers started and not yet exited: `stopAll` ends them if a bench fails half-way. */
+const children = new Set();
+
+/**
+ * Starts `script` with `env` on a free port (PORT, HOST and a quiet LOG_LEVEL set; DATABASE_URL
+ * cleared unless `env` gives one) and resolves once `readyPath` answers 200.
+ */
+export async function startProcess(script, env, { readyPath = '/healthz', baseEnv = process.env } = {}) {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', script], {
+    env: { ...baseEnv, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) break;
+    try {
+      if ((await fetch(`${url}${readyPath}`)).ok) return { url, child };
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${script} did not start`);
+}
+
+/** SIGTERM, then SIGKILL after 15 s; resolves once it has exited. */
+export async function stopProcess(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Kills whatever is still running (a bench that failed). */
+export function killAll() {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+/** Stops every server still running, gracefully. */
+export async function stopAll() {
+  for (const child of [...children]) await stopProcess(child);
+}
