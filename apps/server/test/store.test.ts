@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
+import { type Claimed, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
 import { tempDataDir } from './helpers.js';
 import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
 
@@ -241,6 +241,50 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       }
       expect(await store.deliveries.claimDue(now, 5, now + 30_000)).toEqual([]);
     });
+
+    it.runIf(dialect === 'sqlite')(
+      'hands deliveries over in the call commit while there is room, and queues the rest',
+      async () => {
+        const { store } = opened;
+        const taken: Claimed[] = [];
+        let room = 2;
+        const released: string[] = [];
+        store.deliveries.handoff = {
+          leaseMs: 30_000,
+          reserve: () => room-- > 0,
+          release: (kind, count) => released.push(`${kind}×${count}`),
+          take: (claimed) => taken.push(...claimed),
+        };
+        const before = Date.now();
+        const id = await store.calls.record(call(), [sms(), push(), sms('+447700900999')]);
+        // Claimed in the commit: sending, its attempt written, before anyone was told.
+        expect(taken.map((c) => [c.delivery.call_id, c.delivery.kind, c.delivery.status])).toEqual([
+          [id, 'sms', 'sending'],
+          [id, 'push', 'sending'],
+        ]);
+        for (const c of taken) {
+          const row = await store.deliveries.findById(c.delivery.id);
+          expect(row).toMatchObject({ status: 'sending', attempts: 1 });
+          expect(row?.lease_until).toBeGreaterThanOrEqual(before + 30_000);
+          expect(c.delivery).toEqual(row);
+          expect(await store.deliveries.attemptsOf(c.delivery.id)).toEqual([
+            expect.objectContaining({ id: c.attemptId, outcome: null }),
+          ]);
+        }
+        // No room left: the third is queued as before, for a claim pass.
+        const rest = await store.deliveries.claimDue(Date.now(), 5, Date.now() + 30_000);
+        expect(rest.map((c) => c.delivery.recipient)).toEqual(['+447700900999']);
+        // An auth code already past its validity is never handed over.
+        room = 5;
+        await store.calls.record(call(), [sms('+447700900111', before - 1)]);
+        expect(taken).toHaveLength(2);
+        // A commit that fails (here the second record of the batch) gives its slots back.
+        const batch = [store.calls.record(call(), [sms()]), store.calls.record(call({ at: null as never }))];
+        for (const recorded of batch) await expect(recorded).rejects.toThrow();
+        expect(released).toEqual(['sms×1']);
+        expect(taken).toHaveLength(2);
+      },
+    );
 
     it('settles a sent SMS keeping only its masked text, and retries a transient failure later', async () => {
       const { store } = opened;

@@ -4,6 +4,7 @@ import {
   type AttemptResult,
   type Claimed,
   type DeliveryKind,
+  type Handoff,
   parseDeliveryPayload,
   type Store,
 } from '../store/index.js';
@@ -198,9 +199,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (!result.ok && result.status === 429) {
       // The provider says it is over its rate: this kind waits (Retry-After, else a second)
       // before anything more is sent to it, not just this delivery.
-      const lane = lanes.find((l) => l.kind === delivery.kind);
-      if (lane)
-        lane.pausedUntil = Math.max(lane.pausedUntil, now + Math.min(result.retryAfterMs ?? 1000, 60_000));
+      const lane = laneOf(delivery.kind);
+      lane.pausedUntil = Math.max(lane.pausedUntil, now + Math.min(result.retryAfterMs ?? 1000, 60_000));
     }
     const outcome = toAttempt(claimed, result, now);
     finished.push({ claimed, now, result: outcome });
@@ -210,6 +210,44 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       'delivery attempt',
     );
   }
+
+  /** Starts the attempt of a claimed delivery, its slot in `lane` already taken. */
+  function launch(lane: Lane, c: Claimed): void {
+    const done: Promise<void> = attempt(c)
+      .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
+      .finally(() => {
+        lane.busy--;
+        inflight.delete(done);
+        wake();
+      });
+    inflight.add(done);
+  }
+
+  const laneOf = (kind: DeliveryKind): Lane => lanes.find((l) => l.kind === kind) as Lane;
+
+  /**
+   * Deliveries claimed by the call recorder's own commit while a lane has room (SQLite): sent at
+   * once, with no claim pass between the answer and the provider.
+   */
+  const handoff: Handoff = {
+    leaseMs: options.leaseMs,
+    reserve(kind, now) {
+      const lane = laneOf(kind);
+      if (!running || room(lane, now) <= 0) return false;
+      lane.busy++;
+      if (lane.perSecond !== null) lane.tokens -= 1;
+      return true;
+    },
+    release(kind, count) {
+      const lane = laneOf(kind);
+      lane.busy -= count;
+      if (lane.perSecond !== null) lane.tokens += count;
+      wake();
+    },
+    take(claimed) {
+      for (const c of claimed) launch(laneOf(c.delivery.kind), c);
+    },
+  };
 
   /** One pass: claims what is due, each kind up to the room it has. */
   async function pass(): Promise<void> {
@@ -232,16 +270,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           wakeAt(now + Math.ceil(((1 - (lane.tokens % 1)) * 1000) / lane.perSecond));
       }
       lane.busy += got.length;
-      for (const c of got) {
-        const done: Promise<void> = attempt(c)
-          .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
-          .finally(() => {
-            lane.busy--;
-            inflight.delete(done);
-            wake();
-          });
-        inflight.add(done);
-      }
+      for (const c of got) launch(lane, c);
       claimed = claimed.concat(got);
     }
     if (claimed.length === 0 && inflight.size === 0 && finished.length === 0 && !recording) {
@@ -305,6 +334,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         }
         if (!running) return;
         store.deliveries.events.on('queued', onQueued);
+        // One process owns an embedded database: what it queues it may claim as it commits.
+        if (store.dialect === 'sqlite') store.deliveries.handoff = handoff;
         poll = setInterval(() => void sweep(), options.pollMs);
         poll.unref();
         wake();
@@ -313,6 +344,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async stop() {
       running = false;
       await starting;
+      if (store.deliveries.handoff === handoff) store.deliveries.handoff = undefined;
       if (poll) clearInterval(poll);
       if (timer) clearTimeout(timer);
       store.deliveries.events.off('queued', onQueued);

@@ -48,7 +48,8 @@ export function createAuthCodeLimits(options: AuthCodeLimitOptions) {
 
   return {
     async take(phone: string, callerIp: string): Promise<AuthCodeSlot> {
-      const country = countryCallingCode(phone);
+      // Parsing the number again costs: only when a per-country limit is on.
+      const country = options.perCountry ? countryCallingCode(phone) : undefined;
       const keys = [phone, callerIp, country ? `+${country}` : undefined] as const;
       const specs: (LimitSpec & { who: Dimension['who'] })[] = [];
       dimensions.forEach((d, i) => {

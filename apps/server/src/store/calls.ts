@@ -3,11 +3,17 @@ import type SQLite from 'better-sqlite3';
 import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
 import type { OpenedDatabase } from './db.js';
-import { type NewDelivery, newDeliveryRows } from './deliveries.js';
+import {
+  type Claimed,
+  type DeliveryRow,
+  type Handoff,
+  type NewDelivery,
+  newDeliveryRows,
+} from './deliveries.js';
 import { onSqliteConnection } from './dialect.js';
 import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-feed.js';
 import { createPgSearch } from './pg-search.js';
-import type { CallsTable, Database, Outcome } from './schema.js';
+import type { CallsTable, Database, DeliveryKind, Outcome } from './schema.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
 
 export type { CallCursor, CallQuery };
@@ -171,9 +177,14 @@ type BatchWriter = (batch: readonly Pending[]) => Promise<number[]>;
 /**
  * SQLite: the insert is prepared once and run on better-sqlite3 directly, the whole batch one
  * synchronous transaction, while holding Kysely's connection (so it never lands in a transaction
- * Kysely has open).
+ * Kysely has open). A delivery the dispatcher has room for is claimed in the same transaction (its
+ * attempt row written, one commit for all) and handed over once committed (see Handoff).
  */
-function sqliteWriter(db: Kysely<Database>, sqlite: SQLite.Database): BatchWriter {
+function sqliteWriter(
+  db: Kysely<Database>,
+  sqlite: SQLite.Database,
+  outbox: { readonly handoff: Handoff | undefined },
+): BatchWriter {
   const insert = sqlite.prepare(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
@@ -183,16 +194,59 @@ function sqliteWriter(db: Kysely<Database>, sqlite: SQLite.Database): BatchWrite
      VALUES (@call_id, @kind, @provider, @recipient, @payload, @status, @attempts, @next_attempt_at,
        @lease_until, @expires_at, @idempotency_key, @created_at, @updated_at)`,
   );
-  const insertAll = sqlite.transaction((batch: readonly Pending[]) => {
-    const now = Date.now();
-    return batch.map(({ call, deliveries: items }) => {
-      const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
-      if (items && items.length > 0)
-        for (const row of newDeliveryRows(id, items, now)) insertDelivery.run(row);
-      return id;
+  const insertAttempt = sqlite.prepare(
+    'INSERT INTO delivery_attempts (delivery_id, started_at) VALUES (@delivery_id, @started_at)',
+  );
+  const insertAll = sqlite.transaction(
+    (
+      batch: readonly Pending[],
+      handoff: Handoff | undefined,
+      now: number,
+      reserved: DeliveryKind[],
+      claimed: Claimed[],
+    ) =>
+      batch.map(({ call, deliveries: items }) => {
+        const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
+        if (!items || items.length === 0) return id;
+        for (const row of newDeliveryRows(id, items, now)) {
+          const live = row.expires_at === null || row.expires_at > now;
+          if (!(handoff && live && handoff.reserve(row.kind, now))) {
+            insertDelivery.run(row);
+            continue;
+          }
+          reserved.push(row.kind);
+          const sending = { ...row, status: 'sending' as const, attempts: 1, lease_until: now + handoff.leaseMs };
+          const deliveryId = Number(insertDelivery.run(sending).lastInsertRowid);
+          const attemptId = Number(insertAttempt.run({ delivery_id: deliveryId, started_at: now }).lastInsertRowid);
+          const delivery: DeliveryRow = {
+            ...sending,
+            id: deliveryId,
+            provider_id: null,
+            provider_status: null,
+            last_error: null,
+            sent_at: null,
+          };
+          claimed.push({ delivery, attemptId });
+        }
+        return id;
+      }),
+  );
+  return (batch) =>
+    onSqliteConnection(db, () => {
+      const { handoff } = outbox;
+      const reserved: DeliveryKind[] = [];
+      const claimed: Claimed[] = [];
+      let ids: number[];
+      try {
+        ids = insertAll(batch, handoff, Date.now(), reserved, claimed);
+      } catch (err) {
+        // Rolled back: the slots taken for it are free again.
+        for (const kind of reserved) handoff?.release(kind, 1);
+        throw err;
+      }
+      if (handoff && claimed.length > 0) handoff.take(claimed);
+      return ids;
     });
-  });
-  return (batch) => onSqliteConnection(db, () => insertAll(batch));
 }
 
 /**
@@ -240,7 +294,7 @@ function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
  */
 export function createCallRepository(
   opened: OpenedDatabase,
-  deliveries: { notify(): void },
+  deliveries: { notify(): void; readonly handoff: Handoff | undefined },
   options: { searchMaxJobs?: number; instance: string },
 ): CallRepository {
   const { db } = opened;
@@ -252,7 +306,7 @@ export function createCallRepository(
       ? createSearchWorker({ file: opened.sqlite.name, maxJobs: options.searchMaxJobs })
       : createPgSearch(db, { maxJobs: options.searchMaxJobs });
   const write =
-    opened.dialect === 'sqlite' ? sqliteWriter(db, opened.sqlite) : postgresWriter(db, options.instance);
+    opened.dialect === 'sqlite' ? sqliteWriter(db, opened.sqlite, deliveries) : postgresWriter(db, options.instance);
   /** Batches being committed: flush and close wait for them. */
   const committing = new Set<Promise<void>>();
 

@@ -45,6 +45,11 @@ export interface DialectPieces {
    * connection, so nothing else commits while it runs. PostgreSQL: a plain transaction.
    */
   outboxTransaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /**
+   * SQLite only: synchronous better-sqlite3 work (prepared statements in its own transaction)
+   * committed as outboxTransaction commits, while holding Kysely's connection.
+   */
+  outboxSync<T>(work: () => T): Promise<T>;
   /** True when the SQL expression reads a JSON text column's top-level key as present. */
   jsonHasKey(column: string, key: string): ReturnType<typeof sql<boolean>>;
 }
@@ -65,6 +70,19 @@ export function dialectPieces(
           return await connection.transaction().execute(fn);
         } finally {
           handle.pragma('synchronous = FULL');
+        }
+      });
+    },
+    outboxSync(work) {
+      if (!sqlite) return Promise.reject(new Error('outboxSync is for SQLite'));
+      const { handle } = sqlite;
+      const relax = sqlite.synchronous === 'FULL';
+      return db.connection().execute(async () => {
+        if (relax) handle.pragma('synchronous = NORMAL');
+        try {
+          return work();
+        } finally {
+          if (relax) handle.pragma('synchronous = FULL');
         }
       });
     },

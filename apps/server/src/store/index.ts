@@ -43,6 +43,7 @@ export type {
   Claimed,
   DeliveryPayload,
   DeliveryRow,
+  Handoff,
   NewDelivery,
   OutboxState,
   PushPayload,
@@ -148,7 +149,11 @@ export async function openStore(options: DbOptions): Promise<Store> {
     db,
     opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: options.synchronous } : undefined,
   );
-  const deliveries = createDeliveryRepository(db, pieces);
+  const deliveries = createDeliveryRepository(
+    db,
+    pieces,
+    opened.dialect === 'sqlite' ? opened.sqlite : undefined,
+  );
   const calls = createCallRepository(opened, deliveries, { instance });
   const feed =
     opened.dialect === 'postgres'
