@@ -76,6 +76,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     kind,
     ...options.lanes[kind],
     busy: 0,
+    /**
+     * Deliveries of this kind may be due in the outbox. False once a claim found fewer than it
+     * asked for; true again when a commit leaves some pending, a retry comes due, or a sweep or
+     * pushNoti runs. A lane fed by hand-offs then makes no empty claims as its slots free up.
+     */
+    due: true,
     tokens: options.lanes[kind].perSecond ?? 0,
     refilledAt: Date.now(),
     pausedUntil: 0,
@@ -94,7 +100,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     timer = setTimeout(
       () => {
         timer = undefined;
-        wake();
+        mayBeDue();
       },
       Math.max(1, at - Date.now()),
     );
@@ -143,6 +149,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     finished = [];
     try {
       await store.deliveries.finishAttempts(batch);
+      // A retry is claimed when it comes due.
+      let retryAt = Number.POSITIVE_INFINITY;
+      for (const { result } of batch)
+        if (result.outcome !== 'sent' && result.retryAt !== undefined)
+          retryAt = Math.min(retryAt, result.retryAt);
+      if (retryAt !== Number.POSITIVE_INFINITY) wakeAt(retryAt);
     } catch (err) {
       // Not lost: the deliveries stay `sending` until their lease runs out, then are recovered
       // and sent again with the same idempotency key.
@@ -255,11 +267,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const now = Date.now();
     let claimed: Claimed[] = [];
     for (const lane of lanes) {
+      if (!lane.due) continue;
       const n = room(lane, now);
       if (n <= 0) continue;
       let got: Claimed[] = [];
       try {
         got = await store.deliveries.claimDue(now, n, now + options.leaseMs, lane.kind);
+        if (got.length < n) lane.due = false;
       } catch (err) {
         log.error({ err }, 'dispatcher pass failed');
       }
@@ -297,7 +311,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     });
   }
 
-  const onQueued = () => wake();
+  /** Something may be due in the outbox (of `kind`, or of every kind): the next pass looks. */
+  function mayBeDue(kind?: DeliveryKind): void {
+    for (const lane of lanes) if (kind === undefined || lane.kind === kind) lane.due = true;
+    wake();
+  }
+
+  const onQueued = () => mayBeDue();
 
   /** Expiry and lease recovery, by one instance at a time. */
   async function sweep(): Promise<void> {
@@ -313,7 +333,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     } catch (err) {
       log.error({ err }, 'dispatcher sweep failed');
     }
-    wake();
+    mayBeDue();
   }
 
   return {
@@ -359,7 +379,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async dispatchPushesNow() {
       try {
         const count = await store.deliveries.makePushesDue(Date.now());
-        wake();
+        mayBeDue('push');
         return count;
       } catch (err) {
         log.error({ err }, 'could not make pushes due');
@@ -369,7 +389,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
-        wake();
+        mayBeDue();
       });
     },
   };

@@ -15,6 +15,7 @@ import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-feed.js';
 import { createPgSearch } from './pg-search.js';
 import type { CallsTable, Database, DeliveryKind, Outcome } from './schema.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
+import { createWalSync, type WalSync } from './wal-sync.js';
 
 export type { CallCursor, CallQuery };
 
@@ -172,7 +173,14 @@ const INSERT_CHUNK = 500;
  * Commits a batch of calls with their deliveries in one transaction and answers their ids, in
  * order. The dialect's piece of the call repository (the hot write of every request).
  */
-type BatchWriter = (batch: readonly Pending[]) => Promise<number[]>;
+type BatchWriter = (batch: readonly Pending[]) => Promise<Written>;
+
+interface Written {
+  /** The calls' ids, in the batch's order. */
+  readonly ids: number[];
+  /** Deliveries queued `pending` (not handed over): the dispatcher has to claim them. */
+  readonly queued: number;
+}
 
 /**
  * SQLite: the insert is prepared once and run on better-sqlite3 directly, the whole batch one
@@ -184,7 +192,12 @@ function sqliteWriter(
   db: Kysely<Database>,
   sqlite: SQLite.Database,
   outbox: { readonly handoff: Handoff | undefined },
+  wal: WalSync | undefined,
 ): BatchWriter {
+  // With a WalSync the commit itself does not wait for the disk (NORMAL); the batch is answered
+  // once the WAL is flushed, off the event loop (see wal-sync.ts).
+  const relax = wal ? sqlite.prepare('PRAGMA synchronous = NORMAL') : undefined;
+  const restore = wal ? sqlite.prepare('PRAGMA synchronous = FULL') : undefined;
   const insert = sqlite.prepare(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
@@ -215,9 +228,16 @@ function sqliteWriter(
             continue;
           }
           reserved.push(row.kind);
-          const sending = { ...row, status: 'sending' as const, attempts: 1, lease_until: now + handoff.leaseMs };
+          const sending = {
+            ...row,
+            status: 'sending' as const,
+            attempts: 1,
+            lease_until: now + handoff.leaseMs,
+          };
           const deliveryId = Number(insertDelivery.run(sending).lastInsertRowid);
-          const attemptId = Number(insertAttempt.run({ delivery_id: deliveryId, started_at: now }).lastInsertRowid);
+          const attemptId = Number(
+            insertAttempt.run({ delivery_id: deliveryId, started_at: now }).lastInsertRowid,
+          );
           const delivery: DeliveryRow = {
             ...sending,
             id: deliveryId,
@@ -231,22 +251,31 @@ function sqliteWriter(
         return id;
       }),
   );
-  return (batch) =>
-    onSqliteConnection(db, () => {
-      const { handoff } = outbox;
-      const reserved: DeliveryKind[] = [];
-      const claimed: Claimed[] = [];
-      let ids: number[];
-      try {
-        ids = insertAll(batch, handoff, Date.now(), reserved, claimed);
-      } catch (err) {
-        // Rolled back: the slots taken for it are free again.
-        for (const kind of reserved) handoff?.release(kind, 1);
-        throw err;
-      }
-      if (handoff && claimed.length > 0) handoff.take(claimed);
-      return ids;
-    });
+  return async (batch) => {
+    const { handoff } = outbox;
+    const reserved: DeliveryKind[] = [];
+    const claimed: Claimed[] = [];
+    let ids: number[];
+    try {
+      ids = await onSqliteConnection(db, () => {
+        relax?.run();
+        try {
+          return insertAll(batch, handoff, Date.now(), reserved, claimed);
+        } finally {
+          restore?.run();
+        }
+      });
+      await wal?.durable();
+    } catch (err) {
+      // Not committed, or not known to be on disk: the slots taken for it are free again, and
+      // what was claimed is left to the recovery of `sending` deliveries.
+      for (const kind of reserved) handoff?.release(kind, 1);
+      throw err;
+    }
+    if (handoff && claimed.length > 0) handoff.take(claimed);
+    const queued = batch.reduce((n, p) => n + (p.deliveries?.length ?? 0), 0) - claimed.length;
+    return { ids, queued };
+  };
 }
 
 /**
@@ -283,7 +312,7 @@ function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
         };
         await sql`SELECT pg_notify(${CALLS_CHANNEL}, ${JSON.stringify(notice)})`.execute(trx);
       }
-      return ids;
+      return { ids, queued: deliveries.length };
     });
 }
 
@@ -305,8 +334,14 @@ export function createCallRepository(
     opened.dialect === 'sqlite'
       ? createSearchWorker({ file: opened.sqlite.name, maxJobs: options.searchMaxJobs })
       : createPgSearch(db, { maxJobs: options.searchMaxJobs });
+  const wal =
+    opened.dialect === 'sqlite' && opened.synchronous === 'FULL'
+      ? createWalSync(`${opened.sqlite.name}-wal`)
+      : undefined;
   const write =
-    opened.dialect === 'sqlite' ? sqliteWriter(db, opened.sqlite, deliveries) : postgresWriter(db, options.instance);
+    opened.dialect === 'sqlite'
+      ? sqliteWriter(db, opened.sqlite, deliveries, wal)
+      : postgresWriter(db, options.instance);
   /** Batches being committed: flush and close wait for them. */
   const committing = new Set<Promise<void>>();
 
@@ -316,14 +351,15 @@ export function createCallRepository(
 
   async function commit(batch: Pending[]): Promise<void> {
     let ids: number[];
+    let queued: number;
     try {
-      ids = await write(batch);
+      ({ ids, queued } = await write(batch));
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
     }
     for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
-    if (batch.some((p) => p.deliveries && p.deliveries.length > 0)) deliveries.notify();
+    if (queued > 0) deliveries.notify();
     if (events.listenerCount('recorded') > 0) {
       events.emit(
         'recorded',
@@ -465,7 +501,8 @@ export function createCallRepository(
       return scanBy(query, batchSize, (qb) => qb.select(SUMMARY_COLUMNS));
     },
     searchWorker,
-    close() {
+    async close() {
+      await wal?.close();
       return searchWorker.close();
     },
     async stats({ from, to, bucketMs }) {

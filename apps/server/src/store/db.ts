@@ -26,6 +26,8 @@ export type OpenedDatabase =
       readonly db: Kysely<Database>;
       /** The SQLite handle itself, for the few hot statements prepared once. */
       readonly sqlite: SQLite.Database;
+      /** SQLITE_SYNCHRONOUS: FULL makes each recorded call durable before it is answered. */
+      readonly synchronous: 'FULL' | 'NORMAL';
     }
   | {
       readonly dialect: 'postgres';
@@ -84,7 +86,7 @@ function openSqlite(options: DbOptions): OpenedDatabase {
   sqlite.pragma('cache_size = -8000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { dialect: 'sqlite', db, sqlite };
+  return { dialect: 'sqlite', db, sqlite, synchronous: options.synchronous };
 }
 
 /**

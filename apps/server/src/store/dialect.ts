@@ -59,6 +59,9 @@ export function dialectPieces(
   db: Kysely<Database>,
   sqlite?: { handle: SQLite.Database; synchronous: 'FULL' | 'NORMAL' },
 ): DialectPieces {
+  const full = sqlite?.synchronous === 'FULL' ? sqlite.handle : undefined;
+  const relax = full?.prepare('PRAGMA synchronous = NORMAL');
+  const restore = full?.prepare('PRAGMA synchronous = FULL');
   return {
     name,
     outboxTransaction(fn) {
@@ -75,14 +78,12 @@ export function dialectPieces(
     },
     outboxSync(work) {
       if (!sqlite) return Promise.reject(new Error('outboxSync is for SQLite'));
-      const { handle } = sqlite;
-      const relax = sqlite.synchronous === 'FULL';
       return db.connection().execute(async () => {
-        if (relax) handle.pragma('synchronous = NORMAL');
+        relax?.run();
         try {
           return work();
         } finally {
-          if (relax) handle.pragma('synchronous = FULL');
+          restore?.run();
         }
       });
     },
