@@ -728,10 +728,19 @@ describe('audit log', () => {
         payload: { code: '1234', phone: '+447911123456' },
       });
       const callId = sms.json().id as number;
+      // Sent at once through the log provider; then made dead as a failed one would be, with
+      // its text still there (a settled SMS keeps only the masked text and cannot be resent).
+      await t.app.dispatcher.idle();
       const [delivery] = await t.app.store.deliveries.search({ callId }, { limit: 1 });
       await t.app.store.db
         .updateTable('deliveries')
-        .set({ status: 'dead' })
+        .set({
+          status: 'dead',
+          payload: JSON.stringify({
+            text: 'Your verification code is 1234',
+            maskedText: 'Your verification code is ***',
+          }),
+        })
         .where('id', '=', delivery?.id ?? 0)
         .execute();
       expect(
