@@ -369,17 +369,27 @@ describe('console API', () => {
         '/api/service',
       ]),
     );
-    const docs = await t.inject({ method: 'GET', url: '/api/docs/' });
-    expect(docs.statusCode).toBe(200);
-    expect(docs.body).toContain('swagger');
-    // Without the trailing slash too, every asset the page asks for is served.
-    const page = await t.inject({ method: 'GET', url: '/api/docs' });
-    const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
-    expect(assets.length).toBeGreaterThan(4);
-    for (const asset of assets) {
-      expect(asset, asset).toMatch(/^\/api\/docs\/static\//);
-      expect((await t.inject({ method: 'GET', url: asset })).statusCode, asset).toBe(200);
+    // With and without the trailing slash, every asset the page asks for is served, under the
+    // console's policy (nothing inline).
+    for (const url of ['/api/docs', '/api/docs/']) {
+      const page = await t.inject({ method: 'GET', url });
+      expect(page.statusCode, url).toBe(200);
+      expect(page.headers['content-security-policy'], url).toContain("style-src 'self';");
+      expect(page.headers['content-security-policy'], url).not.toContain('unsafe-inline');
+      const assets = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map(
+        (m) => new URL(m[1] as string, `http://localhost${url}`).pathname,
+      );
+      expect(assets.length, url).toBeGreaterThan(4);
+      expect(assets, url).toContain('/api/docs/static/swagger-ui-bundle.js');
+      for (const asset of assets) {
+        expect(asset, asset).toMatch(/^\/api\/docs\/static\//);
+        expect((await t.inject({ method: 'GET', url: asset })).statusCode, asset).toBe(200);
+      }
     }
+    // The document the page loads (its initializer asks for ./json, relative to the page).
+    const json = await get<{ paths: Record<string, unknown> }>('/api/docs/json');
+    expect(json.status).toBe(200);
+    expect(Object.keys(json.body.paths)).toContain('/api/calls');
   });
 
   it('answers unknown API paths with a problem, never the console page', async () => {

@@ -88,6 +88,26 @@ describe('outbox and dispatcher', () => {
     expect(attempts.filter((a) => a.outcome === 'transient').every((a) => a.status === 503)).toBe(true);
   });
 
+  it('logs an SMS of the log provider with its code masked, and never the code', async () => {
+    const lines: string[] = [];
+    const t = await startTestApp({ ...FAST, SMS_PROVIDER: 'log' }, undefined, {
+      level: 'info',
+      stream: { write: (line: string) => void lines.push(line) },
+    });
+    cleanups.push(() => t.close());
+    const res = await t.inject({
+      method: 'GET',
+      url: '/AuthCodeSending.asmx/AuthCode?code=Q7X2K9&phone=%2B447911123456',
+    });
+    expect(res.statusCode).toBe(200);
+    await until(async () => (await t.app.store.deliveries.counts()).sent === 1, 'logged');
+    const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith('SMS logged'));
+    expect(logged).toEqual([
+      expect.objectContaining({ to: '+447911123456', text: 'Your verification code is ***' }),
+    ]);
+    expect(lines.join('')).not.toContain('Q7X2K9');
+  });
+
   it('gives up after the maximum attempts, and a dead delivery can be retried from the API', async () => {
     let fail = true;
     const gateway = await fakeProvider(() => ({ status: fail ? 500 : 200 }));

@@ -78,8 +78,15 @@ export type CallDetail = z.infer<typeof callDetailSchema>;
 
 const isoDate = z.iso.datetime({ offset: true }).describe('ISO 8601 date and time');
 
+/**
+ * The `operation` filter's value for calls whose operation was not recognised (a path or name the
+ * service does not have): no operation can be named so.
+ */
+export const UNKNOWN_OPERATION = '(unknown)';
+
 /** Filters shared by the list, the live tail and the export. */
 export const callFiltersSchema = z.object({
+  /** An operation's name, or `(unknown)` for calls to a path or operation the service does not have. */
   operation: z.string().max(64).optional(),
   binding: bindingSchema.optional(),
   outcome: outcomeSchema.optional(),
@@ -128,6 +135,20 @@ export const callListSchema = z
   .meta({ id: 'CallList' });
 export type CallList = z.infer<typeof callListSchema>;
 
+/** Counting stops here: a History view with more calls says "more than 10 000". */
+export const CALL_COUNT_BOUND = 10_000;
+
+/** `GET /api/calls/count`: the calls the filters match (free text is not counted). */
+export const callCountSchema = z
+  .object({
+    /** The calls counted, at most CALL_COUNT_BOUND. */
+    count: z.number().int(),
+    /** True when there are more than `count` (counting stopped at the bound). */
+    more: z.boolean(),
+  })
+  .meta({ id: 'CallCount' });
+export type CallCount = z.infer<typeof callCountSchema>;
+
 export const exportQuerySchema = callFiltersSchema.extend({
   format: z.enum(['csv', 'json']).default('csv'),
 });
@@ -139,6 +160,8 @@ export const statsQuerySchema = z.object({
 });
 export type StatsQuery = z.input<typeof statsQuerySchema>;
 
+const errorOutcomeSchema = z.enum(['client-error', 'server-error']);
+
 export const statsSchema = z
   .object({
     from: z.string(),
@@ -148,9 +171,53 @@ export const statsSchema = z
     rows: z.array(
       z.object({
         bucket: z.string(),
+        /** Null: calls to a path or operation the service does not have. */
         operation: z.string().nullable(),
         outcome: outcomeSchema,
         count: z.number().int(),
+      }),
+    ),
+    /**
+     * How long calls took to answer, per bucket that had calls: median and 95th percentile in
+     * milliseconds, estimated from a histogram (within a few per cent).
+     */
+    latency: z.array(
+      z.object({ bucket: z.string(), count: z.number().int(), p50Ms: z.number(), p95Ms: z.number() }),
+    ),
+    /** The same over the whole period; null without calls. */
+    overallLatency: z.object({ p50Ms: z.number(), p95Ms: z.number() }).nullable(),
+    /** Every error status of the period with its count, most frequent first. */
+    statuses: z.array(
+      z.object({ status: z.number().int(), outcome: errorOutcomeSchema, count: z.number().int() }),
+    ),
+    /**
+     * The most frequent errors by operation, status and text (its first 200 characters), most
+     * frequent first; `otherErrors` counts the rest.
+     */
+    errors: z.array(
+      z.object({
+        operation: z.string().nullable(),
+        status: z.number().int(),
+        outcome: errorOutcomeSchema,
+        error: z.string().nullable(),
+        count: z.number().int(),
+      }),
+    ),
+    otherErrors: z.number().int(),
+    /**
+     * The deliveries queued in each bucket (that had any), by what became of them: `sent` by a
+     * provider, `logged` by the `log` provider (nothing sent), `dead`, `expired`, or `waiting`
+     * (pending or being sent); and their failed attempts.
+     */
+    deliveries: z.array(
+      z.object({
+        bucket: z.string(),
+        sent: z.number().int(),
+        logged: z.number().int(),
+        dead: z.number().int(),
+        expired: z.number().int(),
+        waiting: z.number().int(),
+        failedAttempts: z.number().int(),
       }),
     ),
   })
@@ -165,6 +232,11 @@ export const operationResultSchema = z
     status: z.number().int(),
     /** What happened, in words: 'Done.' or the error the caller would get. */
     message: z.string(),
+    /**
+     * How many deliveries (SMS, pushes) the call queued: queued, not sent yet. Follow them with
+     * GET /api/deliveries?callId={id}.
+     */
+    queued: z.number().int(),
   })
   .meta({ id: 'OperationResult' });
 export type OperationResult = z.infer<typeof operationResultSchema>;
@@ -240,6 +312,22 @@ export const DELIVERY_STATUSES = ['pending', 'sending', 'sent', 'dead', 'expired
 export const deliveryStatusSchema = z.enum(DELIVERY_STATUSES);
 export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
 
+/** The provider that sends nothing: it writes each message to the server's log (the default). */
+export const LOG_PROVIDER = 'log';
+
+/**
+ * A delivery's status as the API answers it and filters by: the stored status, except that a
+ * delivery the `log` provider took is `logged`, not `sent` (it was written to the server's log;
+ * nothing left the machine). The store keeps such a delivery `sent`.
+ */
+export const DELIVERY_STATES = ['pending', 'sending', 'sent', 'logged', 'dead', 'expired'] as const;
+export const deliveryStateSchema = z.enum(DELIVERY_STATES);
+export type DeliveryState = z.infer<typeof deliveryStateSchema>;
+
+/** The providers a delivery can go through: SMS_PROVIDER's, then PUSH_PROVIDER's. */
+export const PROVIDER_NAMES = [LOG_PROVIDER, 'twilio', 'http', 'fcm', 'webhook'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
 /** What a delivery carries: an SMS to a phone, or a push to a topic. */
 export const DELIVERY_KINDS = ['sms', 'push'] as const;
 export const deliveryKindSchema = z.enum(DELIVERY_KINDS);
@@ -264,7 +352,8 @@ export const deliverySchema = z
     text: z.string(),
     /** Push data, string values. */
     data: z.record(z.string(), z.string()).nullable(),
-    status: deliveryStatusSchema,
+    /** `logged` rather than `sent` for the `log` provider (see DELIVERY_STATES). */
+    status: deliveryStateSchema,
     attempts: z.number().int(),
     nextAttemptAt: z.string().nullable(),
     expiresAt: z.string().nullable(),
@@ -300,21 +389,40 @@ export const deliveryDetailSchema = deliverySchema.extend({ attemptLog: z.array(
 });
 export type DeliveryDetail = z.infer<typeof deliveryDetailSchema>;
 
-export const deliveryListQuerySchema = z.object({
-  status: deliveryStatusSchema.optional(),
+/** The filters of the deliveries list; they combine with AND. */
+export const deliveryFiltersSchema = z.object({
+  status: deliveryStateSchema.optional(),
   kind: deliveryKindSchema.optional(),
+  /** The provider it was queued for (`log` sends nothing). */
+  provider: z.enum(PROVIDER_NAMES).optional(),
   callId: z.coerce.number().int().positive().optional(),
+  /**
+   * Part of the recipient (phone or topic), any case. A phone may be typed with spaces, dashes or
+   * dots, with 00 for + or with a national leading 0.
+   */
+  recipient: z.string().max(100).optional(),
+  /** Queued at or after this time. */
+  from: isoDate.optional(),
+  /** Queued before this time. */
+  to: isoDate.optional(),
+});
+export type DeliveryFilters = z.infer<typeof deliveryFiltersSchema>;
+export const DELIVERY_FILTER_KEYS = Object.keys(deliveryFiltersSchema.shape) as (keyof DeliveryFilters)[];
+
+export const deliveryListQuerySchema = deliveryFiltersSchema.extend({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(40).optional(),
+  /** Opaque: the `nextCursor` of the previous page. */
+  cursor: z.string().max(80).optional(),
 });
 export type DeliveryListQuery = z.input<typeof deliveryListQuerySchema>;
 
 export const deliveryListSchema = z
   .object({
     items: z.array(deliverySchema),
+    /** Pass as `cursor` for the next (older) page; null on the last page. */
     nextCursor: z.string().nullable(),
-    /** How many deliveries are in each status (all, not only this page). */
-    counts: z.record(deliveryStatusSchema, z.number().int()),
+    /** How many deliveries are in each status (all of them, whatever the filters); `sent` leaves out `logged`. */
+    counts: z.record(deliveryStateSchema, z.number().int()),
   })
   .meta({ id: 'DeliveryList' });
 export type DeliveryList = z.infer<typeof deliveryListSchema>;

@@ -1,10 +1,7 @@
-import type { CallFilters, Delivery, DeliveryStatus, StatsQuery } from '@school/contract';
+import type { DeliveryFilters as ApiDeliveryFilters, CallFilters, StatsQuery } from '@school/contract';
 
-/** The filters of a deliveries list (the API's own names), without paging. */
-export interface DeliveryFilters {
-  readonly status?: DeliveryStatus;
-  readonly kind?: Delivery['kind'];
-}
+/** The filters of the Deliveries page (the API's own names), without paging. */
+export type DeliveryFilters = Omit<ApiDeliveryFilters, 'callId'>;
 
 /**
  * Query keys of the resources more than one feature touches. Features build their query-options

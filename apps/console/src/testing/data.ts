@@ -29,8 +29,16 @@ export const serviceInfo: ServiceInfo = {
   baseUrl: BASE_URL,
   defaultPhoneRegion: null,
   providers: {
-    sms: { name: 'log', description: 'log: SMS are logged, not sent (SMS_PROVIDER=log)' },
-    push: { name: 'log', description: 'log: pushes are logged, not sent (PUSH_PROVIDER=log)' },
+    sms: {
+      name: 'log',
+      description:
+        'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
+    },
+    push: {
+      name: 'log',
+      description:
+        'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
+    },
   },
   storage: { freeBytes: 50_000_000_000, minFreeBytes: 1_000_000_000, rawBodiesStored: true },
   groups: groups.map((g) => ({
@@ -101,7 +109,7 @@ export function callDetail(overrides: Partial<CallDetail> = {}): CallDetail {
 }
 
 export function operationResult(overrides: Partial<OperationResult> = {}): OperationResult {
-  return { id: 42, outcome: 'ok', status: 200, message: 'Done.', ...overrides };
+  return { id: 42, outcome: 'ok', status: 200, message: 'Done.', queued: 0, ...overrides };
 }
 
 export function problem(status: number, detail: string, extra: Partial<Problem> = {}): Problem {
@@ -125,6 +133,12 @@ export function stats(overrides: Partial<Stats> = {}): Stats {
     to: '2026-11-20T09:00:00.000Z',
     bucket: 'hour',
     rows: [],
+    latency: [],
+    overallLatency: null,
+    statuses: [],
+    errors: [],
+    otherErrors: 0,
+    deliveries: [],
     ...overrides,
   };
 }
@@ -201,7 +215,11 @@ export function deliveryList(
   counts: Partial<DeliveryList['counts']> = {},
   nextCursor: string | null = null,
 ): DeliveryList {
-  return { items, nextCursor, counts: { pending: 0, sending: 0, sent: 0, dead: 0, expired: 0, ...counts } };
+  return {
+    items,
+    nextCursor,
+    counts: { pending: 0, sending: 0, sent: 0, logged: 0, dead: 0, expired: 0, ...counts },
+  };
 }
 
 export function book(overrides: Partial<Book> = {}): Book {

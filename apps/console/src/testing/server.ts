@@ -10,6 +10,9 @@ export const defaultHandlers = [
   http.get('/api/service', () => HttpResponse.json(serviceInfo)),
   // A call's detail lists its deliveries; by default it queued none.
   http.get('/api/deliveries', () => HttpResponse.json(deliveryList([]))),
+  // History, when a test opens it without saying what it holds: no calls.
+  http.get('/api/calls', () => HttpResponse.json({ items: [], nextCursor: null })),
+  http.get('/api/calls/count', () => HttpResponse.json({ count: 0, more: false })),
 ];
 
 /** The network boundary: the console's fetches end here, nothing inside the app is mocked. */

@@ -10,6 +10,7 @@ import {
 } from '@school/contract';
 import { allowedRanges } from '../operations/schools.js';
 import { schoolTopic } from '../operations/topics.js';
+import { deliveryState } from '../store/delivery-filters.js';
 import {
   type AttemptRow,
   type BookRow,
@@ -34,7 +35,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     // Never the clear SMS text: it holds the auth code until the delivery settles.
     text: sms ? payload.maskedText : payload.body,
     data: sms ? null : payload.data,
-    status: row.status,
+    status: deliveryState(row),
     attempts: row.attempts,
     nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     expiresAt: iso(row.expires_at),

@@ -7,11 +7,22 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { type DeliveryCursor, deliveryState } from '../store/delivery-filters.js';
 import { parseDeliveryPayload } from '../store/index.js';
 import { toAttempt, toDelivery } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
+
+/** Cursors are opaque to clients: base64url of `createdAt.id`. */
+const encodeCursor = (cursor: DeliveryCursor): string =>
+  Buffer.from(`${cursor.createdAt}.${cursor.id}`).toString('base64url');
+
+function decodeCursor(text: string): DeliveryCursor | undefined {
+  const match = /^(\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(text, 'base64url').toString('latin1'));
+  if (!match) return undefined;
+  return { createdAt: Number(match[1]), id: Number(match[2]) };
+}
 
 /** The outbox: deliveries with their attempts, and retries of dead ones. */
 export const deliveryRoutes: FastifyPluginAsync = async (base) => {
@@ -23,27 +34,35 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
     {
       schema: {
         summary: 'List deliveries, newest first',
+        description:
+          'Filters combine with AND. `status=logged` lists what the `log` provider wrote to the server log (nothing was sent); `status=sent` what a real provider accepted. `recipient` matches part of the phone or topic, any case. Pass `nextCursor` back as `cursor` for the next page. `counts` covers every delivery, whatever the filters.',
         tags: ['deliveries'],
         querystring: deliveryListQuerySchema,
         response: { 200: deliveryListSchema, 400: problemSchema },
       },
     },
     async (request, reply) => {
-      const { limit, cursor, ...query } = request.query;
-      const before = cursor === undefined ? undefined : Number(cursor);
-      if (cursor !== undefined && !(Number.isInteger(before) && (before as number) > 0)) {
+      const { limit, cursor, from, to, ...filters } = request.query;
+      const after = cursor === undefined ? undefined : decodeCursor(cursor);
+      if (cursor !== undefined && !after) {
         return sendProblem(
           reply,
           problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
         );
       }
-      const rows = await store.deliveries.search(query, { limit: limit + 1, before });
+      const query = {
+        ...filters,
+        from: from === undefined ? undefined : Date.parse(from),
+        to: to === undefined ? undefined : Date.parse(to),
+      };
+      const rows = await store.deliveries.search(query, { limit: limit + 1, after });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return {
         items: page.map(toDelivery),
-        nextCursor: rows.length > limit && last ? String(last.id) : null,
-        counts: await store.deliveries.counts(),
+        nextCursor:
+          rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
+        counts: await store.deliveries.stateCounts(),
       };
     },
   );
@@ -95,7 +114,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       if (!(await store.deliveries.retry(id, Date.now()))) {
         return sendProblem(
           reply,
-          problem(409, `Delivery ${id} is ${row.status}; only dead deliveries can be retried.`),
+          problem(409, `Delivery ${id} is ${deliveryState(row)}; only dead deliveries can be retried.`),
         );
       }
       dispatcher.wake();

@@ -82,7 +82,12 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
             status: 200,
             error: null,
             headers: { 'content-type': JSON_TYPE },
-            body: { outcome: 'ok', status: 200, message: result.note ?? 'Done.' },
+            body: {
+              outcome: 'ok',
+              status: 200,
+              message: result.note ?? 'Done.',
+              queued: result.deliveries?.length ?? 0,
+            },
             deliveries: result.deliveries,
             note: result.note ?? null,
             afterCommit: result.afterCommit,

@@ -193,6 +193,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           ? await options.sms.send({
               to: delivery.recipient,
               text: payload.text ?? '',
+              maskedText: payload.maskedText,
               idempotencyKey: delivery.idempotency_key,
             })
           : await options.push.send({

@@ -1,6 +1,7 @@
 /**
- * The default providers: nothing leaves the machine. The delivery is recorded as sent with the
- * response `logged, not sent`, and the console shows the message from the outbox.
+ * The default providers: nothing leaves the machine. Each message is written to the server's log
+ * (an SMS with its auth code masked, a push with its title, body and data), the delivery is
+ * recorded with the response `logged, not sent`, and the console shows it as "Logged, not sent".
  */
 import type { PushMessage, PushProvider, SendResult, SmsMessage, SmsProvider } from './types.js';
 
@@ -11,20 +12,24 @@ export interface ProviderLogger {
 
 export const LOGGED_RESPONSE = 'logged, not sent';
 
+/** What the log holds when the message came without its masked text. */
+export const UNMASKED_TEXT = '(not logged: no masked text came with it, and the text holds the code)';
+
 export function createLogSmsProvider(logger?: ProviderLogger): SmsProvider {
   return {
     name: 'log',
-    describe: () => 'log: SMS are logged, not sent (SMS_PROVIDER=log)',
+    describe: () =>
+      'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
     async send(message: SmsMessage): Promise<SendResult> {
-      // The text is not logged: it holds the auth code, which the call history masks.
       logger?.info(
         {
           provider: 'log',
           to: message.to,
-          characters: message.text.length,
+          // The masked text queued with the delivery: the code never reaches the log.
+          text: message.maskedText ?? UNMASKED_TEXT,
           idempotencyKey: message.idempotencyKey,
         },
-        'SMS not sent (SMS_PROVIDER=log)',
+        'SMS logged, not sent (SMS_PROVIDER=log)',
       );
       return { ok: true, response: LOGGED_RESPONSE };
     },
@@ -34,16 +39,19 @@ export function createLogSmsProvider(logger?: ProviderLogger): SmsProvider {
 export function createLogPushProvider(logger?: ProviderLogger): PushProvider {
   return {
     name: 'log',
-    describe: () => 'log: pushes are logged, not sent (PUSH_PROVIDER=log)',
+    describe: () =>
+      'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
     async send(message: PushMessage): Promise<SendResult> {
       logger?.info(
         {
           provider: 'log',
           topic: message.topic,
           title: message.title,
+          body: message.body,
+          data: message.data,
           idempotencyKey: message.idempotencyKey,
         },
-        'Push not sent (PUSH_PROVIDER=log)',
+        'Push logged, not sent (PUSH_PROVIDER=log)',
       );
       return { ok: true, response: LOGGED_RESPONSE };
     },

@@ -7,6 +7,8 @@ export interface SmsMessage {
   /** E.164, e.g. +447911123456. */
   readonly to: string;
   readonly text: string;
+  /** The text with its auth code masked: what a provider may log (the `log` provider does). */
+  readonly maskedText?: string;
   /** Stable across retries of the same delivery; sent where the provider supports one. */
   readonly idempotencyKey: string;
 }

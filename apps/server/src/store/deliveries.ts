@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { DELIVERY_STATUSES } from '@school/contract';
+import { DELIVERY_STATUSES, type DeliveryState, LOG_PROVIDER } from '@school/contract';
 import type SQLite from 'better-sqlite3';
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import {
+  applyDeliveryFilters,
+  type DeliveryCursor,
+  type DeliveryQuery,
+  olderThan,
+} from './delivery-filters.js';
 import type { DialectPieces } from './dialect.js';
 import type {
   AttemptOutcome,
@@ -117,11 +123,7 @@ export type AttemptResult =
       readonly retryAt: number | undefined;
     };
 
-export interface DeliveryQuery {
-  readonly status?: DeliveryStatus | undefined;
-  readonly kind?: DeliveryKind | undefined;
-  readonly callId?: number | undefined;
-}
+export type { DeliveryCursor, DeliveryQuery };
 
 /** The outbox at a glance (for /metrics and the Service page). */
 export interface OutboxState {
@@ -183,9 +185,14 @@ export interface DeliveryRepository {
   /** Records what the provider reported later about the message it accepted; false if unknown. */
   recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
   attemptsOf(id: number): Promise<AttemptRow[]>;
-  /** Newest first, after the id `before`. */
-  search(query: DeliveryQuery, page: { limit: number; before?: number | undefined }): Promise<DeliveryRow[]>;
+  /** Newest first by (created_at, id), after the cursor `after`. */
+  search(
+    query: DeliveryQuery,
+    page: { limit: number; after?: DeliveryCursor | undefined },
+  ): Promise<DeliveryRow[]>;
   counts(): Promise<Record<DeliveryStatus, number>>;
+  /** As the API counts them: `sent` without the `log` provider's, which are `logged` (one snapshot). */
+  stateCounts(): Promise<Record<DeliveryState, number>>;
   outbox(now: number): Promise<OutboxState>;
 }
 
@@ -532,14 +539,34 @@ export function createDeliveryRepository(
         .execute();
     },
     search(query, page) {
-      let qb = db.selectFrom('deliveries').selectAll();
-      if (query.status) qb = qb.where('status', '=', query.status);
-      if (query.kind) qb = qb.where('kind', '=', query.kind);
-      if (query.callId !== undefined) qb = qb.where('call_id', '=', query.callId);
-      if (page.before !== undefined) qb = qb.where('id', '<', page.before);
-      return qb.orderBy('id', 'desc').limit(page.limit).execute();
+      let qb = applyDeliveryFilters(db.selectFrom('deliveries').selectAll(), query, dialect.name);
+      if (page.after) qb = qb.where(olderThan(page.after));
+      return qb.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     },
     counts,
+    async stateCounts() {
+      // One statement, so `logged` and `sent` come from the same snapshot. The provider is a
+      // literal: the partial index of the `log` provider's deliveries (0010) counts them.
+      const rows = await db
+        .selectFrom('deliveries')
+        .select((eb) => [sql<string>`status`.as('state'), eb.fn.countAll<number>().as('n')])
+        .groupBy('status')
+        .unionAll(
+          db
+            .selectFrom('deliveries')
+            .select((eb) => [sql<string>`'logged'`.as('state'), eb.fn.countAll<number>().as('n')])
+            .where('status', '=', 'sent')
+            .where('provider', '=', sql.lit(LOG_PROVIDER)),
+        )
+        .execute();
+      const byState = Object.fromEntries([...DELIVERY_STATUSES, 'logged'].map((s) => [s, 0])) as Record<
+        DeliveryState,
+        number
+      >;
+      for (const r of rows) byState[r.state as DeliveryState] = Number(r.n);
+      byState.sent -= byState.logged;
+      return byState;
+    },
     async outbox(now) {
       const [byStatus, due] = await Promise.all([
         counts(),

@@ -294,6 +294,67 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           $$`.execute(db);
       },
     },
+    '0010_delivery_list': {
+      // The Deliveries list (issue 11): newest first by (created_at, id), which a time range seeks
+      // too, and the `log` provider's deliveries by status (a partial index: `logged` counts and
+      // filters; with a real provider it holds nothing and costs nothing).
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createIndex('deliveries_created_at')
+          .on('deliveries')
+          .columns(['created_at', 'id'])
+          .execute();
+        await db.schema
+          .createIndex('deliveries_logged')
+          .on('deliveries')
+          .column('status')
+          .where(sql.ref('provider'), '=', sql.lit('log'))
+          .execute();
+      },
+    },
+    '0011_outcome_by_status': {
+      // A call's outcome follows its status (calls/record.ts outcomeOf): a 4xx is a client error,
+      // a 5xx a server error unless it blames the caller. Calls recorded before, such as a book
+      // range answered 416 as `ok`, are put right.
+      async up(db: Kysely<unknown>) {
+        await sql`UPDATE calls SET outcome = 'client-error'
+          WHERE outcome <> 'client-error' AND status >= 400 AND status < 500`.execute(db);
+        await sql`UPDATE calls SET outcome = 'server-error'
+          WHERE outcome = 'ok' AND status >= 500`.execute(db);
+      },
+    },
+    '0012_template_type_key': {
+      // A template answers its type whatever the case and the spaces around it (issue 11): the
+      // key it is matched by (trimmed, lower case, as templateTypeKey), unique. Where templates
+      // already differ only by case, the oldest keeps the key and the others get none (never
+      // matched; the console says so, and saving one is refused until its type is changed).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('templates').addColumn('type_key', 'text').execute();
+        const rows = (await db
+          .selectFrom('templates' as never)
+          .select(['id', 'type'] as never)
+          .orderBy('id' as never)
+          .execute()) as { id: number; type: string }[];
+        const keyed = new Set<string>();
+        for (const row of rows) {
+          const key = row.type.trim().toLowerCase();
+          if (keyed.has(key)) continue;
+          keyed.add(key);
+          await db
+            .updateTable('templates' as never)
+            .set({ type_key: key } as never)
+            .where('id' as never, '=', row.id as never)
+            .execute();
+        }
+        await db.schema
+          // Not templates_type_key: PostgreSQL gave that name to the unique constraint on `type`.
+          .createIndex('templates_by_type_key')
+          .on('templates')
+          .column('type_key')
+          .unique()
+          .execute();
+      },
+    },
   };
 }
 

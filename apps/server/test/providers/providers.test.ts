@@ -51,16 +51,59 @@ describe('the log providers (the default)', () => {
     }
   });
 
-  it('log what would have been sent, without the auth code', async () => {
+  it('log the SMS text with its code masked, and the push title, body and data', async () => {
     const config = providerConfigSchema.parse({});
     await createSmsProvider(config, { logger }).send({
       to: '+447911123456',
-      text: 'Your code is 4711',
+      text: 'Your verification code is 4711',
+      maskedText: 'Your verification code is ***',
       idempotencyKey: 'k1',
     });
-    expect(logged).toHaveLength(1);
-    expect(logged[0]?.object).toMatchObject({ provider: 'log', to: '+447911123456', idempotencyKey: 'k1' });
-    expect(JSON.stringify(logged)).not.toContain('4711');
+    await createPushProvider(config, { logger }).send({
+      topic: 'school-example',
+      title: 'New homework',
+      body: 'There is a new homework notification for you.',
+      data: { type: 'homework', id: '1201' },
+      idempotencyKey: 'k2',
+    });
+    expect(logged).toEqual([
+      {
+        object: {
+          provider: 'log',
+          to: '+447911123456',
+          text: 'Your verification code is ***',
+          idempotencyKey: 'k1',
+        },
+        message: 'SMS logged, not sent (SMS_PROVIDER=log)',
+      },
+      {
+        object: {
+          provider: 'log',
+          topic: 'school-example',
+          title: 'New homework',
+          body: 'There is a new homework notification for you.',
+          data: { type: 'homework', id: '1201' },
+          idempotencyKey: 'k2',
+        },
+        message: 'Push logged, not sent (PUSH_PROVIDER=log)',
+      },
+    ]);
+  });
+
+  it('never log a text that came without its masked form', async () => {
+    const config = providerConfigSchema.parse({});
+    const sms = createSmsProvider(config, { logger });
+    await sms.send({ to: '+447911123456', text: 'Your verification code is Z9Q4', idempotencyKey: 'k2' });
+    expect(logged.map((l) => l.object.text)).toEqual([
+      '(not logged: no masked text came with it, and the text holds the code)',
+    ]);
+    expect(JSON.stringify(logged)).not.toContain('Z9Q4');
+    expect(sms.describe()).toBe(
+      'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
+    );
+    expect(createPushProvider(config).describe()).toBe(
+      'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
+    );
   });
 });
 

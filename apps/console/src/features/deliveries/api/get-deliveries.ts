@@ -5,6 +5,9 @@ import { type DeliveryFilters, queryKeys } from '../../../lib/query-keys';
 
 export const PAGE_SIZE = 50;
 
+/** How often a live list asks again (only while the page is shown: a hidden tab does not poll). */
+export const LIVE_INTERVAL_MS = 5_000;
+
 /** GET /api/deliveries: one page, newest first, with the count of every status. */
 export function getDeliveries(
   filters: DeliveryFilters,
@@ -18,7 +21,12 @@ export function getDeliveries(
   });
 }
 
-export const getDeliveriesQueryOptions = (filters: DeliveryFilters) =>
+/**
+ * The list; `live`, it is fetched again every LIVE_INTERVAL_MS (every loaded page, so rows already
+ * shown change status too). Polling rather than a stream: the dispatcher of any instance changes
+ * deliveries, and each instance only sees its own, while every instance reads the same database.
+ */
+export const getDeliveriesQueryOptions = (filters: DeliveryFilters, live = false) =>
   infiniteQueryOptions({
     queryKey: queryKeys.deliveries.list(filters),
     queryFn: ({ pageParam, signal }) => getDeliveries(filters, pageParam, signal),
@@ -26,7 +34,8 @@ export const getDeliveriesQueryOptions = (filters: DeliveryFilters) =>
     getNextPageParam: (last) => last.nextCursor ?? undefined,
     // The outbox moves on its own (the dispatcher): a list is worth refreshing sooner than calls.
     staleTime: 5_000,
+    refetchInterval: live ? LIVE_INTERVAL_MS : false,
   });
 
-export const useDeliveries = (filters: DeliveryFilters) =>
-  useInfiniteQuery(getDeliveriesQueryOptions(filters));
+export const useDeliveries = (filters: DeliveryFilters, live = false) =>
+  useInfiniteQuery(getDeliveriesQueryOptions(filters, live));

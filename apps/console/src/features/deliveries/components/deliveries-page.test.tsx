@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deadPush, delivery, deliveryList, problem } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
@@ -20,6 +20,7 @@ describe('Deliveries', () => {
           deliveryList(
             [
               deadPush({ id: 13, callId: 9 }),
+              delivery({ id: 14, callId: 10, provider: 'log', status: 'logged', providerId: null }),
               delivery({
                 id: 12,
                 callId: 7,
@@ -29,7 +30,7 @@ describe('Deliveries', () => {
                 lastError: 'Twilio 429: Too Many Requests',
               }),
             ],
-            counts,
+            { ...counts, logged: 126 },
           ),
         ),
       ),
@@ -52,10 +53,10 @@ describe('Deliveries', () => {
       'Call',
       'Actions',
     ]);
-    const [, push, sms] = within(table).getAllByRole('row');
-    if (!push || !sms) throw new Error('missing rows');
+    const [, push, logged, sms] = within(table).getAllByRole('row');
+    if (!push || !logged || !sms) throw new Error('missing rows');
     const cells = within(push).getAllByRole('cell');
-    expect(cells[1]).toHaveTextContent('Push');
+    expect(cells[1]).toHaveTextContent('Push via fcm');
     expect(cells[2]).toHaveTextContent('school-northfield');
     expect(cells[3]).toHaveTextContent('New homework There is a new homework notification for you.');
     expect(cells[4]).toHaveTextContent('Dead');
@@ -67,6 +68,12 @@ describe('Deliveries', () => {
     );
     expect(within(push).getByRole('link', { name: 'Call #9' })).toHaveAttribute('href', '/history/9');
     expect(within(push).getByRole('button', { name: 'Retry delivery 13' })).toBeInTheDocument();
+
+    // The log provider's: its own status, never "Sent".
+    const loggedCells = within(logged).getAllByRole('cell');
+    expect(loggedCells[1]).toHaveTextContent('SMS via log');
+    expect(loggedCells[4]).toHaveTextContent('Logged, not sent');
+    expect(loggedCells[4]).not.toHaveTextContent('Sent');
 
     const smsCells = within(sms).getAllByRole('cell');
     expect(smsCells[1]).toHaveTextContent('SMS');
@@ -82,12 +89,77 @@ describe('Deliveries', () => {
       within(byStatus)
         .getAllByRole('link')
         .map((a) => a.textContent),
-    ).toEqual(['Pending 3', 'Sending 1', 'Sent 120', 'Dead 2', 'Expired 4']);
+    ).toEqual(['Pending 3', 'Sending 1', 'Sent 120', 'Logged, not sent 126', 'Dead 2', 'Expired 4']);
+    expect(within(byStatus).getByRole('link', { name: 'Logged, not sent 126' })).toHaveAttribute(
+      'href',
+      '/deliveries?status=logged',
+    );
     expect(within(byStatus).getByRole('link', { name: 'Dead 2' })).toHaveAttribute(
       'href',
       '/deliveries?status=dead',
     );
-    expect(screen.getByText('2 deliveries: that is all.')).toBeInTheDocument();
+    expect(screen.getByText('3 deliveries: that is all.')).toBeInTheDocument();
+  });
+
+  it('leaves out the logged count when nothing was logged', async () => {
+    server.use(http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], counts))));
+    renderApp('/deliveries');
+    const byStatus = await screen.findByRole('list', { name: 'All deliveries by status' });
+    expect(
+      within(byStatus)
+        .getAllByRole('link')
+        .map((a) => a.textContent),
+    ).toEqual(['Pending 3', 'Sending 1', 'Sent 120', 'Dead 2', 'Expired 4']);
+  });
+
+  it('searches by recipient, time range and provider, kept in the URL and sent to the API', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], counts))));
+    const { user, location } = renderApp('/deliveries');
+    await screen.findByRole('table');
+
+    await user.selectOptions(screen.getByLabelText('Provider'), 'Log only, nothing sent (log)');
+    await waitFor(() => expect(location().search).toBe('?provider=log'));
+
+    const recipient = screen.getByLabelText('Recipient or topic');
+    expect(recipient).toHaveAccessibleDescription(/Part of a phone number or push topic/);
+    await user.type(recipient, ' 07911 123456 ');
+    await user.type(screen.getByLabelText('Queued from'), '2026-11-20T08:00');
+    await user.type(screen.getByLabelText('Queued before'), '2026-11-20T09:30{Enter}');
+    const from = new Date('2026-11-20T08:00').toISOString();
+    const to = new Date('2026-11-20T09:30').toISOString();
+    await waitFor(() =>
+      expect(Object.fromEntries(new URLSearchParams(location().search))).toEqual({
+        provider: 'log',
+        recipient: '07911 123456',
+        from,
+        to,
+      }),
+    );
+    await waitFor(() =>
+      expect(Object.fromEntries(listRequests(requests).at(-1) ?? [])).toEqual({
+        provider: 'log',
+        recipient: '07911 123456',
+        from,
+        to,
+        limit: '50',
+      }),
+    );
+    // A range that ends in the past gets nothing new: the list stops refreshing and says why.
+    expect(screen.getByText('Not refreshing: this view ends in the past.')).toBeInTheDocument();
+  });
+
+  it('refuses a range that ends before it starts, without a request', async () => {
+    const requests = recordRequests();
+    const { user, location } = renderApp('/deliveries');
+    await screen.findByText('Nothing has been queued yet.');
+    const before = listRequests(requests).length;
+    await user.type(screen.getByLabelText('Queued from'), '2026-11-20T09:00');
+    await user.type(screen.getByLabelText('Queued before'), '2026-11-20T08:00');
+    await user.click(screen.getByRole('button', { name: 'Apply filters' }));
+    expect(await screen.findByText('“To” must be after “From”.')).toBeInTheDocument();
+    expect(location().search).toBe('');
+    expect(listRequests(requests)).toHaveLength(before);
   });
 
   it('puts the status and kind filters in the URL and in the request', async () => {
@@ -204,5 +276,33 @@ describe('Deliveries', () => {
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('Could not load the deliveries: Invalid request (400)');
     expect(alert).toHaveTextContent('The cursor is not one this API gave out.');
+  });
+});
+
+describe('Deliveries, live', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('shows a delivery that died after the page opened, without a reload, until Live is turned off', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const requests = recordRequests();
+    let items = [delivery({ id: 12 })];
+    server.use(http.get('/api/deliveries', () => HttpResponse.json(deliveryList(items, counts))));
+    const { user } = renderApp('/deliveries');
+    await screen.findByRole('link', { name: 'Delivery #12' });
+    expect(screen.getByRole('button', { name: 'Live' })).toHaveAttribute('aria-pressed', 'true');
+    expect(screen.getByText('Refreshing every 5 seconds while this page is shown.')).toBeInTheDocument();
+
+    items = [deadPush({ id: 13 }), ...items];
+    await vi.advanceTimersByTimeAsync(5_000);
+    const row = (await screen.findByRole('link', { name: 'Delivery #13' })).closest('tr') as HTMLElement;
+    expect(within(row).getAllByRole('cell')[4]).toHaveTextContent('Dead');
+
+    await user.click(screen.getByRole('button', { name: 'Live' }));
+    expect(screen.getByRole('button', { name: 'Live' })).toHaveAttribute('aria-pressed', 'false');
+    const asked = listRequests(requests).length;
+    await vi.advanceTimersByTimeAsync(12_000);
+    expect(listRequests(requests)).toHaveLength(asked);
   });
 });

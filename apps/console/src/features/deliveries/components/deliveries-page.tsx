@@ -1,12 +1,13 @@
-import { DELIVERY_STATUSES, type DeliveryList } from '@school/contract';
+import { DELIVERY_STATES, type DeliveryList, type DeliveryState } from '@school/contract';
+import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading, ProblemMessage } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
 import { DELIVERY_STATUS_LABELS } from '../../../lib/format';
 import type { DeliveryFilters } from '../../../lib/query-keys';
-import { useDeliveries } from '../api/get-deliveries';
+import { LIVE_INTERVAL_MS, useDeliveries } from '../api/get-deliveries';
 import { useRetryDeadDeliveries } from '../api/retry-dead';
-import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
+import { filtersFromSearch, filtersToSearch, hasFilters, isOpenEnded } from '../utils/filters';
 import { DeliveriesTable } from './deliveries-table';
 import { FiltersForm } from './filters-form';
 import '../deliveries.css';
@@ -14,7 +15,10 @@ import '../deliveries.css';
 export function DeliveriesPage() {
   const [searchParams, setSearchParams] = useSearchParams();
   const filters = filtersFromSearch(searchParams);
-  const deliveries = useDeliveries(filters);
+  // Live by default: the outbox changes on its own (sends, retries, deaths).
+  const [live, setLive] = useState(true);
+  const openEnded = isOpenEnded(filters);
+  const deliveries = useDeliveries(filters, live && openEnded);
   const setFilters = (next: DeliveryFilters) => setSearchParams(filtersToSearch(next));
   const items = deliveries.data?.pages.flatMap((page) => page.items) ?? [];
   const counts = deliveries.data?.pages[0]?.counts;
@@ -27,6 +31,26 @@ export function DeliveriesPage() {
         The outbox: every SMS and push the operations queued, with their attempts. Dead ones can be retried.
       </p>
       <FiltersForm filters={filters} onChange={setFilters} />
+      <div className="toolbar">
+        <button
+          type="button"
+          className="button"
+          aria-pressed={live}
+          onClick={() => setLive((on) => !on)}
+          title="Refresh the list and its counts as deliveries change"
+        >
+          Live
+        </button>
+        <span className="live-status" role="status">
+          {!live
+            ? ''
+            : !openEnded
+              ? 'Not refreshing: this view ends in the past.'
+              : deliveries.isRefetchError
+                ? `Could not refresh the list; trying again in ${LIVE_INTERVAL_MS / 1000} seconds.`
+                : `Refreshing every ${LIVE_INTERVAL_MS / 1000} seconds while this page is shown.`}
+        </span>
+      </div>
       <div className="toolbar">
         {counts ? <StatusCounts counts={counts} filters={filters} /> : null}
         <span className="toolbar-spacer" />
@@ -77,15 +101,22 @@ export function DeliveriesPage() {
   );
 }
 
-/** How many deliveries are in each status (all of them, whatever the filters), each a link to that view. */
+/**
+ * How many deliveries are in each status (all of them, whatever the filters), each a link to that
+ * view. The `log` provider's are counted apart: they were never sent.
+ */
 function StatusCounts({ counts, filters }: { counts: DeliveryList['counts']; filters: DeliveryFilters }) {
-  const href = (status?: (typeof DELIVERY_STATUSES)[number]) => {
+  const href = (status?: DeliveryState) => {
     const search = filtersToSearch({ ...filters, status }).toString();
     return paths.deliveries.href(search ? `?${search}` : '');
   };
+  // With a real provider nothing is ever logged: no "Logged, not sent 0" to puzzle over.
+  const shown = DELIVERY_STATES.filter(
+    (status) => status !== 'logged' || counts.logged > 0 || filters.status === 'logged',
+  );
   return (
     <ul className="counts" aria-label="All deliveries by status">
-      {DELIVERY_STATUSES.map((status) => (
+      {shown.map((status) => (
         <li key={status}>
           <Link
             to={href(status)}

@@ -1,7 +1,8 @@
 import type { Delivery } from '@school/contract';
 import { Link, useLocation } from 'react-router';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { DELIVERY_KIND_LABELS, formatDateTime, truncate } from '../../../lib/format';
+import { DELIVERY_KIND_LABELS, truncate } from '../../../lib/format';
 import { DeliveryStatusBadge } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
 
@@ -47,7 +48,9 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
                   <span className="visually-hidden">Delivery</span> #{d.id}
                 </Link>
               </td>
-              <td>{DELIVERY_KIND_LABELS[d.kind]}</td>
+              <td>
+                {DELIVERY_KIND_LABELS[d.kind]} <span className="muted">via {d.provider}</span>
+              </td>
               <td>
                 <code className="key">{d.recipient}</code>
               </td>
@@ -59,11 +62,7 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
               </td>
               <td className="numeric">{d.attempts}</td>
               <td>
-                {d.nextAttemptAt ? (
-                  <time dateTime={d.nextAttemptAt}>{formatDateTime(d.nextAttemptAt)}</time>
-                ) : (
-                  <span className="muted">—</span>
-                )}
+                {d.nextAttemptAt ? <Timestamp iso={d.nextAttemptAt} /> : <span className="muted">—</span>}
               </td>
               <td>
                 {d.lastError ? (

@@ -1,8 +1,9 @@
 import type { Attempt, DeliveryDetail } from '@school/contract';
 import { Link } from 'react-router';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { DELIVERY_KIND_LABELS, formatDateTime, formatDuration } from '../../../lib/format';
+import { DELIVERY_KIND_LABELS, formatDuration } from '../../../lib/format';
 import { useDelivery } from '../api/get-delivery';
 import { DeliveryStatusBadge, STATUS_EXPLANATIONS } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
@@ -32,7 +33,7 @@ function DeliveryView({ id }: { id: number }) {
 }
 
 const time = (iso: string | null, none = '—') =>
-  iso ? <time dateTime={iso}>{formatDateTime(iso)}</time> : <span className="muted">{none}</span>;
+  iso ? <Timestamp iso={iso} /> : <span className="muted">{none}</span>;
 
 function Summary({ delivery: d }: { delivery: DeliveryDetail }) {
   const data = Object.entries(d.data ?? {});

@@ -1,8 +1,9 @@
 import type { Delivery } from '@school/contract';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../../components/ui/status';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS, formatDateTime, truncate } from '../../../lib/format';
+import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS, truncate } from '../../../lib/format';
 import { useCallDeliveries } from '../api/get-call-deliveries';
 
 /** The SMS and pushes a call queued, oldest first, each linking to its attempts in Deliveries. */
@@ -42,11 +43,11 @@ function DeliveryItem({ delivery: d }: { delivery: Delivery }) {
         <span className={`badge badge-delivery-${d.status}`}>{DELIVERY_STATUS_LABELS[d.status]}</span>
       </h3>
       <p className="timeline-meta">
-        Queued <time dateTime={d.createdAt}>{formatDateTime(d.createdAt)}</time>
+        Queued <Timestamp iso={d.createdAt} />
         {d.sentAt ? (
           <>
             {' '}
-            · sent <time dateTime={d.sentAt}>{formatDateTime(d.sentAt)}</time>
+            · {d.status === 'logged' ? 'logged' : 'sent'} <Timestamp iso={d.sentAt} />
           </>
         ) : null}{' '}
         · {d.attempts === 1 ? 'one attempt' : `${d.attempts} attempts`} through {d.provider}

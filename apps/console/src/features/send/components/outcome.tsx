@@ -1,9 +1,16 @@
-import type { OperationResult } from '@school/contract';
+import type { Delivery, OperationResult } from '@school/contract';
+import type { ReactNode } from 'react';
 import { Link } from 'react-router';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { problemOf } from '../../../lib/api-client';
+import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
+import { isRetrying, isSettled, useQueuedDeliveries } from '../api/get-queued-deliveries';
 
-/** What came of a send, in words, with the call's history entry. */
+/**
+ * What came of a send, in words, with the call's history entry. A send that queued deliveries
+ * says "Queued." and follows them until they settle: sent, logged (nothing sent), dead, expired.
+ */
 export function Outcome({
   result,
   error,
@@ -17,17 +24,16 @@ export function Outcome({
   if (pending) {
     content = <p>Sending…</p>;
   } else if (result) {
-    content = (
-      <div className={`outcome outcome-${result.outcome === 'ok' ? 'ok' : 'error'}`}>
-        <p className="outcome-title">{result.outcome === 'ok' ? 'Sent.' : 'Not sent.'}</p>
-        <p>
-          {result.message} <span className="muted">(HTTP {result.status})</span>
-        </p>
-        <p>
-          <Link to={paths.call.href(result.id)}>View call #{result.id} in History</Link>
-        </p>
-      </div>
-    );
+    content =
+      result.outcome === 'ok' && result.queued > 0 ? (
+        <QueuedOutcome result={result} />
+      ) : (
+        <div className={`outcome outcome-${result.outcome === 'ok' ? 'ok' : 'error'}`}>
+          <p className="outcome-title">{result.outcome === 'ok' ? 'Done.' : 'Not sent.'}</p>
+          <Said result={result} />
+          <CallLink id={result.id} />
+        </div>
+      );
   } else if (error) {
     const problem = problemOf(error);
     content = (
@@ -37,11 +43,7 @@ export function Outcome({
           {problem.status ? ` (${problem.status})` : ''}
         </p>
         {problem.detail ? <p>{problem.detail}</p> : null}
-        {problem.callId !== undefined ? (
-          <p>
-            <Link to={paths.call.href(problem.callId)}>View call #{problem.callId} in History</Link>
-          </p>
-        ) : null}
+        {problem.callId !== undefined ? <CallLink id={problem.callId} /> : null}
       </div>
     );
   }
@@ -50,5 +52,94 @@ export function Outcome({
     <div className="outcome-region" aria-live="polite" aria-atomic="true">
       {content}
     </div>
+  );
+}
+
+function Said({ result }: { result: OperationResult }) {
+  return (
+    <p>
+      {result.message} <span className="muted">(HTTP {result.status})</span>
+    </p>
+  );
+}
+
+function CallLink({ id }: { id: number }) {
+  return (
+    <p>
+      <Link to={paths.call.href(id)}>View call #{id} in History</Link>
+    </p>
+  );
+}
+
+/** The title and look of a send by where its deliveries are: the worst of them decides. */
+function settledAs(items: readonly Delivery[]): { title: string; tone: string } {
+  if (items.length === 0 || !items.every(isSettled)) return { title: 'Queued.', tone: 'pending' };
+  if (items.some((d) => d.status === 'dead' || d.status === 'expired')) {
+    return { title: 'Not delivered.', tone: 'error' };
+  }
+  if (items.some((d) => d.status === 'logged')) return { title: 'Logged, not sent.', tone: 'warn' };
+  return { title: 'Sent.', tone: 'ok' };
+}
+
+function QueuedOutcome({ result }: { result: OperationResult }) {
+  const deliveries = useQueuedDeliveries(result.id);
+  const items = deliveries.data ? [...deliveries.data.items].reverse() : [];
+  const { title, tone } = settledAs(items);
+  return (
+    <div className={`outcome outcome-${tone}`}>
+      <p className="outcome-title">{title}</p>
+      <Said result={result} />
+      {deliveries.isError && !deliveries.data ? (
+        <p>Could not follow the delivery: {problemOf(deliveries.error).title}. See the call in History.</p>
+      ) : items.length === 0 ? (
+        <p className="muted">Following the delivery…</p>
+      ) : (
+        <ul className="queued-deliveries" aria-label="Deliveries of this send">
+          {items.map((d) => (
+            <QueuedDelivery key={d.id} delivery={d} />
+          ))}
+        </ul>
+      )}
+      <CallLink id={result.id} />
+    </div>
+  );
+}
+
+const time = (iso: string) => <Timestamp iso={iso} />;
+
+/** `: error.` after what failed, or `.` when there is no error text. */
+const because = (error: string | null) => (error ? `: ${error}${/[.!?]$/.test(error) ? '' : '.'}` : '.');
+
+/** Where one delivery is, in words, with a link to its attempts. */
+function QueuedDelivery({ delivery: d }: { delivery: Delivery }) {
+  const retrying = isRetrying(d);
+  const attempts = d.attempts === 1 ? 'one attempt' : `${d.attempts} attempts`;
+  let said: ReactNode;
+  if (retrying) {
+    said = (
+      <>
+        Attempt {d.attempts} failed{because(d.lastError)}{' '}
+        {d.nextAttemptAt ? <>Next attempt {time(d.nextAttemptAt)}.</> : null}
+      </>
+    );
+  } else if (d.status === 'pending') said = 'Waiting for its first attempt.';
+  else if (d.status === 'sending') said = 'Being sent now.';
+  else if (d.status === 'sent')
+    said = <>The provider accepted it{d.sentAt ? <> {time(d.sentAt)}</> : null}.</>;
+  else if (d.status === 'logged')
+    said = `Nothing was sent: the ${d.provider} provider wrote it to the server's log.`;
+  else if (d.status === 'dead')
+    said = `Given up after ${attempts}${because(d.lastError)} It can be retried from its page.`;
+  else said = 'Not sent within its validity: an auth code is never sent late.';
+  return (
+    <li>
+      <Link to={paths.delivery.href(d.id)}>
+        Delivery #{d.id}: {DELIVERY_KIND_LABELS[d.kind]} to {d.recipient}
+      </Link>{' '}
+      <span className={`badge badge-delivery-${d.status}`}>
+        {retrying ? 'Retrying' : DELIVERY_STATUS_LABELS[d.status]}
+      </span>{' '}
+      <span className="queued-delivery-said">{said}</span>
+    </li>
   );
 }

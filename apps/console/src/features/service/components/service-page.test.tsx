@@ -66,10 +66,15 @@ describe('Service', () => {
     expect(sms).toHaveTextContent('log');
     expect(sms).toHaveTextContent('Not sending');
     expect(sms).toHaveTextContent(
-      "Nothing leaves the machine: texts are written to the server's log, not sent. Set SMS_PROVIDER to send them for real.",
+      'Nothing leaves the machine: texts go to the server’s log only (see the description) and show in Deliveries as “Logged, not sent”. Set SMS_PROVIDER to send them for real.',
     );
-    expect(sms).toHaveTextContent('log: SMS are logged, not sent (SMS_PROVIDER=log)');
-    expect(providerRow('Push')).toHaveTextContent(/Nothing leaves the machine: pushes are written/);
+    // What the log holds is the provider's own description (the server's, tested with the log).
+    expect(sms).toHaveTextContent(
+      'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
+    );
+    expect(providerRow('Push')).toHaveTextContent(
+      /Nothing leaves the machine: pushes go to the server’s log only .*Set PUSH_PROVIDER to send them for real\./,
+    );
   });
 
   it('shows the providers in use, with their descriptions, as configured', async () => {

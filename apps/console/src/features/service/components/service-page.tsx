@@ -172,8 +172,9 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
                     )}
                     {logOnly ? (
                       <p className="provider-warning">
-                        Nothing leaves the machine: {channel.what} are written to the server's log, not sent.
-                        Set <code>{channel.variable}</code> to send them for real.
+                        Nothing leaves the machine: {channel.what} go to the server’s log only (see the
+                        description) and show in Deliveries as “Logged, not sent”. Set{' '}
+                        <code>{channel.variable}</code> to send them for real.
                       </p>
                     ) : null}
                   </td>
