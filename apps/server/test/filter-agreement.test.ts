@@ -8,7 +8,7 @@
  * only, and so does `matches` (it used String#toLowerCase, all of Unicode, until this test showed
  * the two parting on `élève`, the Kelvin sign, İ and a final Σ).
  */
-import { BINDINGS, OUTCOMES } from '@school/contract';
+import { BINDINGS, OUTCOMES, UNKNOWN_OPERATION } from '@school/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matches } from '../src/api/mapping.js';
@@ -104,7 +104,14 @@ function qArb(calls: readonly NewCall[], alphabet: readonly string[]): fc.Arbitr
 function fullQueryArb(calls: readonly NewCall[], alphabet: readonly string[]) {
   const time = fc.integer({ min: -1, max: 11 }).map((m) => T0 + m * MINUTE);
   return fc.record({
-    operation: fc.constantFrom('AuthCode', 'SendMarkNotes', 'pushNoti', 'GetBookPdfByTerm'),
+    // UNKNOWN_OPERATION: the calls whose operation was not recognised (null).
+    operation: fc.constantFrom(
+      'AuthCode',
+      'SendMarkNotes',
+      'pushNoti',
+      'GetBookPdfByTerm',
+      UNKNOWN_OPERATION,
+    ),
     binding: fc.constantFrom(...BINDINGS),
     outcome: fc.constantFrom(...OUTCOMES),
     from: time,

@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import {
+  CALL_COUNT_BOUND,
+  callCountSchema,
   callDetailSchema,
   callFiltersSchema,
   callListQuerySchema,
@@ -10,6 +12,7 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { countCalls } from '../store/call-stats.js';
 import {
   type CallRow,
   type CallSummaryRow,
@@ -118,6 +121,29 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
         items: page.map(toSummary),
         nextCursor: rows.length > limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
       };
+    },
+  );
+
+  app.get(
+    '/calls/count',
+    {
+      schema: {
+        summary: 'How many calls the filters match',
+        description: `Counts up to ${CALL_COUNT_BOUND}; \`more\` says there are more. Free text (\`q\`) is not counted (400): its search runs under a time budget.`,
+        tags: ['calls'],
+        querystring: callFiltersSchema,
+        response: { 200: callCountSchema, 400: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const query = toQuery(request.query);
+      if (query.q) {
+        return sendProblem(
+          reply,
+          problem(400, 'Calls found by free text are not counted.', { errors: { q: 'is not counted' } }),
+        );
+      }
+      return countCalls(store.db, query, CALL_COUNT_BOUND);
     },
   );
 

@@ -1,4 +1,4 @@
-import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
+import { type CallDetail, type CallFilters, type CallSummary, UNKNOWN_OPERATION } from '@school/contract';
 import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../store/index.js';
 
 /**
@@ -101,7 +101,10 @@ export function toQuery(filters: CallFilters): CallQuery {
 
 /** Whether a just-recorded call passes the filters, with the same meaning as the SQL filters. */
 export function matches(query: CallQuery, row: CallRow): boolean {
-  if (query.operation !== undefined && row.operation !== query.operation) return false;
+  if (query.operation !== undefined) {
+    if (query.operation === UNKNOWN_OPERATION ? row.operation !== null : row.operation !== query.operation)
+      return false;
+  }
   if (query.binding !== undefined && row.binding !== query.binding) return false;
   if (query.outcome !== undefined && row.outcome !== query.outcome) return false;
   if (query.from !== undefined && row.at < query.from) return false;

@@ -2,6 +2,7 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../asmx/base-url.js';
+import { callStats } from '../store/call-stats.js';
 import { problem, sendProblem } from './problem.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
@@ -54,8 +55,9 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
     '/stats',
     {
       schema: {
-        summary: 'Calls per time bucket, operation and outcome',
-        description: 'Defaults to the last 24 hours by hour. `to` is exclusive.',
+        summary: 'Calls, errors, latency and deliveries per time bucket',
+        description:
+          'Calls per bucket, operation and outcome; latency (p50, p95) per bucket; errors by status and by text; deliveries queued per bucket by what became of them. Defaults to the last 24 hours by hour. `to` is exclusive.',
         tags: ['service'],
         querystring: statsQuerySchema,
         response: { 200: statsSchema, 400: problemSchema },
@@ -83,12 +85,19 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
           ),
         );
       }
-      const rows = await store.calls.stats({ from, to, bucketMs });
+      const stats = await callStats(store.db, store.dialect, { from, to, bucketMs });
+      const iso = (ms: number) => new Date(ms).toISOString();
       return {
-        from: new Date(from).toISOString(),
-        to: new Date(to).toISOString(),
+        from: iso(from),
+        to: iso(to),
         bucket,
-        rows: rows.map((r) => ({ ...r, bucket: new Date(r.bucket).toISOString() })),
+        rows: stats.rows.map((r) => ({ ...r, bucket: iso(r.bucket) })),
+        latency: stats.latency.map((r) => ({ ...r, bucket: iso(r.bucket) })),
+        overallLatency: stats.overallLatency,
+        statuses: stats.statuses,
+        errors: stats.errors,
+        otherErrors: stats.otherErrors,
+        deliveries: stats.deliveries.map((r) => ({ ...r, bucket: iso(r.bucket) })),
       };
     },
   );

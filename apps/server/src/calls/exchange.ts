@@ -6,7 +6,7 @@ import type { OperationResult } from '../operations/run.js';
 import type { CallOutcome } from '../plugins/metrics.js';
 import type { Binding, NewDelivery, Outcome } from '../store/index.js';
 import { formatRequest, formatResponse } from './http-message.js';
-import { callRecord } from './record.js';
+import { callRecord, outcomeOf } from './record.js';
 
 const SECRETS = secretParamNames();
 
@@ -117,7 +117,7 @@ export async function recordAndAnswer(
     observe(app, reply, ex, 'unrecorded');
     return options.unrecordable();
   }
-  observe(app, reply, ex, ex.outcome);
+  observe(app, reply, ex, outcomeOf(ex.status, ex.outcome));
   ex.afterCommit?.();
   await options.committed?.(id);
   return reply

@@ -39,7 +39,7 @@ export function callRecord(
     caller_ip: request.ip,
     user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
     params: facts.params === null ? null : JSON.stringify(facts.params),
-    outcome: facts.outcome,
+    outcome: outcomeOf(facts.status, facts.outcome),
     status: facts.status,
     error: facts.error,
     duration_ms: reply.elapsedTime,
@@ -50,6 +50,18 @@ export function callRecord(
     note: facts.note ?? null,
     request_id: request.id,
   };
+}
+
+/**
+ * The outcome a call is recorded and counted under, from the status it was answered with and the
+ * outcome its door declared: a 4xx is always a client error (a book range answered 416 is not OK),
+ * a 5xx a server error unless the answer blames the caller (a SOAP Client fault, ASMX's 500 for a
+ * missing parameter: docs/faults.md), and anything below 400 keeps what the door said.
+ */
+export function outcomeOf(status: number, declared: Outcome): Outcome {
+  if (status >= 500) return declared === 'client-error' ? 'client-error' : 'server-error';
+  if (status >= 400) return 'client-error';
+  return declared;
 }
 
 /** The request or status line alone, when raw bodies are not stored. */

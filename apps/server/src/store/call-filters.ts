@@ -1,8 +1,10 @@
+import { UNKNOWN_OPERATION } from '@school/contract';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
 import type { Binding, Database, Outcome } from './schema.js';
 
 /** Filters over calls; times in epoch milliseconds, `to` exclusive. */
 export interface CallQuery {
+  /** An operation's name, or UNKNOWN_OPERATION for calls whose operation was not recognised. */
   readonly operation?: string | undefined;
   readonly binding?: Binding | undefined;
   readonly outcome?: Outcome | undefined;
@@ -25,7 +27,8 @@ export function applyFilters<O>(
   query: Omit<CallQuery, 'q'>,
 ): SelectQueryBuilder<Database, 'calls', O> {
   let out = qb;
-  if (query.operation !== undefined) out = out.where('operation', '=', query.operation);
+  if (query.operation === UNKNOWN_OPERATION) out = out.where('operation', 'is', null);
+  else if (query.operation !== undefined) out = out.where('operation', '=', query.operation);
   if (query.binding !== undefined) out = out.where('binding', '=', query.binding);
   if (query.outcome !== undefined) out = out.where('outcome', '=', query.outcome);
   if (query.from !== undefined) out = out.where('at', '>=', query.from);

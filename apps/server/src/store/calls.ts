@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
 import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
+import { bucketCounts, type StatsRow } from './call-stats.js';
 import type { OpenedDatabase } from './db.js';
 import {
   type Claimed,
@@ -13,7 +14,7 @@ import {
 import { onSqliteConnection } from './dialect.js';
 import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-feed.js';
 import { createPgSearch } from './pg-search.js';
-import type { CallsTable, Database, DeliveryKind, Outcome } from './schema.js';
+import type { CallsTable, Database, DeliveryKind } from './schema.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
 import { createWalSync, type WalSync } from './wal-sync.js';
 
@@ -38,12 +39,7 @@ export interface TextSearchPage {
   readonly scannedBack: number | null;
 }
 
-export interface StatsRow {
-  readonly bucket: number;
-  readonly operation: string | null;
-  readonly outcome: Outcome;
-  readonly count: number;
-}
+export type { StatsRow };
 
 export interface CallRepository {
   /**
@@ -505,24 +501,8 @@ export function createCallRepository(
       await wal?.close();
       return searchWorker.close();
     },
-    async stats({ from, to, bucketMs }) {
-      const rows = await db
-        .selectFrom('calls')
-        .select((eb) => [
-          // Integer literals: a bound JS number is a REAL to SQLite, which would not truncate.
-          sql<number>`(${sql.ref('at')} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`.as(
-            'bucket',
-          ),
-          'operation',
-          'outcome',
-          eb.fn.countAll<number>().as('count'),
-        ])
-        .where('at', '>=', from)
-        .where('at', '<', to)
-        .groupBy(['bucket', 'operation', 'outcome'])
-        .orderBy('bucket')
-        .execute();
-      return rows.map((r) => ({ ...r, bucket: Number(r.bucket), count: Number(r.count) }));
+    stats(range) {
+      return bucketCounts(db, range);
     },
     async recentFrom(ip, operation, since, limit) {
       const rows = await db

@@ -37,7 +37,8 @@ db.pragma('cache_size = -8000');
 const statements = new Map();
 
 const FILTERS = [
-  ['operation', 'operation = @operation'],
+  // IS: equality that also matches NULL, for the calls of no recognised operation (see below).
+  ['operation', 'operation IS @operation'],
   ['binding', 'binding = @binding'],
   ['outcome', 'outcome = @outcome'],
   ['from', 'at >= @from'],
@@ -93,6 +94,8 @@ const newer = (a, b) => (a.at === b.at ? b.id - a.id : b.at - a.at);
 function createScanner(query, after) {
   const params = { pattern: likePattern(query.q) };
   for (const [key] of FILTERS) if (query[key] !== undefined && query[key] !== null) params[key] = query[key];
+  // The contract's UNKNOWN_OPERATION: calls whose operation was not recognised (NULL).
+  if (query.operation === '(unknown)') params.operation = null;
   let cursor = after ?? null;
   let size = MIN_CHUNK;
   let ended = false;

@@ -1,4 +1,4 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { stats } from '../../../testing/data';
@@ -8,37 +8,86 @@ import { recordRequests, server } from '../../../testing/server';
 const statsRequests = (requests: Request[]) =>
   requests.filter((r) => new URL(r.url).pathname === '/api/stats').map((r) => new URL(r.url).searchParams);
 
+/** The start of the hour `back` hours before the hour `to` falls in. */
+const hourBefore = (to: string, back: number) =>
+  new Date(Math.floor(Date.parse(to) / 3_600_000) * 3_600_000 - back * 3_600_000).toISOString();
+
+/** A day of calls: AuthCode and pushNoti, errors, an unknown operation, latency and deliveries. */
+function answerStats() {
+  return http.get('/api/stats', ({ request }) => {
+    const q = new URL(request.url).searchParams;
+    const to = q.get('to') ?? '';
+    const from = q.get('from') ?? '';
+    const hour = (back: number) => hourBefore(to, back);
+    return HttpResponse.json(
+      stats({
+        from,
+        to,
+        bucket: q.get('bucket') === 'day' ? 'day' : 'hour',
+        rows: [
+          { bucket: hour(3), operation: 'AuthCode', outcome: 'ok', count: 8 },
+          { bucket: hour(3), operation: 'AuthCode', outcome: 'client-error', count: 2 },
+          { bucket: hour(1), operation: 'pushNoti', outcome: 'ok', count: 2 },
+          { bucket: hour(1), operation: null, outcome: 'client-error', count: 3 },
+        ],
+        latency: [
+          { bucket: hour(3), count: 10, p50Ms: 12.4, p95Ms: 84 },
+          { bucket: hour(1), count: 5, p50Ms: 3.2, p95Ms: 9 },
+        ],
+        overallLatency: { p50Ms: 8.5, p95Ms: 80 },
+        statuses: [
+          { status: 404, outcome: 'client-error', count: 3 },
+          { status: 416, outcome: 'client-error', count: 2 },
+        ],
+        errors: [
+          {
+            operation: null,
+            status: 404,
+            outcome: 'client-error',
+            error: 'No such operation: Nope.',
+            count: 3,
+          },
+          {
+            operation: 'AuthCode',
+            status: 416,
+            outcome: 'client-error',
+            error: '<b>Range</b> not satisfiable',
+            count: 2,
+          },
+        ],
+        otherErrors: 0,
+        deliveries: [
+          { bucket: hour(3), sent: 5, logged: 0, dead: 1, expired: 0, waiting: 0, failedAttempts: 4 },
+        ],
+      }),
+    );
+  });
+}
+
 describe('Dashboard', () => {
   it('names each chart and says in words what it shows', async () => {
     const requests = recordRequests();
-    server.use(
-      http.get('/api/stats', ({ request }) => {
-        const q = new URL(request.url).searchParams;
-        const to = q.get('to') ?? '';
-        const from = q.get('from') ?? '';
-        const hour = (back: number) =>
-          new Date(Math.floor(Date.parse(to) / 3_600_000) * 3_600_000 - back * 3_600_000).toISOString();
-        return HttpResponse.json(
-          stats({
-            from,
-            to,
-            bucket: 'hour',
-            rows: [
-              { bucket: hour(3), operation: 'AuthCode', outcome: 'ok', count: 8 },
-              { bucket: hour(3), operation: 'AuthCode', outcome: 'client-error', count: 2 },
-              { bucket: hour(1), operation: 'pushNoti', outcome: 'ok', count: 2 },
-            ],
-          }),
-        );
-      }),
-    );
+    server.use(answerStats());
     const { user } = renderApp('/dashboard');
 
-    const calls = await screen.findByRole('figure', { name: 'Calls per hour by operation' });
-    expect(calls).toHaveAccessibleDescription('12 calls in the last 24 hours: AuthCode 10, pushNoti 2.');
-    const errors = screen.getByRole('figure', { name: 'Error rate (%) per hour' });
+    // The first test loads the page's code (lazily, with uPlot): it may take a while.
+    const calls = await screen.findByRole(
+      'figure',
+      { name: 'Calls per hour by operation' },
+      { timeout: 5000 },
+    );
+    expect(calls).toHaveAccessibleDescription(
+      '15 calls in the last 24 hours: AuthCode 10, Unknown operation 3, pushNoti 2.',
+    );
+    const errors = screen.getByRole('figure', { name: 'Errors per hour' });
     expect(errors).toHaveAccessibleDescription(
-      /^Error rate 17% in the last 24 hours \(2 client errors, 0 server errors\); highest 20% in the hour from /,
+      /^Error rate 33% in the last 24 hours \(5 client errors, 0 server errors\); highest 60% in the hour from /,
+    );
+    expect(screen.getByRole('figure', { name: 'Time to answer per hour' })).toHaveAccessibleDescription(
+      /Slowest hour: 95 % within 84 ms\./,
+    );
+    expect(screen.getByRole('figure', { name: 'Deliveries queued per hour' })).toHaveAccessibleDescription(
+      '6 SMS and pushes queued in the last 24 hours: 5 sent, 1 dead; 4 failed attempts along the way.',
     );
 
     const [first] = statsRequests(requests);
@@ -53,6 +102,62 @@ describe('Dashboard', () => {
       expect(last?.get('bucket')).toBe('day');
       expect(Date.parse(last?.get('to') ?? '') - Date.parse(last?.get('from') ?? '')).toBe(7 * 86_400_000);
     });
+    expect(await screen.findByRole('figure', { name: 'Calls per day by operation' })).toBeInTheDocument();
+  });
+
+  it('explains unknown operations and links to them in History', async () => {
+    const requests = recordRequests();
+    server.use(answerStats());
+    const { user, location } = renderApp('/dashboard');
+    const note = await screen.findByRole('note');
+    expect(note).toHaveTextContent(
+      'Unknown operation: 3 calls to an address or operation name this service does not have',
+    );
+    await user.click(within(note).getByRole('link', { name: 'See them in History' }));
+    const asked = statsRequests(requests)[0];
+    expect(location().pathname).toBe('/history');
+    const search = new URLSearchParams(location().search);
+    expect(search.get('operation')).toBe('(unknown)');
+    expect(search.get('from')).toBe(asked?.get('from'));
+    expect(search.get('to')).toBe(asked?.get('to'));
+  });
+
+  it('lists each figure of a chart with a link to its calls in History', async () => {
+    const requests = recordRequests();
+    server.use(answerStats());
+    const { user, location } = renderApp('/dashboard');
+    const calls = await screen.findByRole('figure', { name: 'Calls per hour by operation' });
+    await user.click(within(calls).getByText('Show the figures'));
+    const table = within(calls).getByRole('table');
+    const to = statsRequests(requests)[0]?.get('to') ?? '';
+    // AuthCode's 8 OK calls and 2 client errors, three hours ago.
+    const link = within(table).getByRole('link', { name: /^10 AuthCode, / });
+    await user.click(link);
+    const search = new URLSearchParams(location().search);
+    expect(location().pathname).toBe('/history');
+    expect(search.get('operation')).toBe('AuthCode');
+    expect(search.get('from')).toBe(hourBefore(to, 3));
+    expect(search.get('to')).toBe(hourBefore(to, 2));
+  });
+
+  it('breaks errors down by status and by message, each message linking to its calls', async () => {
+    server.use(answerStats());
+    const { user, location } = renderApp('/dashboard');
+    const section = await screen.findByRole('region', { name: 'Errors by status and message' });
+    const byStatus = within(section).getByRole('table', { name: 'By status' });
+    expect(
+      within(byStatus)
+        .getAllByRole('row')
+        .map((r) => r.textContent),
+    ).toEqual(['StatusKindCalls', '404Client error3', '416Client error2']);
+    const messages = within(section).getByRole('table', { name: 'Most frequent messages' });
+    // Text, never HTML.
+    expect(within(messages).getByText('<b>Range</b> not satisfiable')).toBeInTheDocument();
+    expect(within(messages).getByText('Unknown operation')).toBeInTheDocument();
+    await user.click(within(messages).getByRole('link', { name: '2 client errors of AuthCode in History' }));
+    const search = new URLSearchParams(location().search);
+    expect(search.get('operation')).toBe('AuthCode');
+    expect(search.get('outcome')).toBe('client-error');
   });
 
   it('says when the period had no calls', async () => {

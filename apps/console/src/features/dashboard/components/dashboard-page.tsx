@@ -1,12 +1,14 @@
 import { operations } from '@school/contract';
 import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
-import type uPlot from 'uplot';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
-import { formatDateTime } from '../../../lib/format';
 import { useStats } from '../api/get-stats';
-import { type ChartData, formatPercent, toChartData } from '../utils/chart-data';
-import { UPlotChart } from './uplot-chart';
+import { formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
+import type { Bucket } from '../utils/time-axis';
+import { CallsChart } from './calls-chart';
+import { DeliveriesChart } from './deliveries-chart';
+import { ErrorsChart, ErrorTables } from './errors-chart';
+import { LatencyChart } from './latency-chart';
 import '../dashboard.css';
 
 const PERIODS = {
@@ -15,11 +17,7 @@ const PERIODS = {
   '30d': { label: 'Last 30 days', ms: 30 * 86_400_000 },
 } as const;
 type Period = keyof typeof PERIODS;
-const BUCKETS = { hour: 'Hour', day: 'Day' } as const;
-type Bucket = keyof typeof BUCKETS;
-
-/** Distinct in colour and lightness (readable by most colour-blind readers), one per operation. */
-const PALETTE = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700', '#8250df', '#57606a', '#bf3989'];
+const BUCKETS: Record<Bucket, string> = { hour: 'Hour', day: 'Day' };
 
 const isPeriod = (v: string | null): v is Period => v !== null && v in PERIODS;
 const isBucket = (v: string | null): v is Bucket => v !== null && v in BUCKETS;
@@ -56,6 +54,9 @@ export function DashboardPage() {
     setSearch(next, { replace: true });
   };
 
+  // The bucket the picture was drawn for (the previous one stays on screen while the next loads).
+  const shownBucket: Bucket = stats.data?.bucket === 'day' ? 'day' : 'hour';
+  const periodLabel = PERIODS[period].label.toLowerCase();
   return (
     <div className="page dashboard-page">
       <title>Dashboard · School Messaging</title>
@@ -92,91 +93,58 @@ export function DashboardPage() {
       </div>
       {stats.isPending ? (
         <Loading>Loading statistics…</Loading>
-      ) : !data ? (
+      ) : !data || !stats.data ? (
         <ErrorState error={stats.error} title="Could not load statistics" onRetry={() => stats.refetch()} />
       ) : data.totals.calls === 0 ? (
         <EmptyState>No calls in this period.</EmptyState>
       ) : (
-        <Charts data={data} bucket={bucket} periodLabel={PERIODS[period].label.toLowerCase()} />
+        <>
+          <dl className="dashboard-totals">
+            <div>
+              <dt>Calls</dt>
+              <dd>{formatCount(data.totals.calls)}</dd>
+            </div>
+            <div>
+              <dt>Errors</dt>
+              <dd>
+                {formatCount(data.totals.clientErrors + data.totals.serverErrors)}{' '}
+                <span className="muted">({formatPercent(data.totals.errorRate ?? 0)})</span>
+              </dd>
+            </div>
+            {stats.data.overallLatency ? (
+              <div>
+                <dt>Time to answer</dt>
+                <dd>
+                  {formatMs(stats.data.overallLatency.p50Ms)}{' '}
+                  <span className="muted">median, {formatMs(stats.data.overallLatency.p95Ms)} for 95 %</span>
+                </dd>
+              </div>
+            ) : null}
+            <div>
+              <dt>Deliveries</dt>
+              <dd>
+                {formatCount(
+                  Object.entries(data.totals.deliveries)
+                    .filter(([key]) => key !== 'failedAttempts')
+                    .reduce((n, [, v]) => n + v, 0),
+                )}{' '}
+                <span className="muted">({formatCount(data.totals.deliveries.dead)} dead)</span>
+              </dd>
+            </div>
+          </dl>
+          <p className="muted">
+            Select a bar or a point to list its calls (or deliveries); under each chart, “Show the figures”
+            lists them with links.
+          </p>
+          <div className="charts">
+            <CallsChart data={data} bucket={shownBucket} periodLabel={periodLabel} />
+            <ErrorsChart data={data} bucket={shownBucket} periodLabel={periodLabel} />
+            <ErrorTables stats={stats.data} data={data} />
+            <LatencyChart data={data} bucket={shownBucket} periodLabel={periodLabel} />
+            <DeliveriesChart data={data} bucket={shownBucket} periodLabel={periodLabel} />
+          </div>
+        </>
       )}
-    </div>
-  );
-}
-
-function Charts({ data, bucket, periodLabel }: { data: ChartData; bucket: Bucket; periodLabel: string }) {
-  const unit = bucket === 'hour' ? 'hour' : 'day';
-  const { totals } = data;
-  // Rebuild a chart only when its series change, not on every new set of numbers.
-  const names = data.operations.join('\n');
-  const manyPoints = data.x.length > 48;
-
-  const callsOptions = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(
-    () => ({
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{}, { label: 'Calls' }],
-      series: [
-        {},
-        ...names.split('\n').map((name, i) => ({
-          label: name,
-          stroke: PALETTE[i % PALETTE.length],
-          width: 2,
-          points: { show: !manyPoints },
-        })),
-      ],
-    }),
-    [names, manyPoints],
-  );
-  const callsData = useMemo<uPlot.AlignedData>(() => [data.x, ...data.perOperation], [data]);
-
-  const errorOptions = useMemo<Omit<uPlot.Options, 'width' | 'height'>>(
-    () => ({
-      scales: { x: { time: true }, y: { range: [0, 100] } },
-      axes: [{}, { label: 'Errors (%)', values: (_u, ticks) => ticks.map((t) => `${t}%`) }],
-      series: [
-        {},
-        {
-          label: 'Error rate',
-          stroke: '#d1242f',
-          fill: 'rgba(209, 36, 47, 0.12)',
-          width: 2,
-          value: (_u, v) => (v === null ? '–' : formatPercent(v)),
-          points: { show: !manyPoints },
-        },
-      ],
-    }),
-    [manyPoints],
-  );
-  const errorData = useMemo<uPlot.AlignedData>(() => [data.x, data.errorRate], [data]);
-
-  const busiest = Object.entries(totals.byOperation)
-    .filter(([, n]) => n > 0)
-    .sort((a, b) => b[1] - a[1])
-    .map(([name, n]) => `${name} ${n}`)
-    .join(', ');
-  const callsSummary = `${totals.calls} calls in the ${periodLabel}: ${busiest}.`;
-  const errorSummary =
-    totals.errorRate === null
-      ? 'No calls.'
-      : `Error rate ${formatPercent(totals.errorRate)} in the ${periodLabel} (${totals.clientErrors} client errors, ${totals.serverErrors} server errors)${
-          totals.worst
-            ? `; highest ${formatPercent(totals.worst.rate)} in the ${unit} from ${formatDateTime(new Date(totals.worst.at).toISOString())}`
-            : ''
-        }.`;
-
-  return (
-    <div className="charts">
-      <UPlotChart
-        title={`Calls per ${unit} by operation`}
-        summary={callsSummary}
-        options={callsOptions}
-        data={callsData}
-      />
-      <UPlotChart
-        title={`Error rate (%) per ${unit}`}
-        summary={errorSummary}
-        options={errorOptions}
-        data={errorData}
-      />
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
@@ -12,7 +12,11 @@ function canDraw(): boolean {
 /**
  * uPlot in React: built when `options` change (memoise them), fed new data with setData, sized to
  * its container. The canvas means nothing to a screen reader, so the figure is named by `title`
- * and described by `summary`, which says in words what the picture shows.
+ * and described by `summary`, which says in words what the picture shows; `children` (a note, the
+ * figures as a table of links) follow it inside the figure.
+ *
+ * With `onPick`, a click on the plot picks the bucket under the pointer: `onPick(index, y)`, y in
+ * the units of the `y` scale (which series of a stack it fell in is the caller's to tell).
  */
 export function UPlotChart({
   title,
@@ -20,18 +24,24 @@ export function UPlotChart({
   options,
   data,
   height = 260,
+  onPick,
+  children,
 }: {
   title: string;
   summary: string;
   options: Omit<uPlot.Options, 'width' | 'height'>;
   data: uPlot.AlignedData;
   height?: number;
+  onPick?: ((index: number, y: number) => void) | undefined;
+  children?: ReactNode;
 }) {
   const id = useId();
   const container = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const latest = useRef(data);
   latest.current = data;
+  const pick = useRef(onPick);
+  pick.current = onPick;
   const [failed, setFailed] = useState(false);
 
   useEffect(() => {
@@ -47,6 +57,13 @@ export function UPlotChart({
       return;
     }
     plot.current = chart;
+    const onClick = () => {
+      const index = chart.cursor.idx;
+      const top = chart.cursor.top;
+      if (index === null || index === undefined || top === undefined || top < 0) return;
+      pick.current?.(index, chart.posToVal(top, 'y'));
+    };
+    chart.over.addEventListener('click', onClick);
     const observer =
       typeof ResizeObserver === 'undefined'
         ? undefined
@@ -56,6 +73,7 @@ export function UPlotChart({
           });
     observer?.observe(element);
     return () => {
+      chart.over.removeEventListener('click', onClick);
       observer?.disconnect();
       chart.destroy();
       plot.current = null;
@@ -67,7 +85,11 @@ export function UPlotChart({
   }, [data]);
 
   return (
-    <figure className="chart" aria-labelledby={`${id}-title`} aria-describedby={`${id}-summary`}>
+    <figure
+      className={onPick ? 'chart chart-pickable' : 'chart'}
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-summary`}
+    >
       <figcaption id={`${id}-title`} className="chart-title">
         {title}
       </figcaption>
@@ -83,6 +105,7 @@ export function UPlotChart({
       <p id={`${id}-summary`} className="chart-summary">
         {summary}
       </p>
+      {children}
     </figure>
   );
 }

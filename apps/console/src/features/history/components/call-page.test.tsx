@@ -1,7 +1,14 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { callDetail, deadPush, delivery, deliveryList, problem } from '../../../testing/data';
+import {
+  callDetail,
+  deadPush,
+  delivery,
+  deliveryList,
+  operationResult,
+  problem,
+} from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -110,5 +117,118 @@ describe('Call detail', () => {
     renderApp('/history/7');
     const section = await screen.findByRole('region', { name: 'Deliveries' });
     expect(await within(section).findByText('This call queued no SMS or push.')).toBeInTheDocument();
+  });
+
+  describe('Replay', () => {
+    const markNotes = callDetail({
+      id: 9,
+      group: 'NotificationNotes',
+      operation: 'SendMarkNotes',
+      binding: 'http-get',
+      params: { id: '88', id_class: '7B', baseUrlSchool: 'https://school.example.org/' },
+    });
+
+    it('sends the parameters again as a new console call, after a confirmation, and opens it', async () => {
+      const requests = recordRequests();
+      server.use(
+        http.get('/api/calls/9', () => HttpResponse.json(markNotes)),
+        http.post('/api/operations/SendMarkNotes', () =>
+          HttpResponse.json(operationResult({ id: 10, message: 'Push queued.', queued: 1 })),
+        ),
+        http.get('/api/calls/10', () =>
+          HttpResponse.json({ ...markNotes, id: 10, binding: 'console', note: 'Push queued.' }),
+        ),
+      );
+      const { user, location } = renderApp('/history/9');
+      await user.click(await screen.findByRole('button', { name: 'Replay' }));
+      const question = screen.getByRole('group', {
+        name: 'Send SendMarkNotes again with the recorded id, id_class, baseUrlSchool? This makes a new call from the console: anything it sends goes out again.',
+      });
+      // Nothing is sent until it is confirmed.
+      expect(requests.filter((r) => r.method === 'POST')).toEqual([]);
+      await user.click(within(question).getByRole('button', { name: 'Yes, send again' }));
+
+      await waitFor(() => expect(location().pathname).toBe('/history/10'));
+      expect(await screen.findByRole('heading', { name: 'Call #10', level: 1 })).toBeInTheDocument();
+      const [sent] = requests.filter((r) => r.method === 'POST');
+      expect(new URL(sent?.url ?? '').pathname).toBe('/api/operations/SendMarkNotes');
+      expect(await sent?.json()).toEqual({
+        id: '88',
+        id_class: '7B',
+        baseUrlSchool: 'https://school.example.org/',
+      });
+    });
+
+    it('opens the new call when the replay is refused: it is recorded all the same', async () => {
+      server.use(
+        http.get('/api/calls/9', () => HttpResponse.json(markNotes)),
+        http.post('/api/operations/SendMarkNotes', () =>
+          problemJson(problem(400, "Unknown school 'https://school.example.org/'.", { callId: 11 })),
+        ),
+        http.get('/api/calls/11', () =>
+          HttpResponse.json({ ...markNotes, id: 11, outcome: 'client-error', status: 400 }),
+        ),
+      );
+      const { user, location } = renderApp('/history/9');
+      await user.click(await screen.findByRole('button', { name: 'Replay' }));
+      await user.click(screen.getByRole('button', { name: 'Yes, send again' }));
+      await waitFor(() => expect(location().pathname).toBe('/history/11'));
+    });
+
+    it('says why when the replay could not even be recorded, and can be cancelled', async () => {
+      server.use(
+        http.get('/api/calls/9', () => HttpResponse.json(markNotes)),
+        http.post('/api/operations/SendMarkNotes', () =>
+          problemJson(problem(403, 'Your role does not allow this. Ask an admin.')),
+        ),
+      );
+      const { user, location } = renderApp('/history/9');
+      const replay = await screen.findByRole('button', { name: 'Replay' });
+      await user.click(replay);
+      await user.click(screen.getByRole('button', { name: 'Cancel' }));
+      expect(screen.getByRole('button', { name: 'Replay' })).toHaveFocus();
+      await user.click(screen.getByRole('button', { name: 'Replay' }));
+      await user.click(screen.getByRole('button', { name: 'Yes, send again' }));
+      expect(await screen.findByRole('alert')).toHaveTextContent(
+        'Not replayed: Your role does not allow this. Ask an admin. (HTTP 403)',
+      );
+      expect(location().pathname).toBe('/history/9');
+    });
+
+    it('cannot replay a call whose auth code the record masks, and points to Send', async () => {
+      server.use(http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7 }))));
+      renderApp('/history/7');
+      const replay = await screen.findByRole('button', { name: 'Replay' });
+      expect(replay).toBeDisabled();
+      expect(replay).toHaveAccessibleDescription(
+        'Cannot be replayed: the code it sent is not kept (the record masks it), so it cannot be sent again as it was. Send a new AuthCode instead.',
+      );
+      expect(screen.getByRole('link', { name: 'Send a new AuthCode' })).toHaveAttribute(
+        'href',
+        '/send/AuthCode',
+      );
+    });
+
+    it('cannot replay a call of no recognised operation, nor one whose parameters could not be read', async () => {
+      server.use(
+        http.get('/api/calls/5', () => HttpResponse.json(callDetail({ id: 5, operation: null, params: {} }))),
+        http.get('/api/calls/6', () =>
+          HttpResponse.json(
+            callDetail({ id: 6, operation: 'pushNoti', group: 'PushNotificationMobile', params: null }),
+          ),
+        ),
+      );
+      const first = renderApp('/history/5');
+      expect(await screen.findByRole('button', { name: 'Replay' })).toHaveAccessibleDescription(
+        'Cannot be replayed: it named no operation this service has, so there is nothing to send again.',
+      );
+      first.unmount();
+      renderApp('/history/6');
+      const replay = await screen.findByRole('button', { name: 'Replay' });
+      expect(replay).toBeDisabled();
+      expect(replay).toHaveAccessibleDescription(
+        'Cannot be replayed: its parameters could not be read, so they cannot be sent again.',
+      );
+    });
   });
 });

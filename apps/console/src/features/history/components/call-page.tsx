@@ -2,11 +2,13 @@ import { BINDING_LABELS, type CallDetail } from '@school/contract';
 import { useId, useRef, useState } from 'react';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { formatBytes, formatDateTime, formatDuration, OUTCOME_LABELS } from '../../../lib/format';
+import { formatBytes, formatDuration, OUTCOME_LABELS } from '../../../lib/format';
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
 import { CallDeliveries } from './call-deliveries';
+import { ReplayCall } from './replay-call';
 import '../history.css';
 
 export function CallPage() {
@@ -25,6 +27,7 @@ function CallView({ id }: { id: number }) {
       {(data) => (
         <>
           <Summary call={data} />
+          <ReplayCall call={data} />
           <CallDeliveries callId={data.id} />
           <div className="toolbar">
             <label className="checkbox">
@@ -50,11 +53,12 @@ function Summary({ call }: { call: CallDetail }) {
     <dl className="summary">
       <dt>Time</dt>
       <dd>
-        <time dateTime={call.at}>{formatDateTime(call.at)}</time>
+        <Timestamp iso={call.at} />
       </dd>
       <dt>Operation</dt>
       <dd>
-        {call.operation ?? 'unknown'} <span className="muted">({call.group})</span>
+        {call.operation ?? 'Unknown operation: the service has no such path or name'}{' '}
+        <span className="muted">({call.group})</span>
       </dd>
       <dt>Binding</dt>
       <dd>{BINDING_LABELS[call.binding]}</dd>

@@ -1,7 +1,9 @@
 import { BINDING_LABELS, type CallSummary } from '@school/contract';
-import { Link, useLocation } from 'react-router';
+import type { MouseEvent } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { formatDateTime, formatDuration, OUTCOME_LABELS, truncate } from '../../../lib/format';
+import { formatDuration, OUTCOME_LABELS, truncate } from '../../../lib/format';
 
 function KeyParams({ params }: { params: CallSummary['params'] }) {
   const entries = Object.entries(params ?? {});
@@ -18,8 +20,23 @@ function KeyParams({ params }: { params: CallSummary['params'] }) {
   );
 }
 
+/** Whether a click landed on something that acts by itself (the row's link, a button). */
+const onControl = (target: EventTarget) =>
+  target instanceof Element && target.closest('a, button, input, select, textarea, summary') !== null;
+
 export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
   const location = useLocation();
+  const navigate = useNavigate();
+  // A click anywhere on a row opens its call, as its link does (the link is the row's one stop for
+  // the keyboard: Tab to the row, Enter). Not when the click ends a text selection, and with Ctrl
+  // or ⌘ in a new tab, as a link would.
+  const open = (event: MouseEvent<HTMLTableRowElement>, id: number) => {
+    if (event.button !== 0 || onControl(event.target)) return;
+    if ((window.getSelection()?.toString() ?? '') !== '') return;
+    const href = paths.call.href(id);
+    if (event.ctrlKey || event.metaKey) window.open(href, '_blank', 'noopener');
+    else void navigate(href, { state: { search: location.search } });
+  };
   return (
     <div className="table-wrap">
       <table className="calls">
@@ -39,15 +56,24 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
         </thead>
         <tbody>
           {calls.map((call) => (
-            <tr key={call.id} className={`outcome-row-${call.outcome}`}>
+            <tr
+              key={call.id}
+              className={`call-row outcome-row-${call.outcome}`}
+              onClick={(e) => open(e, call.id)}
+            >
               <td>
                 {/* The list's filters travel with the link, so "Back to History" returns to this view. */}
                 <Link to={paths.call.href(call.id)} state={{ search: location.search }}>
-                  <span className="visually-hidden">Call {call.id},</span>{' '}
-                  <time dateTime={call.at}>{formatDateTime(call.at)}</time>
+                  <span className="visually-hidden">Call {call.id},</span> <Timestamp iso={call.at} />
                 </Link>
               </td>
-              <td>{call.operation ?? <span className="muted">{call.group} (unknown)</span>}</td>
+              <td>
+                {call.operation ?? (
+                  <span className="muted" title="A path or operation name the service does not have">
+                    Unknown operation ({call.group})
+                  </span>
+                )}
+              </td>
               <td>{BINDING_LABELS[call.binding]}</td>
               <td>
                 <span className="caller-ip">{call.callerIp}</span>

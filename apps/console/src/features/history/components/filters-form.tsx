@@ -1,4 +1,11 @@
-import { BINDING_LABELS, BINDINGS, type CallFilters, OUTCOMES, operations } from '@school/contract';
+import {
+  BINDING_LABELS,
+  BINDINGS,
+  type CallFilters,
+  OUTCOMES,
+  operations,
+  UNKNOWN_OPERATION,
+} from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
 import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
@@ -26,7 +33,12 @@ const filtersFormSchema = z
 type FiltersFormValues = z.input<typeof filtersFormSchema>;
 
 const any = { value: '', label: 'Any' };
-const operationOptions = [any, ...operations.map((op) => ({ value: op.name, label: op.name }))];
+const operationOptions = [
+  any,
+  ...operations.map((op) => ({ value: op.name, label: op.name })),
+  // Calls to an address or operation name the service does not have.
+  { value: UNKNOWN_OPERATION, label: 'Unknown operation' },
+];
 const bindingOptions = [any, ...BINDINGS.map((b) => ({ value: b, label: BINDING_LABELS[b] }))];
 const outcomeOptions = [any, ...OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABELS[o] }))];
 

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { formatDateTime } from '../../../lib/format';
-import { callList, callSummary, problem } from '../../../testing/data';
+import { callDetail, callList, callSummary, problem } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -31,7 +31,8 @@ describe('History', () => {
       ),
     );
     renderApp('/history');
-    const table = await screen.findByRole('table', { name: 'Calls, newest first' });
+    // The first test loads the page's code (lazily): it may take a while on a busy machine.
+    const table = await screen.findByRole('table', { name: 'Calls, newest first' }, { timeout: 5000 });
     const headers = within(table)
       .getAllByRole('columnheader')
       .map((th) => th.textContent);
@@ -56,7 +57,7 @@ describe('History', () => {
     expect(cells[5]).toHaveTextContent('Too many codes for this phone');
     expect(cells[6]).toHaveTextContent('12 ms');
     expect(within(row).getByRole('link', { name: /Call 7/ })).toHaveAttribute('href', '/history/7');
-    expect(screen.getByText('One call: that is all.')).toBeInTheDocument();
+    expect(screen.getByText('This is the only call.')).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
   });
 
@@ -164,7 +165,7 @@ describe('History', () => {
     expect(second?.get('cursor')).toBe('MTc2MzYyNjUzMDAwMC43');
     expect(second?.get('operation')).toBe('AuthCode');
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
-    expect(screen.getByText('2 calls: that is all.')).toBeInTheDocument();
+    expect(screen.getByText('All 2 calls are shown.')).toBeInTheDocument();
   });
 
   it('says when a free-text search stopped before filling the page, and load more keeps searching', async () => {
@@ -200,7 +201,7 @@ describe('History', () => {
     expect(second?.get('q')).toBe('needle');
     // The search got to the end: nothing more to say.
     expect(screen.queryByRole('note')).not.toBeInTheDocument();
-    expect(screen.getByText('2 calls: that is all.')).toBeInTheDocument();
+    expect(screen.getByText('All 2 calls are shown.')).toBeInTheDocument();
   });
 
   it('does not say "no calls match" when the search stopped before finding any', async () => {
@@ -218,6 +219,80 @@ describe('History', () => {
     expect(screen.queryByText('No calls match these filters.')).not.toBeInTheDocument();
     expect(screen.queryByRole('table')).not.toBeInTheDocument();
     expect(screen.getByRole('button', { name: 'Load more' })).toBeEnabled();
+  });
+
+  it('opens a call from anywhere on its row, by mouse or by keyboard', async () => {
+    server.use(
+      http.get('/api/calls', () =>
+        HttpResponse.json(
+          callList([callSummary({ id: 7 }), callSummary({ id: 6, callerIp: '198.51.100.4' })]),
+        ),
+      ),
+      http.get('/api/calls/:id', ({ params }) => HttpResponse.json(callDetail({ id: Number(params.id) }))),
+    );
+    const first = renderApp('/history?outcome=ok');
+    await first.user.click(await screen.findByText('198.51.100.4'));
+    expect(first.location().pathname).toBe('/history/6');
+    // Back to History returns to the view it was opened from.
+    expect(await screen.findByRole('link', { name: '← Back to History' })).toHaveAttribute(
+      'href',
+      '/history?outcome=ok',
+    );
+    first.unmount();
+
+    const second = renderApp('/history');
+    const link = await screen.findByRole('link', { name: /Call 7/ });
+    // The row's link is its one stop for the keyboard.
+    await second.user.tab();
+    while (document.activeElement !== link && document.activeElement !== document.body)
+      await second.user.tab();
+    expect(link).toHaveFocus();
+    await second.user.keyboard('{Enter}');
+    expect(second.location().pathname).toBe('/history/7');
+  });
+
+  it('says how many calls the view holds, or that there are more than it counts', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/calls', () => HttpResponse.json(callList([callSummary()], 'bmV4dA'))),
+      http.get('/api/calls/count', ({ request }) =>
+        HttpResponse.json(
+          new URL(request.url).searchParams.get('outcome') === 'client-error'
+            ? { count: 1234, more: false }
+            : { count: 10_000, more: true },
+        ),
+      ),
+    );
+    const { user } = renderApp('/history');
+    expect(await screen.findByText('More than 10,000 calls recorded.')).toBeInTheDocument();
+    await user.selectOptions(screen.getByLabelText('Outcome'), 'Client error');
+    expect(await screen.findByText('1,234 calls match.')).toBeInTheDocument();
+    const counted = requests.filter((r) => new URL(r.url).pathname === '/api/calls/count');
+    expect(new URL(counted.at(-1)?.url ?? '').searchParams.get('outcome')).toBe('client-error');
+  });
+
+  it('does not count a free-text search, whose search stops on a time budget', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
+    renderApp('/history?q=needle');
+    await screen.findByRole('table');
+    expect(requests.filter((r) => new URL(r.url).pathname === '/api/calls/count')).toEqual([]);
+  });
+
+  it('filters the calls of no recognised operation', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/calls', () =>
+        HttpResponse.json(
+          callList([callSummary({ operation: null, group: 'AuthCodeSending', params: null })]),
+        ),
+      ),
+    );
+    const { user, location } = renderApp('/history');
+    await screen.findByRole('table');
+    await user.selectOptions(screen.getByLabelText('Operation'), 'Unknown operation');
+    await waitFor(() => expect(new URLSearchParams(location().search).get('operation')).toBe('(unknown)'));
+    await waitFor(() => expect(listRequests(requests).at(-1)?.get('operation')).toBe('(unknown)'));
   });
 
   it("shows the problem's title and detail when the history cannot be loaded", async () => {

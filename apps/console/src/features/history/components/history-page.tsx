@@ -1,11 +1,12 @@
-import type { CallFilters } from '@school/contract';
-import { useState } from 'react';
+import type { CallCount, CallFilters } from '@school/contract';
+import { useEffect, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useCallsStream } from '../api/calls-stream';
 import { exportCallsUrl } from '../api/export-calls';
+import { useCallCount } from '../api/get-call-count';
 import { useCalls } from '../api/get-calls';
-import { filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
+import { filtersFromSearch, filtersToSearch, formatCount, hasFilters } from '../utils/filters';
 import { CallsTable } from './calls-table';
 import { FiltersForm } from './filters-form';
 import { SearchStopped } from './search-stopped';
@@ -26,6 +27,15 @@ export function HistoryPage() {
   const calls = useCalls(filters);
   const stream = useCallsStream(filters, live);
 
+  const count = useCallCount(filters);
+  // New calls on the live tail change the total: counted again once they stop arriving for a second.
+  const { refetch: recount } = count;
+  useEffect(() => {
+    if (stream.received === 0) return;
+    const timer = setTimeout(() => void recount(), 1000);
+    return () => clearTimeout(timer);
+  }, [stream.received, recount]);
+
   const setFilters = (next: CallFilters) => setSearchParams(filtersToSearch(next));
   const items = calls.data?.pages.flatMap((page) => page.items) ?? [];
   // A free-text search that ran out of time on its last page: say how far it got.
@@ -37,6 +47,7 @@ export function HistoryPage() {
       <title>History · School Messaging</title>
       <h1>History</h1>
       <FiltersForm filters={filters} onChange={setFilters} />
+      <CallTotal count={count.data} filtered={hasFilters(filters)} />
 
       <div className="toolbar">
         <button
@@ -86,7 +97,9 @@ export function HistoryPage() {
               </button>
             ) : (
               <p className="muted">
-                {items.length === 1 ? 'One call' : `${items.length} calls`}: that is all.
+                {items.length === 1
+                  ? 'This is the only call.'
+                  : `All ${formatCount(items.length)} calls are shown.`}
               </p>
             )}
             {calls.isFetchNextPageError ? (
@@ -100,5 +113,20 @@ export function HistoryPage() {
         </>
       )}
     </div>
+  );
+}
+
+/** How many calls the view holds, above the table ("more than 10,000" where counting stops). */
+function CallTotal({ count, filtered }: { count: CallCount | undefined; filtered: boolean }) {
+  // Nothing while counting, for free text (not counted), and when there is none (the list says so).
+  const one = count?.count === 1 && !count.more;
+  const text =
+    !count || count.count === 0
+      ? ''
+      : `${count.more ? 'More than ' : ''}${formatCount(count.count)} ${one ? 'call' : 'calls'} ${filtered ? (one ? 'matches' : 'match') : 'recorded'}.`;
+  return (
+    <p className="calls-total" role="status">
+      {text}
+    </p>
   );
 }

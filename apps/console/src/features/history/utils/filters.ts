@@ -26,3 +26,7 @@ export function filtersToSearch(filters: CallFilters): URLSearchParams {
 }
 
 export const hasFilters = (filters: CallFilters): boolean => Object.keys(filters).length > 0;
+
+const counts = new Intl.NumberFormat();
+/** A count in the reader's locale: 1,234 or 1 234. */
+export const formatCount = (n: number): string => counts.format(n);

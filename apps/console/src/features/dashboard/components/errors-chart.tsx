@@ -1,0 +1,208 @@
+import type { Outcome, Stats } from '@school/contract';
+import { useId, useMemo } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { formatDateTime, OUTCOME_LABELS } from '../../../lib/format';
+import {
+  bucketRange,
+  type ChartData,
+  formatCount,
+  formatPercent,
+  seriesAt,
+  UNKNOWN_OPERATION,
+} from '../utils/chart-data';
+import { type BarSeries, barChartOptions, type LineSeries, stackedData } from '../utils/chart-options';
+import { historyHref } from '../utils/links';
+import type { Bucket } from '../utils/time-axis';
+import { operationLabel } from './calls-chart';
+import { FiguresTable } from './figures-table';
+import { UPlotChart } from './uplot-chart';
+
+const CLIENT = '#9a6700';
+const SERVER = '#d1242f';
+const RATE = '#57606a';
+const OUTCOMES = ['client-error', 'server-error'] as const;
+
+/**
+ * Errors per bucket: client errors (4xx, and SOAP faults that blame the caller) and server errors
+ * (5xx) as stacked bars, the error rate as a line on its own axis. A bar links to History with that
+ * outcome and the bucket's time.
+ */
+export function ErrorsChart({
+  data,
+  bucket,
+  periodLabel,
+}: {
+  data: ChartData;
+  bucket: Bucket;
+  periodLabel: string;
+}) {
+  const navigate = useNavigate();
+  const stacked = useMemo<BarSeries[]>(
+    () => [
+      { label: 'Client errors', color: CLIENT, values: data.clientErrors },
+      { label: 'Server errors', color: SERVER, values: data.serverErrors },
+    ],
+    [data],
+  );
+  const lines = useMemo<LineSeries[]>(
+    () => [
+      {
+        label: 'Error rate',
+        color: RATE,
+        values: data.errorRate,
+        scale: '%',
+        format: formatPercent,
+        dash: [6, 4],
+      },
+    ],
+    [data],
+  );
+  const options = useMemo(
+    () =>
+      barChartOptions({
+        data,
+        bucket,
+        yLabel: 'Errors',
+        stacked,
+        lines,
+        axes: [
+          {
+            scale: '%',
+            side: 1,
+            label: 'Error rate',
+            grid: { show: false },
+            values: (_u, ticks) => ticks.map((t) => `${t}%`),
+          },
+        ],
+      }),
+    [data, bucket, stacked, lines],
+  );
+  const plotData = useMemo(() => stackedData(data, stacked, lines), [data, stacked, lines]);
+  const { totals } = data;
+  const unit = bucket === 'day' ? 'day' : 'hour';
+  const hrefOf = (outcome: Outcome, i: number) => historyHref(bucketRange(data, i), { outcome });
+
+  const summary =
+    totals.errorRate === null
+      ? 'No calls.'
+      : `Error rate ${formatPercent(totals.errorRate)} in the ${periodLabel} (${formatCount(totals.clientErrors)} client errors, ${formatCount(totals.serverErrors)} server errors)${
+          totals.worst
+            ? `; highest ${formatPercent(totals.worst.rate)} in the ${unit} from ${formatDateTime(new Date(totals.worst.at).toISOString())}`
+            : ''
+        }.`;
+
+  return (
+    <UPlotChart
+      title={`Errors per ${unit}`}
+      summary={summary}
+      options={options}
+      data={plotData}
+      onPick={(i, y) => {
+        const s = seriesAt([data.clientErrors, data.serverErrors], i, y);
+        if (s >= 0) void navigate(hrefOf(OUTCOMES[s] as Outcome, i));
+      }}
+    >
+      <p className="chart-note">
+        Client errors are answers that blame the caller (every 4xx, and SOAP faults of type Client); server
+        errors are failures inside the service (5xx).
+      </p>
+      <FiguresTable
+        data={data}
+        bucket={bucket}
+        caption={`Errors per ${unit}`}
+        columns={[
+          { label: 'Client errors', values: data.clientErrors, href: (i) => hrefOf('client-error', i) },
+          { label: 'Server errors', values: data.serverErrors, href: (i) => hrefOf('server-error', i) },
+          { label: 'Error rate', values: data.errorRate, format: formatPercent },
+        ]}
+      />
+    </UPlotChart>
+  );
+}
+
+/** The period's errors by status, and the most frequent by operation, status and message. */
+export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) {
+  const id = useId();
+  const { statuses, errors, otherErrors } = stats;
+  return (
+    <section className="error-tables" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>Errors by status and message</h2>
+      {statuses.length === 0 ? (
+        <p className="muted">No errors in this period.</p>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <caption>By status</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Status</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col" className="numeric">
+                    Calls
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {statuses.map((s) => (
+                  <tr key={`${s.status} ${s.outcome}`}>
+                    <td>{s.status}</td>
+                    <td>{OUTCOME_LABELS[s.outcome]}</td>
+                    <td className="numeric">{formatCount(s.count)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="table-wrap">
+            <table>
+              <caption>Most frequent messages</caption>
+              <thead>
+                <tr>
+                  <th scope="col" className="numeric">
+                    Calls
+                  </th>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Message</th>
+                </tr>
+              </thead>
+              <tbody>
+                {errors.map((e) => (
+                  <tr key={`${e.operation} ${e.status} ${e.outcome} ${e.error}`}>
+                    <td className="numeric">
+                      <Link
+                        to={historyHref(data, {
+                          operation: e.operation ?? UNKNOWN_OPERATION,
+                          outcome: e.outcome,
+                        })}
+                      >
+                        {formatCount(e.count)}{' '}
+                        <span className="visually-hidden">
+                          {`${OUTCOME_LABELS[e.outcome].toLowerCase()}s of ${operationLabel(e.operation ?? UNKNOWN_OPERATION)} in History`}
+                        </span>
+                      </Link>
+                    </td>
+                    <td>{operationLabel(e.operation ?? UNKNOWN_OPERATION)}</td>
+                    <td>
+                      {e.status} <span className="muted">{OUTCOME_LABELS[e.outcome]}</span>
+                    </td>
+                    <td className="error-message">
+                      {e.error ?? <span className="muted">(no message recorded)</span>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {otherErrors > 0 ? (
+            <p className="muted">
+              And {formatCount(otherErrors)} more {otherErrors === 1 ? 'error' : 'errors'} with other
+              messages.
+            </p>
+          ) : null}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,360 @@
+import { type Kysely, sql } from 'kysely';
+import { applyFilters, type CallQuery } from './call-filters.js';
+import type { DialectName } from './db.js';
+import type { Database, Outcome } from './schema.js';
+
+/** A period cut in buckets: epoch milliseconds, `to` exclusive. */
+export interface StatsRange {
+  readonly from: number;
+  readonly to: number;
+  readonly bucketMs: number;
+}
+
+export interface StatsRow {
+  readonly bucket: number;
+  readonly operation: string | null;
+  readonly outcome: Outcome;
+  readonly count: number;
+}
+
+/** How long the calls of a bucket took to answer, estimated from a histogram (see LATENCY_BINS_PER_E). */
+export interface LatencyRow {
+  readonly bucket: number;
+  readonly count: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+}
+
+/** Calls that went wrong with one status and one error text (the first ERROR_TEXT_MAX characters). */
+export interface ErrorRow {
+  readonly operation: string | null;
+  readonly status: number;
+  readonly outcome: Exclude<Outcome, 'ok'>;
+  readonly error: string | null;
+  readonly count: number;
+}
+
+/**
+ * The deliveries queued in a bucket, by what became of them: sent through a provider, `logged`
+ * (taken by the `log` provider: written to the server's log, nothing sent), dead, expired (an auth
+ * code not sent in time), or still `waiting` (pending or being sent); with their failed attempts
+ * (every attempt that did not send: failed, or interrupted by a stop).
+ */
+export interface DeliveryStatsRow {
+  readonly bucket: number;
+  readonly sent: number;
+  readonly logged: number;
+  readonly dead: number;
+  readonly expired: number;
+  readonly waiting: number;
+  readonly failedAttempts: number;
+}
+
+export interface CallStats {
+  /** Counts per bucket, operation and outcome, for the buckets that had calls. */
+  readonly rows: StatsRow[];
+  readonly latency: LatencyRow[];
+  /** Over the whole period; null without calls. */
+  readonly overallLatency: { readonly p50Ms: number; readonly p95Ms: number } | null;
+  /** Every error status of the period with its count, most frequent first. */
+  readonly statuses: {
+    readonly status: number;
+    readonly outcome: Exclude<Outcome, 'ok'>;
+    readonly count: number;
+  }[];
+  /** The most frequent errors (operation, status and text), at most `errorLimit`. */
+  readonly errors: ErrorRow[];
+  /** Errors of the period that `errors` leaves out. */
+  readonly otherErrors: number;
+  readonly deliveries: DeliveryStatsRow[];
+}
+
+/**
+ * Durations are counted in logarithmic bins, 8 per factor e (each about 13 % wider than the last):
+ * a bucket's percentiles come from at most a hundred numbers, whatever its calls, on both
+ * databases alike, and are within a few per cent of the exact ones.
+ */
+const LATENCY_BINS_PER_E = 8;
+/** Error texts are grouped by their beginning: what a caller sent, quoted at the end, may vary. */
+const ERROR_TEXT_MAX = 200;
+/** Distinct error groups kept while counting: texts beyond it are counted without their text. */
+const MAX_ERROR_GROUPS = 5000;
+/** On SQLite, one slice of the period should take about this long (the thread serves calls in between). */
+const SLICE_TARGET_MS = 8;
+const MIN_SLICE_MS = 60_000;
+const FIRST_SLICE_MS = 3_600_000;
+
+/** Integer literals: a bound JS number is a REAL to SQLite, which would not truncate. */
+const bucketOf = (column: string, bucketMs: number) =>
+  sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
+
+const latencyBin = sql<number>`CAST(floor(ln(${sql.ref('duration_ms')} + 1) * ${sql.lit(LATENCY_BINS_PER_E)}) AS INTEGER)`;
+
+/** Counts per time bucket, operation and outcome (the History chart's figures). */
+export async function bucketCounts(db: Kysely<Database>, range: StatsRange): Promise<StatsRow[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .select((eb) => [
+      bucketOf('at', range.bucketMs).as('bucket'),
+      'operation',
+      'outcome',
+      eb.fn.countAll<number>().as('count'),
+    ])
+    .where('at', '>=', range.from)
+    .where('at', '<', range.to)
+    .groupBy(['bucket', 'operation', 'outcome'])
+    .orderBy('bucket')
+    .execute();
+  return rows.map((r) => ({ ...r, bucket: Number(r.bucket), count: Number(r.count) }));
+}
+
+/** What the slices of a period add up to, before it is turned into CallStats. */
+interface Totals {
+  readonly counts: Map<string, { bucket: number; operation: string | null; outcome: Outcome; count: number }>;
+  readonly bins: Map<number, Map<number, number>>;
+  readonly errors: Map<string, ErrorRow>;
+  readonly deliveries: Map<number, { -readonly [K in keyof DeliveryStatsRow]: DeliveryStatsRow[K] }>;
+}
+
+/**
+ * Adds the calls and deliveries of [from, to) to `totals`. Four queries, sent at once: PostgreSQL
+ * runs them side by side on pooled connections; SQLite's one connection runs them in turn.
+ */
+async function addSlice(db: Kysely<Database>, bucketMs: number, from: number, to: number, totals: Totals) {
+  const [counts, bins, errors, deliveries] = await Promise.all([
+    db
+      .selectFrom('calls')
+      .select((eb) => [
+        bucketOf('at', bucketMs).as('bucket'),
+        'operation',
+        'outcome',
+        eb.fn.countAll<number>().as('count'),
+      ])
+      .where('at', '>=', from)
+      .where('at', '<', to)
+      .groupBy(['bucket', 'operation', 'outcome'])
+      .execute(),
+    db
+      .selectFrom('calls')
+      .select((eb) => [
+        bucketOf('at', bucketMs).as('bucket'),
+        latencyBin.as('bin'),
+        eb.fn.countAll<number>().as('count'),
+      ])
+      .where('at', '>=', from)
+      .where('at', '<', to)
+      .groupBy(['bucket', 'bin'])
+      .execute(),
+    db
+      .selectFrom('calls')
+      .select((eb) => [
+        'operation',
+        'status',
+        'outcome',
+        sql<string | null>`substr(${sql.ref('error')}, 1, ${sql.lit(ERROR_TEXT_MAX)})`.as('error'),
+        eb.fn.countAll<number>().as('count'),
+      ])
+      .where('outcome', 'in', ['client-error', 'server-error'])
+      .where('at', '>=', from)
+      .where('at', '<', to)
+      .groupBy([
+        'operation',
+        'status',
+        'outcome',
+        sql`substr(${sql.ref('error')}, 1, ${sql.lit(ERROR_TEXT_MAX)})`,
+      ])
+      .execute(),
+    // Failed attempts from the deliveries' own count of attempts: every attempt but the one that
+    // sent it (or is sending it) did not send it, whether it failed or was interrupted. No join.
+    db
+      .selectFrom('deliveries')
+      .select((eb) => [
+        bucketOf('created_at', bucketMs).as('bucket'),
+        'status',
+        sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`.as('logged'),
+        eb.fn.countAll<number>().as('count'),
+        eb.fn.sum<number>('attempts').as('attempts'),
+      ])
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to)
+      .groupBy(['bucket', 'status', 'logged'])
+      .execute(),
+  ]);
+
+  for (const r of counts) {
+    const bucket = Number(r.bucket);
+    const key = `${bucket}\u0000${r.operation ?? ''}\u0000${r.operation === null ? 1 : 0}\u0000${r.outcome}`;
+    const seen = totals.counts.get(key);
+    if (seen) seen.count += Number(r.count);
+    else
+      totals.counts.set(key, { bucket, operation: r.operation, outcome: r.outcome, count: Number(r.count) });
+  }
+
+  for (const r of bins) {
+    const bucket = Number(r.bucket);
+    let histogram = totals.bins.get(bucket);
+    if (!histogram) {
+      histogram = new Map();
+      totals.bins.set(bucket, histogram);
+    }
+    const bin = Number(r.bin);
+    histogram.set(bin, (histogram.get(bin) ?? 0) + Number(r.count));
+  }
+
+  for (const r of errors) {
+    const outcome = r.outcome as ErrorRow['outcome'];
+    let error = r.error;
+    let key = errorKey(r.operation, r.status, outcome, error);
+    if (!totals.errors.has(key) && totals.errors.size >= MAX_ERROR_GROUPS) {
+      error = null;
+      key = errorKey(r.operation, r.status, outcome, null);
+    }
+    const seen = totals.errors.get(key);
+    if (seen) totals.errors.set(key, { ...seen, count: seen.count + Number(r.count) });
+    else
+      totals.errors.set(key, {
+        operation: r.operation,
+        status: r.status,
+        outcome,
+        error,
+        count: Number(r.count),
+      });
+  }
+
+  for (const r of deliveries) {
+    const bucket = Number(r.bucket);
+    let row = totals.deliveries.get(bucket);
+    if (!row) {
+      row = { bucket, sent: 0, logged: 0, dead: 0, expired: 0, waiting: 0, failedAttempts: 0 };
+      totals.deliveries.set(bucket, row);
+    }
+    const n = Number(r.count);
+    const attempts = Number(r.attempts ?? 0);
+    if (r.status === 'sent') {
+      if (Number(r.logged) === 1) row.logged += n;
+      else row.sent += n;
+    } else if (r.status === 'dead') row.dead += n;
+    else if (r.status === 'expired') row.expired += n;
+    else row.waiting += n;
+    row.failedAttempts +=
+      r.status === 'sent' || r.status === 'sending' ? Math.max(0, attempts - n) : attempts;
+  }
+}
+
+const errorKey = (operation: string | null, status: number, outcome: string, error: string | null) =>
+  `${operation === null ? '\u0001' : operation}\u0000${status}\u0000${outcome}\u0000${error === null ? '\u0001' : error}`;
+
+/** The duration below which a fraction `p` of a histogram's calls fall, interpolated within its bin. */
+export function percentileOf(histogram: ReadonlyMap<number, number>, p: number): number {
+  const bins = [...histogram.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+  const total = bins.reduce((sum, [, n]) => sum + n, 0);
+  if (total === 0) return 0;
+  const rank = p * total;
+  let below = 0;
+  for (const [bin, n] of bins) {
+    if (below + n >= rank) {
+      const within = n === 0 ? 0 : (rank - below) / n;
+      return Math.max(0, Math.exp((bin + within) / LATENCY_BINS_PER_E) - 1);
+    }
+    below += n;
+  }
+  const last = bins[bins.length - 1]?.[0] ?? 0;
+  return Math.exp((last + 1) / LATENCY_BINS_PER_E) - 1;
+}
+
+const roundMs = (ms: number) => Math.round(ms * 10) / 10;
+
+/**
+ * The dashboard's figures for a period: calls per bucket, operation and outcome; latency (p50,
+ * p95) per bucket; errors by status and by text; deliveries per bucket.
+ *
+ * On SQLite the period is read a slice at a time, each slice sized to take about SLICE_TARGET_MS,
+ * with the event loop turned in between: the one connection and the one thread also answer the
+ * endpoints, which must not wait for a month of statistics. Every figure adds up across slices.
+ * PostgreSQL works in its own processes and reads the period at once.
+ */
+export async function callStats(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  range: StatsRange,
+  options: { errorLimit?: number } = {},
+): Promise<CallStats> {
+  const totals: Totals = { counts: new Map(), bins: new Map(), errors: new Map(), deliveries: new Map() };
+  if (dialect === 'postgres') {
+    await addSlice(db, range.bucketMs, range.from, range.to, totals);
+  } else {
+    let slice = FIRST_SLICE_MS;
+    for (let start = range.from; start < range.to; ) {
+      const end = Math.min(range.to, start + slice);
+      const began = performance.now();
+      await addSlice(db, range.bucketMs, start, end, totals);
+      const took = performance.now() - began;
+      start = end;
+      // Sized by what the last one took, within a factor of 4 of it.
+      const scaled = (slice * SLICE_TARGET_MS) / Math.max(took, 0.5);
+      slice = Math.max(MIN_SLICE_MS, Math.round(Math.min(slice * 4, Math.max(slice / 4, scaled))));
+      if (start < range.to) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  const rows = [...totals.counts.values()].sort(
+    (a, b) =>
+      a.bucket - b.bucket ||
+      (a.operation ?? '\uffff').localeCompare(b.operation ?? '\uffff') ||
+      a.outcome.localeCompare(b.outcome),
+  );
+  const latency = [...totals.bins.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([bucket, histogram]) => ({
+      bucket,
+      count: [...histogram.values()].reduce((a, b) => a + b, 0),
+      p50Ms: roundMs(percentileOf(histogram, 0.5)),
+      p95Ms: roundMs(percentileOf(histogram, 0.95)),
+    }));
+  const all = new Map<number, number>();
+  for (const histogram of totals.bins.values())
+    for (const [bin, n] of histogram) all.set(bin, (all.get(bin) ?? 0) + n);
+  const overallLatency =
+    all.size === 0
+      ? null
+      : { p50Ms: roundMs(percentileOf(all, 0.5)), p95Ms: roundMs(percentileOf(all, 0.95)) };
+
+  const byStatus = new Map<string, { status: number; outcome: ErrorRow['outcome']; count: number }>();
+  for (const e of totals.errors.values()) {
+    const key = `${e.status}\u0000${e.outcome}`;
+    const seen = byStatus.get(key);
+    if (seen) seen.count += e.count;
+    else byStatus.set(key, { status: e.status, outcome: e.outcome, count: e.count });
+  }
+  const statuses = [...byStatus.values()].sort((a, b) => b.count - a.count || a.status - b.status);
+  const ranked = [...totals.errors.values()].sort(
+    (a, b) =>
+      b.count - a.count ||
+      a.status - b.status ||
+      (a.operation ?? '').localeCompare(b.operation ?? '') ||
+      (a.error ?? '').localeCompare(b.error ?? ''),
+  );
+  const errorLimit = options.errorLimit ?? 20;
+  const errors = ranked.slice(0, errorLimit);
+  const otherErrors = ranked.slice(errorLimit).reduce((n, e) => n + e.count, 0);
+  const deliveries = [...totals.deliveries.values()].sort((a, b) => a.bucket - b.bucket);
+  return { rows, latency, overallLatency, statuses, errors, otherErrors, deliveries };
+}
+
+/** How many calls match the filters, counting no further than `bound`: `more` when there are more. */
+export async function countCalls(
+  db: Kysely<Database>,
+  query: Omit<CallQuery, 'q'>,
+  bound: number,
+): Promise<{ count: number; more: boolean }> {
+  const row = await db
+    .selectFrom(
+      applyFilters(db.selectFrom('calls').select('id'), query)
+        .limit(bound + 1)
+        .as('matching'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  const n = Number(row.n);
+  return n > bound ? { count: bound, more: true } : { count: n, more: false };
+}
