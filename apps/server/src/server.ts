@@ -3,7 +3,17 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
-/** The process: configuration, listening, and a graceful shutdown on SIGTERM/SIGINT. */
+/**
+ * A stop signal this soon after the first is the same stop passed on, not a second one: Ctrl-C
+ * on `pnpm start` reaches the server twice, from the terminal and again from pnpm, which relays
+ * it to its script a few milliseconds later. Only a later one means "stop now, do not wait".
+ */
+const RELAYED_SIGNAL_MS = 1000;
+
+/**
+ * The process: configuration, listening, and a graceful shutdown on SIGTERM/SIGINT that exits 0
+ * (a clean stop; `pnpm start` then reports no failure).
+ */
 async function main(): Promise<void> {
   // A .env file in the working directory, if any; variables already set win.
   if (fs.existsSync('.env')) process.loadEnvFile('.env');
@@ -17,12 +27,33 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Handled from the start: a stop asked for while the server is still starting waits for it.
+  let stopping: { readonly at: number; readonly signal: NodeJS.Signals } | undefined;
+  let stop: ((signal: NodeJS.Signals) => void) | undefined;
+  const onStop = (signal: NodeJS.Signals) => {
+    if (stopping === undefined) {
+      stopping = { at: Date.now(), signal };
+      stop?.(signal);
+    } else if (Date.now() - stopping.at >= RELAYED_SIGNAL_MS) {
+      console.error(`${signal} again: exiting without waiting for the shutdown.`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', onStop);
+  process.on('SIGTERM', onStop);
+
   const app = await buildApp(config);
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  // Errors and other signals close the same way; SIGINT and SIGTERM come through `stop`.
+  const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an uncaught error');
-    else app.log.info({ signal }, 'shutting down');
+    else if (signal) app.log.info({ signal }, 'shutting down');
     await app.close();
   });
+  stop = (signal) => {
+    app.log.info({ signal }, 'shutting down');
+    void grace.close();
+  };
+  if (stopping) return stop(stopping.signal);
   await app.listen({ port: config.PORT, host: config.HOST });
   app.log.info({ dataDir: config.dataDir, namespace: config.SERVICE_NAMESPACE }, 'ready');
 }

@@ -8,6 +8,12 @@ const CODE_PATTERN = /^[A-Za-z0-9]{1,16}$/;
 export interface ValidateOptions {
   /** ISO 3166 region used for phone numbers written without a country code. */
   readonly defaultPhoneRegion?: CountryCode | undefined;
+  /**
+   * Who reads the messages: `wire` (the default) words them for the app that called, as the
+   * faults and plain-text errors carry them (docs/faults.md; fixed by the golden files); `staff`
+   * for a person at the console's Send form, naming no parameter and asking for what is missing.
+   */
+  readonly wording?: 'wire' | 'staff' | undefined;
 }
 
 export type ParamError = {
@@ -32,15 +38,24 @@ export function checkParam(
   value: string,
   options: ValidateOptions = {},
 ): { ok: true; value: string } | { ok: false; message: string } {
+  const staff = options.wording === 'staff';
   switch (param.rule) {
     case 'text':
-      return value.length <= MAX_TEXT_LENGTH
-        ? { ok: true, value }
-        : { ok: false, message: `Invalid ${param.name}: longer than ${MAX_TEXT_LENGTH} characters.` };
+      if (value.length <= MAX_TEXT_LENGTH) return { ok: true, value };
+      return {
+        ok: false,
+        message: staff
+          ? `Too long: at most ${MAX_TEXT_LENGTH} characters.`
+          : `Invalid ${param.name}: longer than ${MAX_TEXT_LENGTH} characters.`,
+      };
     case 'code':
-      return CODE_PATTERN.test(value)
-        ? { ok: true, value }
-        : { ok: false, message: `Invalid ${param.name}: it must be 1 to 16 letters or digits.` };
+      if (CODE_PATTERN.test(value)) return { ok: true, value };
+      if (!staff)
+        return { ok: false, message: `Invalid ${param.name}: it must be 1 to 16 letters or digits.` };
+      return {
+        ok: false,
+        message: value === '' ? 'Enter the code.' : 'A code is 1 to 16 letters or digits, nothing else.',
+      };
     case 'phone': {
       const trimmed = value.trim();
       const parsed =
@@ -48,6 +63,14 @@ export function checkParam(
           ? parsePhoneNumberFromString(trimmed, options.defaultPhoneRegion)
           : undefined;
       if (parsed?.isValid()) return { ok: true, value: parsed.number };
+      if (staff) {
+        if (trimmed === '') return { ok: false, message: 'Enter a phone number.' };
+        const which = param.secret ? 'This' : quote(value);
+        return {
+          ok: false,
+          message: `${which} is not a valid phone number. Write it with + and the country code, e.g. +447911123456.`,
+        };
+      }
       const shown = param.secret ? '' : ` ${quote(value)}`;
       return {
         ok: false,

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { groups, maskParams, operationByName, operations, validateParams } from '../src/index.js';
+import {
+  checkParam,
+  groups,
+  maskParams,
+  operationByName,
+  operations,
+  TEMPLATE_PLACEHOLDERS,
+  templateTypeKey,
+  unknownPlaceholders,
+  unknownPlaceholdersMessage,
+  validateParams,
+} from '../src/index.js';
 
 const op = (name: string) => {
   const found = operationByName(name);
@@ -84,6 +95,66 @@ describe('validateParams', () => {
 
   it('accepts pushNoti with nothing', () => {
     expect(validateParams(op('pushNoti'), () => undefined)).toEqual({ ok: true, values: {} });
+  });
+});
+
+describe('the Send form’s wording (staff)', () => {
+  const param = (opName: string, name: string) => {
+    const found = op(opName).params.find((p) => p.name === name);
+    if (!found) throw new Error(name);
+    return found;
+  };
+  const staff = { wording: 'staff' } as const;
+
+  it('asks for what is missing and names no parameter', () => {
+    expect(checkParam(param('AuthCode', 'phone'), '', staff)).toEqual({
+      ok: false,
+      message: 'Enter a phone number.',
+    });
+    expect(checkParam(param('AuthCode', 'phone'), '12345', staff)).toEqual({
+      ok: false,
+      message:
+        "'12345' is not a valid phone number. Write it with + and the country code, e.g. +447911123456.",
+    });
+    expect(checkParam(param('AuthCode', 'code'), '', staff)).toEqual({
+      ok: false,
+      message: 'Enter the code.',
+    });
+    expect(checkParam(param('AuthCode', 'code'), 'ab cd', staff)).toEqual({
+      ok: false,
+      message: 'A code is 1 to 16 letters or digits, nothing else.',
+    });
+    expect(checkParam(param('GetBookPdfByTerm', 'termId'), 'x'.repeat(1025), staff)).toEqual({
+      ok: false,
+      message: 'Too long: at most 1024 characters.',
+    });
+  });
+
+  it('leaves the wire’s wording as the faults carry it', () => {
+    expect(checkParam(param('AuthCode', 'phone'), '')).toEqual({
+      ok: false,
+      message:
+        "Invalid phone: '' is not a valid phone number. Send it in international format, with + and the country code, e.g. +447911123456.",
+    });
+  });
+});
+
+describe('templates', () => {
+  it('match a type by its key: trimmed, lower case', () => {
+    expect(['Homework', 'HOMEWORK', ' homework ', 'homework'].map(templateTypeKey)).toEqual([
+      'homework',
+      'homework',
+      'homework',
+      'homework',
+    ]);
+  });
+
+  it('find the placeholders the server does not fill, and say which ones it does', () => {
+    expect(unknownPlaceholders('{type} {id} {id_class} {baseUrlSchool} {school} { x } {} {a-b}')).toEqual([]);
+    expect(unknownPlaceholders('{class} at {School}, {class} again')).toEqual(['{class}', '{School}']);
+    expect(unknownPlaceholdersMessage(['{class}', '{School}'])).toBe(
+      `Unknown placeholders {class} and {School}: it would be sent as written. Use ${TEMPLATE_PLACEHOLDERS.slice(0, -1).join(', ')} and {school}. ({School} is written {school}.)`,
+    );
   });
 });
 

@@ -1,11 +1,15 @@
 import type { Readable } from 'node:stream';
 import {
   bookSchema,
+  missingTemplatesSchema,
   problemSchema,
   schoolInputSchema,
   schoolSchema,
+  TEMPLATE_MATCH_RULE,
   templateInputSchema,
   templateSchema,
+  unknownPlaceholders,
+  unknownPlaceholdersMessage,
 } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -15,11 +19,18 @@ import { changes } from '../auth/audit-diff.js';
 import { UploadError } from '../books/blobs.js';
 import { serveBook } from '../books/serve.js';
 import { allowedIpsColumn, normalizeBaseUrl } from '../operations/schools.js';
-import type { BookRow } from '../store/index.js';
+import type { BookRow, SchoolRow, TemplateRow } from '../store/index.js';
 import { toBook, toSchool, toTemplate } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
+
+/** Types received without a template: the calls of this many days back… */
+const MISSING_TEMPLATE_DAYS = 30;
+/** …at most this many of them, the newest (a bound on the work, however long the history). */
+const MISSING_TEMPLATE_CALLS = 5000;
+/** The types listed, most sent first. */
+const MISSING_TEMPLATE_TYPES = 50;
 
 /** A unique-constraint violation, whichever the database. */
 const isConflict = (err: unknown): boolean =>
@@ -37,8 +48,32 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     topic_key: input.topicKey,
     allowed_ips: allowedIpsColumn(input.allowedIps),
   });
-  const schoolConflict = (reply: FastifyReply) =>
-    sendProblem(reply, problem(409, 'Another school already has that base URL or topic key.'));
+  /** A 409 naming what clashed (the base URL, the topic key or both) and with which school. */
+  const schoolConflict = async (
+    reply: FastifyReply,
+    values: ReturnType<typeof schoolValues>,
+    self?: number,
+  ) => {
+    const other = (row: SchoolRow | undefined) => (row && row.id !== self ? row : undefined);
+    const [byUrl, byTopic] = await Promise.all([
+      store.schools.findByBaseUrl(values.base_url).then(other),
+      store.schools.findByTopicKey(values.topic_key).then(other),
+    ]);
+    const errors: Record<string, string> = {};
+    if (byUrl) errors.baseUrl = `${byUrl.name} already has this base URL.`;
+    if (byTopic) errors.topicKey = `${byTopic.name} already has this topic key: choose another.`;
+    const detail =
+      byUrl && byTopic
+        ? byUrl.id === byTopic.id
+          ? `${byUrl.name} already has this base URL (${values.base_url}) and this topic key (${values.topic_key}).`
+          : `${byUrl.name} already has this base URL (${values.base_url}), and ${byTopic.name} this topic key (${values.topic_key}).`
+        : byUrl
+          ? `${byUrl.name} already has this base URL (${values.base_url}).`
+          : byTopic
+            ? `${byTopic.name} already has this topic key (${values.topic_key}): choose another.`
+            : 'Another school already has that base URL or topic key.';
+    return sendProblem(reply, problem(409, detail, { errors }));
+  };
 
   app.get(
     '/schools',
@@ -65,7 +100,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         });
         return reply.code(201).send(school);
       } catch (err) {
-        if (isConflict(err)) return schoolConflict(reply);
+        if (isConflict(err)) return schoolConflict(reply, schoolValues(request.body));
         throw err;
       }
     },
@@ -95,7 +130,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         });
         return school;
       } catch (err) {
-        if (isConflict(err)) return schoolConflict(reply);
+        if (isConflict(err)) return schoolConflict(reply, schoolValues(request.body), request.params.id);
         throw err;
       }
     },
@@ -125,31 +160,92 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
   );
 
   // --- templates -----------------------------------------------------------------------------
-  const templateConflict = (reply: FastifyReply) =>
-    sendProblem(reply, problem(409, 'There is already a template for that type.'));
+  /** A 409 naming the template that already answers the type (types match whatever their case). */
+  const templateConflict = (reply: FastifyReply, type: string, existing: TemplateRow | undefined) => {
+    const message = existing
+      ? existing.type === type
+        ? `There is already a template for ${type}: edit that one.`
+        : `The ${existing.type} template already answers ${type}: types match whatever their case and surrounding spaces. Edit that one.`
+      : 'There is already a template for that type.';
+    return sendProblem(reply, problem(409, message, { errors: { type: message } }));
+  };
+  /** The template that would answer `type`, other than the one being saved. */
+  const sameType = async (type: string, self?: number) => {
+    const found = await store.templates.findByType(type);
+    return found && found.id !== self ? found : undefined;
+  };
+  /** A 400 when the title or body uses placeholders the server does not fill. */
+  const placeholderProblem = (reply: FastifyReply, input: { title: string; body: string }) => {
+    const errors: Record<string, string> = {};
+    for (const field of ['title', 'body'] as const) {
+      const unknown = unknownPlaceholders(input[field]);
+      if (unknown.length > 0) errors[field] = unknownPlaceholdersMessage(unknown);
+    }
+    const fields = Object.entries(errors);
+    if (fields.length === 0) return undefined;
+    const detail = fields.map(([field, message]) => `In the ${field}: ${message}`).join(' ');
+    return sendProblem(reply, problem(400, detail, { errors }));
+  };
 
   app.get(
     '/templates',
     {
       schema: {
         summary: 'List notification templates',
+        description: TEMPLATE_MATCH_RULE,
         tags: ['templates'],
         response: { 200: z.array(templateSchema) },
       },
     },
     async () => (await store.templates.list()).map(toTemplate),
   );
+  app.get(
+    '/templates/missing',
+    {
+      schema: {
+        summary: 'Notification types received that no template answers',
+        description: `Types sent by successful SendNotificationType calls of the last ${MISSING_TEMPLATE_DAYS} days (the newest ${MISSING_TEMPLATE_CALLS} calls at most) that no template matches, so that they got the generic template (*): the ${MISSING_TEMPLATE_TYPES} most sent, each with how it was spelt, how often and when last. ${TEMPLATE_MATCH_RULE}`,
+        tags: ['templates'],
+        response: { 200: missingTemplatesSchema },
+      },
+    },
+    async () => {
+      const since = Date.now() - MISSING_TEMPLATE_DAYS * 86_400_000;
+      const { scanned, types } = await store.templates.typesWithoutTemplate({
+        since,
+        limit: MISSING_TEMPLATE_CALLS,
+      });
+      return {
+        since: new Date(since).toISOString(),
+        limit: MISSING_TEMPLATE_CALLS,
+        scanned,
+        limited: scanned >= MISSING_TEMPLATE_CALLS,
+        types: types.slice(0, MISSING_TEMPLATE_TYPES).map((t) => ({
+          type: t.type,
+          spellings: [...t.spellings],
+          count: t.count,
+          lastSeenAt: new Date(t.lastSeenAt).toISOString(),
+        })),
+        more: Math.max(0, types.length - MISSING_TEMPLATE_TYPES),
+      };
+    },
+  );
   app.post(
     '/templates',
     {
       schema: {
         summary: 'Add a template for a notification type',
+        description: `${TEMPLATE_MATCH_RULE} A type that differs from an existing template's only so is a 409; a placeholder other than the known ones is a 400.`,
         tags: ['templates'],
         body: templateInputSchema,
         response: { 201: templateSchema, 400: problemSchema, 409: problemSchema },
       },
     },
     async (request, reply) => {
+      const refused = placeholderProblem(reply, request.body);
+      if (refused) return refused;
+      const existing = await sameType(request.body.type);
+      if (existing) return templateConflict(reply, request.body.type, existing);
       try {
         const template = toTemplate(await store.templates.create(request.body));
         await app.audit(request, {
@@ -159,7 +255,8 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         });
         return reply.code(201).send(template);
       } catch (err) {
-        if (isConflict(err)) return templateConflict(reply);
+        if (isConflict(err))
+          return templateConflict(reply, request.body.type, await sameType(request.body.type));
         throw err;
       }
     },
@@ -169,6 +266,7 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
     {
       schema: {
         summary: 'Change a template',
+        description: `${TEMPLATE_MATCH_RULE} A type another template already answers is a 409; a placeholder other than the known ones is a 400.`,
         tags: ['templates'],
         params: idParams,
         body: templateInputSchema,
@@ -181,6 +279,10 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         if (current?.type === '*' && request.body.type !== '*') {
           return sendProblem(reply, problem(409, 'The generic template (*) keeps its type.'));
         }
+        const refused = current && placeholderProblem(reply, request.body);
+        if (refused) return refused;
+        const existing = current && (await sameType(request.body.type, current.id));
+        if (existing) return templateConflict(reply, request.body.type, existing);
         const row = current && (await store.templates.update(current.id, request.body));
         if (!current || !row)
           return sendProblem(reply, problem(404, `There is no template ${request.params.id}.`));
@@ -192,7 +294,12 @@ export const catalogRoutes: FastifyPluginAsync = async (base) => {
         });
         return template;
       } catch (err) {
-        if (isConflict(err)) return templateConflict(reply);
+        if (isConflict(err))
+          return templateConflict(
+            reply,
+            request.body.type,
+            await sameType(request.body.type, request.params.id),
+          );
         throw err;
       }
     },

@@ -1,3 +1,4 @@
+import { templateTypeKey } from '@school/contract';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { BooksTable, Database, SchoolsTable, TemplatesTable } from './schema.js';
 
@@ -12,6 +13,8 @@ export function createSchoolRepository(db: Kysely<Database>) {
     findById: (id: number) => db.selectFrom('schools').selectAll().where('id', '=', id).executeTakeFirst(),
     findByBaseUrl: (baseUrl: string) =>
       db.selectFrom('schools').selectAll().where('base_url', '=', baseUrl).executeTakeFirst(),
+    findByTopicKey: (topicKey: string) =>
+      db.selectFrom('schools').selectAll().where('topic_key', '=', topicKey).executeTakeFirst(),
     async create(school: Omit<Insertable<SchoolsTable>, 'created_at' | 'updated_at'>): Promise<SchoolRow> {
       const now = Date.now();
       return db
@@ -34,25 +37,46 @@ export function createSchoolRepository(db: Kysely<Database>) {
   };
 }
 
+/** A notification type calls sent with no template of its own (they got the generic one). */
+export interface TypeWithoutTemplate {
+  /** templateTypeKey of what was sent. */
+  readonly type: string;
+  /** How it was sent, most frequent first. */
+  readonly spellings: readonly string[];
+  readonly count: number;
+  /** Epoch ms. */
+  readonly lastSeenAt: number;
+}
+
+/** The fields a template is saved with; its match key is derived from `type`. */
+export type TemplateValues = Pick<Insertable<TemplatesTable>, 'type' | 'title' | 'body'>;
+
 export function createTemplateRepository(db: Kysely<Database>) {
   return {
     list: () => db.selectFrom('templates').selectAll().orderBy('type').execute(),
     findById: (id: number) => db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst(),
-    /** The template for a type, else the generic one (`*`). */
+    /** The template a type would match (templateTypeKey), if any. */
+    findByType: (type: string) =>
+      db.selectFrom('templates').selectAll().where('type_key', '=', templateTypeKey(type)).executeTakeFirst(),
+    /**
+     * The template for a type, whatever its case and surrounding spaces (templateTypeKey), else
+     * the generic one (`*`).
+     */
     async forType(type: string): Promise<TemplateRow | undefined> {
-      const rows = await db.selectFrom('templates').selectAll().where('type', 'in', [type, '*']).execute();
-      return rows.find((r) => r.type === type) ?? rows.find((r) => r.type === '*');
+      const key = templateTypeKey(type);
+      const rows = await db.selectFrom('templates').selectAll().where('type_key', 'in', [key, '*']).execute();
+      return rows.find((r) => r.type_key === key) ?? rows.find((r) => r.type_key === '*');
     },
-    create: (t: Omit<Insertable<TemplatesTable>, 'updated_at'>) =>
+    create: (t: TemplateValues) =>
       db
         .insertInto('templates')
-        .values({ ...t, updated_at: Date.now() })
+        .values({ ...t, type_key: templateTypeKey(t.type), updated_at: Date.now() })
         .returningAll()
         .executeTakeFirstOrThrow(),
-    update: (id: number, changes: Omit<Updateable<TemplatesTable>, 'id' | 'updated_at'>) =>
+    update: (id: number, changes: TemplateValues) =>
       db
         .updateTable('templates')
-        .set({ ...changes, updated_at: Date.now() })
+        .set({ ...changes, type_key: templateTypeKey(changes.type), updated_at: Date.now() })
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst(),
@@ -60,7 +84,67 @@ export function createTemplateRepository(db: Kysely<Database>) {
       const result = await db.deleteFrom('templates').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
+    /**
+     * The types the latest successful SendNotificationType calls sent (at most `limit` calls, from
+     * `since` on) that no template answers, most sent first. Bounded by `limit` whatever the size
+     * of the history: the newest calls of one operation are read from the (operation, at, id)
+     * index and parsed here, the same on SQLite and PostgreSQL.
+     */
+    async typesWithoutTemplate(options: {
+      since: number;
+      limit: number;
+    }): Promise<{ scanned: number; types: TypeWithoutTemplate[] }> {
+      const [calls, templates] = await Promise.all([
+        db
+          .selectFrom('calls')
+          .select(['at', 'params', 'outcome'])
+          .where('operation', '=', 'SendNotificationType')
+          .where('at', '>=', options.since)
+          .orderBy('at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(options.limit)
+          .execute(),
+        db.selectFrom('templates').select('type_key').execute(),
+      ]);
+      const answered = new Set(templates.map((t) => t.type_key));
+      const byKey = new Map<string, { count: number; lastSeenAt: number; spellings: Map<string, number> }>();
+      for (const call of calls) {
+        if (call.outcome !== 'ok' || call.params === null) continue;
+        const sent = typeSent(call.params);
+        if (sent === undefined) continue;
+        const key = templateTypeKey(sent);
+        if (key === '' || answered.has(key)) continue;
+        let entry = byKey.get(key);
+        if (!entry) {
+          entry = { count: 0, lastSeenAt: Number(call.at), spellings: new Map() };
+          byKey.set(key, entry);
+        }
+        entry.count++;
+        entry.spellings.set(sent, (entry.spellings.get(sent) ?? 0) + 1);
+      }
+      const types = [...byKey].map(([type, e]) => ({
+        type,
+        spellings: [...e.spellings]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 5)
+          .map(([spelling]) => spelling),
+        count: e.count,
+        lastSeenAt: e.lastSeenAt,
+      }));
+      types.sort((a, b) => b.count - a.count || b.lastSeenAt - a.lastSeenAt);
+      return { scanned: calls.length, types };
+    },
   };
+}
+
+/** The TypeNotfication a call's recorded parameters hold, if they can be read. */
+function typeSent(params: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(params)?.TypeNotfication;
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function createBookRepository(db: Kysely<Database>) {

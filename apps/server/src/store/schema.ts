@@ -101,6 +101,11 @@ export interface TemplatesTable {
   id: Generated<number>;
   /** A notification type, `*` for the generic fallback, `marks` for SendMarkNotes. */
   type: string;
+  /**
+   * What the type is matched by: trimmed, lower case (templateTypeKey), unique. Null only for a
+   * template that already differed from an older one by case alone when keys came in (never used).
+   */
+  type_key: string | null;
   title: string;
   body: string;
   updated_at: number;

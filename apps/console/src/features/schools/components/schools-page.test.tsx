@@ -6,6 +6,9 @@ import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
 const writes = (requests: Request[]) => requests.filter((r) => r.method !== 'GET');
+const BASE_URL = 'Base URL (baseUrl)';
+const TOPIC_KEY = 'Topic key (topicKey)';
+const ALLOWED = 'Allowed callers (allowedIps)';
 
 describe('Schools', () => {
   it('lists the schools with their push topics and allowed callers', async () => {
@@ -41,23 +44,49 @@ describe('Schools', () => {
     server.use(http.get('/api/schools', () => HttpResponse.json([])));
     const { user } = renderApp('/schools');
     await screen.findByText(/No schools registered yet/);
-    await user.type(screen.getByLabelText('name'), 'Northfield Academy');
-    await user.type(screen.getByLabelText('baseUrl'), 'northfield.example.org');
-    await user.type(screen.getByLabelText('topicKey'), 'north field!');
-    await user.type(screen.getByLabelText('allowedIps'), '203.0.113.0/24\n10.0.0.300');
+    await user.type(screen.getByLabelText('Name'), 'Northfield Academy');
+    await user.type(screen.getByLabelText(BASE_URL), 'northfield.example.org');
+    await user.type(screen.getByLabelText(TOPIC_KEY), 'north field!');
+    await user.type(screen.getByLabelText(ALLOWED), '203.0.113.0/24\n10.0.0.300');
     await user.click(screen.getByRole('button', { name: 'Add school' }));
 
     expect(await screen.findByText(/Enter the http\(s\) URL the school calls with/)).toBeInTheDocument();
-    expect(screen.getByLabelText('baseUrl')).toHaveAttribute('aria-invalid', 'true');
-    expect(screen.getByLabelText('topicKey')).toHaveAccessibleDescription(
+    expect(screen.getByLabelText(BASE_URL)).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.getByLabelText(TOPIC_KEY)).toHaveAccessibleDescription(
       /Use 1 to 64 letters, digits, - or _ \(it names the push topic\)\./,
     );
-    expect(screen.getByLabelText('allowedIps')).toHaveAccessibleDescription(
+    expect(screen.getByLabelText(ALLOWED)).toHaveAccessibleDescription(
       /“10\.0\.0\.300”: Not an IP address or CIDR range \(e\.g\. 203\.0\.113\.0\/24\)\./,
     );
-    expect(screen.getByLabelText('allowedIps')).toHaveAttribute('aria-invalid', 'true');
-    expect(screen.getByLabelText('name')).not.toHaveAttribute('aria-invalid');
+    expect(screen.getByLabelText(ALLOWED)).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.getByLabelText('Name')).not.toHaveAttribute('aria-invalid');
     expect(writes(requests)).toHaveLength(0);
+  });
+
+  it('names every refused allowed caller, not only the first', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/schools', () => HttpResponse.json([])));
+    const { user } = renderApp('/schools');
+    await screen.findByText(/No schools registered yet/);
+    await user.type(screen.getByLabelText('Name'), 'Northfield Academy');
+    await user.type(screen.getByLabelText(BASE_URL), 'https://northfield.example.org');
+    await user.type(screen.getByLabelText(TOPIC_KEY), 'northfield');
+    await user.type(screen.getByLabelText(ALLOWED), '10.0.0.300\n203.0.113.0/24\nschool wifi\n1.2.3.4/99');
+    await user.click(screen.getByRole('button', { name: 'Add school' }));
+    expect(
+      await screen.findByText(
+        '“10.0.0.300”, “school wifi” and “1.2.3.4/99”: Not an IP address or CIDR range (e.g. 203.0.113.0/24).',
+      ),
+    ).toBeInTheDocument();
+    expect(writes(requests)).toHaveLength(0);
+  });
+
+  it('starts a school from the base URL a link gives (the Send page after an unknown school)', async () => {
+    server.use(http.get('/api/schools', () => HttpResponse.json([school()])));
+    renderApp('/schools?baseUrl=https%3A%2F%2Funknown.example.org%2F');
+    const form = await screen.findByRole('form', { name: 'Add a school' });
+    expect(within(form).getByLabelText(BASE_URL)).toHaveValue('https://unknown.example.org/');
+    await waitFor(() => expect(within(form).getByLabelText('Name')).toHaveFocus());
   });
 
   it('adds a school: the JSON the API takes, allowed IPs one per line', async () => {
@@ -73,10 +102,10 @@ describe('Schools', () => {
     );
     const { user } = renderApp('/schools');
     await screen.findByText(/No schools registered yet/);
-    await user.type(screen.getByLabelText('name'), '  Northfield Academy ');
-    await user.type(screen.getByLabelText('baseUrl'), 'https://northfield.example.org/');
-    await user.type(screen.getByLabelText('topicKey'), 'northfield');
-    await user.type(screen.getByLabelText('allowedIps'), ' 203.0.113.0/24\n\n2001:db8::/32 \n');
+    await user.type(screen.getByLabelText('Name'), '  Northfield Academy ');
+    await user.type(screen.getByLabelText(BASE_URL), 'https://northfield.example.org/');
+    await user.type(screen.getByLabelText(TOPIC_KEY), 'northfield');
+    await user.type(screen.getByLabelText(ALLOWED), ' 203.0.113.0/24\n\n2001:db8::/32 \n');
     await user.click(screen.getByRole('button', { name: 'Add school' }));
 
     expect(
@@ -95,24 +124,34 @@ describe('Schools', () => {
     expect(await screen.findByRole('table', { name: 'Registered schools' })).toHaveTextContent(
       'Northfield Academy',
     );
-    expect(screen.getByLabelText('name')).toHaveValue('');
+    expect(screen.getByLabelText('Name')).toHaveValue('');
   });
 
-  it('shows the 409 when another school has that base URL or topic key', async () => {
-    const detail = 'Another school already has that base URL or topic key.';
+  it('shows the 409, with the clash under the field that clashed', async () => {
+    const detail = 'Northfield Academy already has this topic key (northfield): choose another.';
     server.use(
       http.get('/api/schools', () => HttpResponse.json([school()])),
-      http.post('/api/schools', () => problemJson(problem(409, detail))),
+      http.post('/api/schools', () =>
+        problemJson(
+          problem(409, detail, {
+            errors: { topicKey: 'Northfield Academy already has this topic key: choose another.' },
+          }),
+        ),
+      ),
     );
     const { user } = renderApp('/schools');
     await screen.findByRole('table');
-    await user.type(screen.getByLabelText('name'), 'Northfield again');
-    await user.type(screen.getByLabelText('baseUrl'), 'https://northfield.example.org');
-    await user.type(screen.getByLabelText('topicKey'), 'northfield');
+    await user.type(screen.getByLabelText('Name'), 'Northfield again');
+    await user.type(screen.getByLabelText(BASE_URL), 'https://northfield.example.org');
+    await user.type(screen.getByLabelText(TOPIC_KEY), 'northfield');
     await user.click(screen.getByRole('button', { name: 'Add school' }));
     expect(await screen.findByRole('alert')).toHaveTextContent(`Not added: ${detail} (HTTP 409)`);
+    expect(screen.getByLabelText(TOPIC_KEY)).toHaveAccessibleDescription(
+      /Northfield Academy already has this topic key: choose another\./,
+    );
+    expect(screen.getByLabelText(BASE_URL)).not.toHaveAttribute('aria-invalid');
     // What was typed stays, to be corrected.
-    expect(screen.getByLabelText('name')).toHaveValue('Northfield again');
+    expect(screen.getByLabelText('Name')).toHaveValue('Northfield again');
   });
 
   it('edits a school with a PUT of the whole school', async () => {
@@ -126,9 +165,9 @@ describe('Schools', () => {
     const { user } = renderApp('/schools');
     await user.click(await screen.findByRole('button', { name: 'Edit Northfield Academy' }));
     const form = screen.getByRole('form', { name: 'Edit Northfield Academy' });
-    expect(within(form).getByLabelText('name')).toHaveFocus();
-    expect(within(form).getByLabelText('allowedIps')).toHaveValue('203.0.113.0/24');
-    await user.clear(within(form).getByLabelText('allowedIps'));
+    expect(within(form).getByLabelText('Name')).toHaveFocus();
+    expect(within(form).getByLabelText(ALLOWED)).toHaveValue('203.0.113.0/24');
+    await user.clear(within(form).getByLabelText(ALLOWED));
     await user.click(within(form).getByRole('button', { name: 'Save changes' }));
 
     expect(await screen.findByText('Saved Northfield Academy.')).toBeInTheDocument();

@@ -1,7 +1,9 @@
 import type { School } from '@school/contract';
 import { useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useSchools } from '../api/get-schools';
+import { BASE_URL_PARAM, emptySchool } from '../utils/school-form';
 import { SchoolForm } from './school-form';
 import { SchoolsTable } from './schools-table';
 
@@ -9,6 +11,10 @@ export function SchoolsPage() {
   const schools = useSchools();
   const [editing, setEditing] = useState<School | null>(null);
   const [message, setMessage] = useState('');
+  // /schools?baseUrl=…: a school to register, as the Send page links to it after "Unknown school".
+  const [search, setSearch] = useSearchParams();
+  const newBaseUrl = search.get(BASE_URL_PARAM);
+  const draft = newBaseUrl ? { ...emptySchool, baseUrl: newBaseUrl } : null;
 
   return (
     <div className="page schools-page">
@@ -43,12 +49,14 @@ export function SchoolsPage() {
       </p>
 
       <SchoolForm
-        key={editing?.id ?? 'new'}
+        key={editing?.id ?? `new-${newBaseUrl ?? ''}`}
         editing={editing}
+        draft={draft}
         onSaving={() => setMessage('')}
         onCancel={() => setEditing(null)}
         onSaved={(school, created) => {
           setEditing(null);
+          if (newBaseUrl) setSearch({}, { replace: true });
           setMessage(created ? `Added ${school.name} (topic ${school.topic}).` : `Saved ${school.name}.`);
         }}
       />

@@ -1,7 +1,7 @@
 import type { School } from '@school/contract';
 import { ConfirmButton } from '../../../components/ui/confirm';
 import { ProblemMessage } from '../../../components/ui/status';
-import { formatDateTime } from '../../../lib/format';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { useDeleteSchool } from '../api/delete-school';
 
 export function SchoolsTable({
@@ -18,10 +18,16 @@ export function SchoolsTable({
         <thead>
           <tr>
             <th scope="col">Name</th>
-            <th scope="col">Base URL</th>
-            <th scope="col">Topic key</th>
+            <th scope="col">
+              Base URL <span className="muted">(baseUrl)</span>
+            </th>
+            <th scope="col">
+              Topic key <span className="muted">(topicKey)</span>
+            </th>
             <th scope="col">Push topics</th>
-            <th scope="col">Allowed callers</th>
+            <th scope="col">
+              Allowed callers <span className="muted">(allowedIps)</span>
+            </th>
             <th scope="col">Updated</th>
             <th scope="col">Actions</th>
           </tr>
@@ -65,7 +71,7 @@ function SchoolRow({ school, onEdit }: { school: School; onEdit: (school: School
         )}
       </td>
       <td>
-        <time dateTime={school.updatedAt}>{formatDateTime(school.updatedAt)}</time>
+        <Timestamp iso={school.updatedAt} />
       </td>
       <td>
         <div className="row-actions">

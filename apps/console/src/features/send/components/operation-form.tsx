@@ -1,17 +1,67 @@
 import { isValidRegion, type OperationDef, operationInputSchema, type ParamDef } from '@school/contract';
-import { useMemo } from 'react';
+import { type ReactNode, useMemo } from 'react';
+import { useWatch } from 'react-hook-form';
+import { Link } from 'react-router';
 import { Form, TextField } from '../../../components/ui/form';
+import { paths } from '../../../config/paths';
 import { ProblemError } from '../../../lib/api-client';
 import { useServiceInfo } from '../../../lib/service-info';
+import { useSession } from '../../../lib/session';
 import { useSendOperation } from '../api/send-operation';
 import { Outcome } from './outcome';
 import { ShowAs } from './show-as';
 
-function describe(param: ParamDef, region: string | undefined): string {
+/** What staff call each parameter; the wire name is shown beside it. By operation, then by name. */
+const PARAM_LABELS: Readonly<Record<string, string>> = {
+  code: 'Verification code',
+  phone: 'Phone number',
+  termId: 'Term',
+  srid: 'Student registration id',
+  classId: 'Class',
+  'SendNotificationType.id': 'Item id',
+  'SendMarkNotes.id': 'Marks entry id',
+  id_class: 'Class',
+  baseUrlSchool: 'School base URL',
+  TypeNotfication: 'Notification type',
+};
+
+function label(op: OperationDef, param: ParamDef): ReactNode {
+  const human = PARAM_LABELS[`${op.name}.${param.name}`] ?? PARAM_LABELS[param.name];
+  if (!human) return param.name;
+  return (
+    <>
+      {human} <span className="muted">({param.name})</span>
+    </>
+  );
+}
+
+function describe(param: ParamDef, region: string | undefined): ReactNode {
   const parts = [param.description];
   if (param.rule === 'phone' && region) parts.push(`A national number is read as a number of ${region}.`);
   if (param.secret) parts.push('Masked (***) in the history.');
+  if (param.name === 'baseUrlSchool') {
+    return (
+      <>
+        {parts.join(' ')} <RegisterSchool />
+      </>
+    );
+  }
   return parts.join(' ');
+}
+
+/** Where an unknown school gets registered: for an admin, a link that starts it with the URL typed. */
+function RegisterSchool() {
+  const session = useSession();
+  const typed = (useWatch({ name: 'baseUrlSchool' }) as string | undefined)?.trim();
+  if (session.data?.user.role !== 'admin') return <>An admin registers schools on the Schools page.</>;
+  const href = typed
+    ? `${paths.schools.href()}?${new URLSearchParams({ baseUrl: typed })}`
+    : paths.schools.href();
+  return (
+    <>
+      Not registered yet? <Link to={href}>Register it on the Schools page</Link>.
+    </>
+  );
 }
 
 /**
@@ -24,7 +74,11 @@ export function OperationForm({ op }: { op: OperationDef }) {
   const service = useServiceInfo();
   const configured = service.data?.defaultPhoneRegion ?? undefined;
   const region = configured && isValidRegion(configured) ? configured : undefined;
-  const schema = useMemo(() => operationInputSchema(op, { defaultPhoneRegion: region }), [op, region]);
+  // Worded for the person at the form; the wire keeps its own wording.
+  const schema = useMemo(
+    () => operationInputSchema(op, { defaultPhoneRegion: region, wording: 'staff' }),
+    [op, region],
+  );
   const defaultValues = useMemo(() => Object.fromEntries(op.params.map((p) => [p.name, ''])), [op]);
   const send = useSendOperation();
 
@@ -60,7 +114,7 @@ export function OperationForm({ op }: { op: OperationDef }) {
               <TextField
                 key={param.name}
                 name={param.name}
-                label={param.name}
+                label={label(op, param)}
                 description={describe(param, region)}
                 placeholder={`e.g. ${param.example}`}
                 autoComplete="off"

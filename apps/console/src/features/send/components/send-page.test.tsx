@@ -5,6 +5,9 @@ import { callList, callSummary, operationResult, problem, serviceInfo } from '..
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
+const PHONE = 'Phone number (phone)';
+const CODE = 'Verification code (code)';
+const SCHOOL_URL = 'School base URL (baseUrlSchool)';
 const operationPosts = (requests: Request[]) =>
   requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname.startsWith('/api/operations/'));
 
@@ -43,49 +46,64 @@ describe('Send', () => {
     ]);
   });
 
-  it("labels each field by its parameter and describes it with the contract's description", async () => {
-    renderApp('/send/AuthCode');
-    const phone = await screen.findByLabelText('phone');
+  it("labels each field in words with its parameter beside, and describes it with the contract's description", async () => {
+    const { user } = renderApp('/send/AuthCode');
+    const phone = await screen.findByLabelText(PHONE);
     expect(phone).toHaveAccessibleDescription(
       'The phone number, in international format (+ and country code).',
     );
-    expect(screen.getByLabelText('code')).toHaveAccessibleDescription(/1 to 16 letters or digits/);
+    expect(screen.getByLabelText(CODE)).toHaveAccessibleDescription(/1 to 16 letters or digits/);
+
+    await user.click(screen.getByRole('link', { name: 'SendNotificationType' }));
+    expect(await screen.findByLabelText('Item id (id)')).toBeInTheDocument();
+    expect(screen.getByLabelText(SCHOOL_URL)).toBeInTheDocument();
+    expect(screen.getByLabelText('Notification type (TypeNotfication)')).toBeInTheDocument();
   });
 
   it('shows the validation messages of the contract before any request is sent', async () => {
     const requests = recordRequests();
     const { user } = renderApp('/send/AuthCode');
     // code left empty, phone not a number.
-    await user.type(await screen.findByLabelText('phone'), '12345');
+    await user.type(await screen.findByLabelText(PHONE), '12345');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
-    const phone = screen.getByLabelText('phone');
-    const code = screen.getByLabelText('code');
-    expect(await screen.findByText(/Invalid phone: '12345' is not a valid phone number/)).toBeInTheDocument();
-    expect(screen.getByText('Invalid code: it must be 1 to 16 letters or digits.')).toBeInTheDocument();
+    const phone = screen.getByLabelText(PHONE);
+    const code = screen.getByLabelText(CODE);
+    const phoneMessage =
+      "'12345' is not a valid phone number. Write it with + and the country code, e.g. +447911123456.";
+    expect(await screen.findByText(phoneMessage)).toBeInTheDocument();
+    expect(screen.getByText('Enter the code.')).toBeInTheDocument();
     expect(phone).toHaveAttribute('aria-invalid', 'true');
-    expect(phone).toHaveAccessibleDescription(/Invalid phone: '12345' is not a valid phone number/);
+    expect(phone).toHaveAccessibleDescription(new RegExp(phoneMessage.replace(/[.+]/g, '\\$&')));
     expect(code).toHaveAttribute('aria-invalid', 'true');
     expect(operationPosts(requests)).toHaveLength(0);
 
-    // Fixing the phone clears its message; the code is still refused.
+    // Emptied, the phone is asked for; fixed, its message goes; the code is still refused.
     await user.clear(phone);
+    expect(await screen.findByText('Enter a phone number.')).toBeInTheDocument();
     await user.type(phone, '+447911123456');
-    await waitFor(() => expect(screen.queryByText(/Invalid phone/)).not.toBeInTheDocument());
+    await waitFor(() =>
+      expect(screen.queryByText(/not a valid phone number|Enter a phone/)).not.toBeInTheDocument(),
+    );
     expect(phone).not.toHaveAttribute('aria-invalid');
-    expect(screen.getByText('Invalid code: it must be 1 to 16 letters or digits.')).toBeInTheDocument();
+    await user.type(code, '12 34');
+    expect(await screen.findByText('A code is 1 to 16 letters or digits, nothing else.')).toBeInTheDocument();
   });
 
   it('sends valid values and shows the outcome with a link to the call in History', async () => {
     const requests = recordRequests();
-    server.use(http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ id: 42 }))));
+    server.use(
+      http.post('/api/operations/AuthCode', () =>
+        HttpResponse.json(operationResult({ id: 42, message: 'SMS queued to +447911123456.', queued: 1 })),
+      ),
+    );
     const { user } = renderApp('/send/AuthCode');
-    await user.type(await screen.findByLabelText('code'), '4821');
-    await user.type(screen.getByLabelText('phone'), '+447911123456');
+    await user.type(await screen.findByLabelText(CODE), '4821');
+    await user.type(screen.getByLabelText(PHONE), '+447911123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
-    expect(await screen.findByText('Sent.')).toBeInTheDocument();
-    expect(screen.getByText(/Done\./)).toBeInTheDocument();
+    expect(await screen.findByText('Queued.')).toBeInTheDocument();
+    expect(screen.getByText(/SMS queued to \+447911123456\./)).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'View call #42 in History' })).toHaveAttribute(
       'href',
       '/history/42',
@@ -104,16 +122,21 @@ describe('Send', () => {
       ),
     );
     const { user } = renderApp('/send/SendMarkNotes');
-    await user.type(await screen.findByLabelText('id'), '88');
-    await user.type(screen.getByLabelText('id_class'), '7B');
-    await user.type(screen.getByLabelText('baseUrlSchool'), 'https://unknown.example.org/');
+    await user.type(await screen.findByLabelText('Marks entry id (id)'), '88');
+    await user.type(screen.getByLabelText('Class (id_class)'), '7B');
+    await user.type(screen.getByLabelText(SCHOOL_URL), 'https://unknown.example.org/');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
     expect(await screen.findByText('Not sent: Invalid request (400)')).toBeInTheDocument();
-    expect(screen.getByLabelText('baseUrlSchool')).toHaveAccessibleDescription(
+    expect(screen.getByLabelText(SCHOOL_URL)).toHaveAccessibleDescription(
       new RegExp(`${detail.slice(0, 20)}`),
     );
-    expect(screen.getByLabelText('baseUrlSchool')).toHaveAttribute('aria-invalid', 'true');
+    expect(screen.getByLabelText(SCHOOL_URL)).toHaveAttribute('aria-invalid', 'true');
+    // Beside it, for an admin, the way to register the school: the URL typed goes along.
+    expect(screen.getByRole('link', { name: 'Register it on the Schools page' })).toHaveAttribute(
+      'href',
+      '/schools?baseUrl=https%3A%2F%2Funknown.example.org%2F',
+    );
     expect(screen.getByRole('link', { name: 'View call #43 in History' })).toHaveAttribute(
       'href',
       '/history/43',
@@ -199,9 +222,9 @@ describe('Send', () => {
         name: 'AuthCode',
       }),
     );
-    await user.type(await screen.findByLabelText('code'), '4821');
+    await user.type(await screen.findByLabelText(CODE), '4821');
     // Valid for the form, refused by the server.
-    await user.type(screen.getByLabelText('phone'), '+447911123456');
+    await user.type(screen.getByLabelText(PHONE), '+447911123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
     expect(await screen.findByRole('link', { name: 'View call #43 in History' })).toBeInTheDocument();
     await menu('History');
@@ -210,8 +233,8 @@ describe('Send', () => {
 
   it('shows the exact SOAP and HTTP requests for the values typed, copyable as curl', async () => {
     const { user } = renderApp('/send/AuthCode');
-    await user.type(await screen.findByLabelText('code'), '4821');
-    await user.type(screen.getByLabelText('phone'), '+447911123456');
+    await user.type(await screen.findByLabelText(CODE), '4821');
+    await user.type(screen.getByLabelText(PHONE), '+447911123456');
 
     const soap11 = await screen.findByRole('tab', { name: 'SOAP 1.1' });
     expect(soap11).toHaveAttribute('aria-selected', 'true');
@@ -243,21 +266,21 @@ describe('Send', () => {
     const requests = recordRequests();
     server.use(
       http.get('/api/service', () => HttpResponse.json({ ...serviceInfo, defaultPhoneRegion: 'GB' })),
-      http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ id: 46 }))),
+      http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ id: 46, queued: 1 }))),
     );
     const { user } = renderApp('/send/AuthCode');
     // The region comes from GET /api/service; the field says how national numbers are read.
     await waitFor(() =>
-      expect(screen.getByLabelText('phone')).toHaveAccessibleDescription(
+      expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
         /A national number is read as a number of GB\./,
       ),
     );
-    await user.type(screen.getByLabelText('code'), '4821');
-    await user.type(screen.getByLabelText('phone'), '07911 123456');
+    await user.type(screen.getByLabelText(CODE), '4821');
+    await user.type(screen.getByLabelText(PHONE), '07911 123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
-    expect(await screen.findByText('Sent.')).toBeInTheDocument();
-    expect(screen.queryByText(/Invalid phone/)).not.toBeInTheDocument();
+    expect(await screen.findByText('Queued.')).toBeInTheDocument();
+    expect(screen.queryByText(/not a valid phone number/)).not.toBeInTheDocument();
     expect(await operationPosts(requests)[0]?.json()).toEqual({ code: '4821', phone: '07911 123456' });
   });
 
@@ -265,14 +288,16 @@ describe('Send', () => {
     const requests = recordRequests();
     const { user } = renderApp('/send/AuthCode');
     await screen.findByRole('tab', { name: 'SOAP 1.1' }); // the service info has arrived
-    await user.type(screen.getByLabelText('code'), '4821');
-    await user.type(screen.getByLabelText('phone'), '07911 123456');
+    await user.type(screen.getByLabelText(CODE), '4821');
+    await user.type(screen.getByLabelText(PHONE), '07911 123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
     expect(
-      await screen.findByText(/Invalid phone: '07911 123456' is not a valid phone number/),
+      await screen.findByText(
+        /^'07911 123456' is not a valid phone number\. Write it with \+ and the country code/,
+      ),
     ).toBeInTheDocument();
-    expect(screen.getByLabelText('phone')).toHaveAccessibleDescription(
-      /^The phone number, in international format \(\+ and country code\)\. Invalid phone/,
+    expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
+      /^The phone number, in international format \(\+ and country code\)\. '07911 123456' is not a valid/,
     );
     expect(operationPosts(requests)).toHaveLength(0);
   });

@@ -1,4 +1,4 @@
-import { TEMPLATE_PLACEHOLDERS, type Template, templateInputSchema } from '@school/contract';
+import { TEMPLATE_PLACEHOLDERS, type Template } from '@school/contract';
 import { useId } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { Form, TextAreaField, TextField } from '../../../components/ui/form';
@@ -6,18 +6,23 @@ import { FocusField, SaveActions, saveOnSubmit } from '../../../components/ui/sa
 import { useCreateTemplate } from '../api/create-template';
 import { useUpdateTemplate } from '../api/update-template';
 import { exampleValues, fillTemplate, GENERIC_TYPE, PLACEHOLDER_DESCRIPTIONS } from '../utils/preview';
+import { emptyTemplate as empty, type TemplateFormValues, templateFormSchema } from '../utils/template-form';
 
 const FIELDS = ['type', 'title', 'body'] as const;
-const empty = { type: '', title: '', body: '' };
 
-/** Adds a template for a notification type, or with `editing` changes one. */
+/**
+ * Adds a template for a notification type, or with `editing` changes one. `draft` starts a new
+ * one filled in (a type received without a template), its title focused.
+ */
 export function TemplateForm({
   editing,
+  draft,
   onSaving,
   onSaved,
   onCancel,
 }: {
   editing: Template | null;
+  draft?: TemplateFormValues | null;
   /** A save starts: an earlier "Saved." no longer applies. */
   onSaving: () => void;
   onSaved: (template: Template, created: boolean) => void;
@@ -39,9 +44,13 @@ export function TemplateForm({
           : 'Add a template'}
       </h2>
       <Form
-        schema={templateInputSchema}
+        schema={templateFormSchema}
         options={{
-          defaultValues: editing ? { type: editing.type, title: editing.title, body: editing.body } : empty,
+          // Checked as typed: an unknown placeholder is flagged at once, not on saving.
+          mode: 'onChange',
+          defaultValues: editing
+            ? { type: editing.type, title: editing.title, body: editing.body }
+            : (draft ?? empty),
         }}
         aria-labelledby={headingId}
         className="template-form"
@@ -50,14 +59,22 @@ export function TemplateForm({
         {() => (
           <div className="template-layout">
             <div>
-              {editing ? <FocusField name={generic ? 'title' : 'type'} /> : null}
+              {editing ? (
+                <FocusField name={generic ? 'title' : 'type'} />
+              ) : draft ? (
+                <FocusField name="title" />
+              ) : null}
               <TextField
                 name="type"
-                label="type"
+                label={
+                  <>
+                    Notification type <span className="muted">(TypeNotfication)</span>
+                  </>
+                }
                 description={
                   generic
                     ? 'The generic template keeps its type (*): it is used for every type without a template of its own.'
-                    : 'The notification type, as sent in TypeNotfication (no spaces); marks is the SendMarkNotes push.'
+                    : 'The type as apps send it in TypeNotfication, in any case (no spaces); marks is the SendMarkNotes push.'
                 }
                 readOnly={generic}
                 autoComplete="off"
@@ -65,11 +82,11 @@ export function TemplateForm({
               />
               <TextField
                 name="title"
-                label="title"
+                label="Title"
                 description="The push notification's title."
                 autoComplete="off"
               />
-              <TextAreaField name="body" label="body" description="The push notification's text." rows={4} />
+              <TextAreaField name="body" label="Body" description="The push notification's text." rows={4} />
               <SaveActions
                 save={save}
                 editing={editing !== null}

@@ -1,9 +1,10 @@
 import type { Template } from '@school/contract';
 import { ConfirmButton } from '../../../components/ui/confirm';
 import { ProblemMessage } from '../../../components/ui/status';
-import { formatDateTime } from '../../../lib/format';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { useDeleteTemplate } from '../api/delete-template';
 import { GENERIC_TYPE } from '../utils/preview';
+import { shadowedTemplates } from '../utils/template-form';
 
 export function TemplatesTable({
   templates,
@@ -17,13 +18,16 @@ export function TemplatesTable({
     (a, b) =>
       Number(b.type === GENERIC_TYPE) - Number(a.type === GENERIC_TYPE) || a.type.localeCompare(b.type),
   );
+  const shadowed = shadowedTemplates(templates);
   return (
     <div className="table-wrap">
       <table className="templates">
         <caption className="visually-hidden">Templates by notification type</caption>
         <thead>
           <tr>
-            <th scope="col">Type</th>
+            <th scope="col">
+              Type <span className="muted">(TypeNotfication)</span>
+            </th>
             <th scope="col">Title</th>
             <th scope="col">Body</th>
             <th scope="col">Updated</th>
@@ -32,7 +36,12 @@ export function TemplatesTable({
         </thead>
         <tbody>
           {sorted.map((template) => (
-            <TemplateRow key={template.id} template={template} onEdit={onEdit} />
+            <TemplateRow
+              key={template.id}
+              template={template}
+              shadowedBy={shadowed.get(template.id)}
+              onEdit={onEdit}
+            />
           ))}
         </tbody>
       </table>
@@ -40,7 +49,16 @@ export function TemplatesTable({
   );
 }
 
-function TemplateRow({ template, onEdit }: { template: Template; onEdit: (template: Template) => void }) {
+function TemplateRow({
+  template,
+  shadowedBy,
+  onEdit,
+}: {
+  template: Template;
+  /** The older template that answers this one's type instead (their types differ only by case). */
+  shadowedBy: Template | undefined;
+  onEdit: (template: Template) => void;
+}) {
   const remove = useDeleteTemplate();
   const generic = template.type === GENERIC_TYPE;
   const name = generic ? 'the generic template' : `the ${template.type} template`;
@@ -49,11 +67,17 @@ function TemplateRow({ template, onEdit }: { template: Template; onEdit: (templa
       <th scope="row">
         <code>{template.type}</code>
         {generic ? <span className="muted topic-note">generic: any other type</span> : null}
+        {shadowedBy ? (
+          <span className="field-error topic-note">
+            Not used: the <code>{shadowedBy.type}</code> template answers this type (types match whatever
+            their case). Delete this one, or give it another type.
+          </span>
+        ) : null}
       </th>
       <td>{template.title}</td>
       <td>{template.body}</td>
       <td>
-        <time dateTime={template.updatedAt}>{formatDateTime(template.updatedAt)}</time>
+        <Timestamp iso={template.updatedAt} />
       </td>
       <td>
         <div className="row-actions">
