@@ -172,7 +172,7 @@ const summary = async (figure: Locator): Promise<string> =>
 /** The totals the two charts' descriptions state, for `bucket` charts over `period`. */
 async function readDashboard(page: Page, bucket: 'hour' | 'day', period: string): Promise<DashboardNumbers> {
   const callsText = await summary(page.getByRole('figure', { name: `Calls per ${bucket} by operation` }));
-  const errorText = await summary(page.getByRole('figure', { name: `Error rate (%) per ${bucket}` }));
+  const errorText = await summary(page.getByRole('figure', { name: `Errors per ${bucket}` }));
   const callsMatch = new RegExp(`^(\\d+) calls? in the last ${period}: (.*)\\.$`).exec(callsText);
   const errorMatch = new RegExp(
     `^Error rate (\\d+(?:\\.\\d)?%) in the last ${period} \\((\\d+) client errors, (\\d+) server errors\\)`,
@@ -180,8 +180,9 @@ async function readDashboard(page: Page, bucket: 'hour' | 'day', period: string)
   if (!callsMatch || !errorMatch) throw new Error(`unexpected Dashboard text: ${callsText} | ${errorText}`);
   const byOperation = Object.fromEntries(
     (callsMatch[2] ?? '').split(', ').map((entry) => {
-      const [name = '', count = ''] = entry.split(' ');
-      return [name, Number(count)];
+      // "AuthCode 12", "Unknown operation 3": the count is after the last space.
+      const at = entry.lastIndexOf(' ');
+      return [entry.slice(0, at), Number(entry.slice(at + 1))];
     }),
   );
   return {
@@ -282,11 +283,12 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     await page.getByRole('heading', { name: 'AuthCode', level: 2 }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/send/AuthCode');
 
-    await page.getByLabel('code', { exact: true }).fill('4821');
-    await page.getByLabel('phone', { exact: true }).fill(PHONE);
+    await page.getByLabel('Verification code (code)', { exact: true }).fill('4821');
+    await page.getByLabel('Phone number (phone)', { exact: true }).fill(PHONE);
     await page.getByRole('button', { name: 'Send', exact: true }).click();
 
-    await page.getByText('Sent.', { exact: true }).waitFor();
+    // Queued, then followed until it settles: the log provider logs it, nothing is sent.
+    await page.getByText('Logged, not sent.', { exact: true }).waitFor();
     await page.getByText(`SMS queued to ${PHONE}. (HTTP 200)`).waitFor();
     const link = page.getByRole('link', { name: /^View call #\d+ in History$/ });
     const id = Number(/#(\d+)/.exec((await link.textContent()) ?? '')?.[1]);
@@ -462,20 +464,21 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     expect(await page.getByLabel('Period').inputValue()).toBe('24h');
     expect(await page.getByLabel('Bucket').inputValue()).toBe('hour');
 
-    // Two charts, each named and described in words; the legend names every operation.
+    // Charts, each named and described in words; the legend names every operation, top of the
+    // stacked bars first.
     const calls = page.getByRole('figure', { name: 'Calls per hour by operation' });
-    const errors = page.getByRole('figure', { name: 'Error rate (%) per hour' });
+    const errors = page.getByRole('figure', { name: 'Errors per hour' });
     await calls.getByText(/^\d+ calls? in the last 24 hours: /).waitFor();
     await calls.getByRole('img', { name: 'Calls per hour by operation' }).locator('canvas').first().waitFor();
-    await errors.getByRole('img', { name: 'Error rate (%) per hour' }).locator('canvas').first().waitFor();
-    expect(await legend(calls)).toEqual([
-      'AuthCode',
-      'GetBookPdfByTerm',
-      'SendNotificationType',
-      'SendMarkNotes',
+    await errors.getByRole('img', { name: 'Errors per hour' }).locator('canvas').first().waitFor();
+    expect((await legend(calls)).filter((name) => name !== 'Unknown operation')).toEqual([
       'pushNoti',
+      'SendMarkNotes',
+      'SendNotificationType',
+      'GetBookPdfByTerm',
+      'AuthCode',
     ]);
-    expect(await legend(errors)).toEqual(['Error rate']);
+    expect(await legend(errors)).toEqual(['Server errors', 'Client errors', 'Error rate']);
     const before = await readDashboard(page, 'hour', '24 hours');
     expect(before.byOperation.pushNoti).toBeGreaterThanOrEqual(1);
 
@@ -519,13 +522,13 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
       (url) => url.searchParams.get('period') === '7d' && url.searchParams.get('bucket') === 'day',
     );
     await page.getByRole('figure', { name: 'Calls per day by operation' }).waitFor();
-    await page.getByRole('figure', { name: 'Error rate (%) per day' }).waitFor();
+    await page.getByRole('figure', { name: 'Errors per day' }).waitFor();
     expect(await page.getByRole('figure', { name: 'Calls per hour by operation' }).count()).toBe(0);
     // Every call of this suite is younger than a day: the same totals, over 7 days.
     await expect
       .poll(() => readDashboard(page, 'day', '7 days'), SETTLED)
       .toEqual({ ...expected, errorRate: rate });
-    expect(await summary(page.getByRole('figure', { name: 'Error rate (%) per day' }))).toMatch(
+    expect(await summary(page.getByRole('figure', { name: 'Errors per day' }))).toMatch(
       /; highest \d+(\.\d)?% in the day from .+\.$/,
     );
     await page.reload();
@@ -568,6 +571,6 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     // An operation's Send link opens its form.
     await operations.getByRole('link', { name: 'Send SendMarkNotes' }).click();
     await page.getByRole('heading', { name: 'SendMarkNotes', level: 2 }).waitFor();
-    await page.getByLabel('id_class', { exact: true }).waitFor();
+    await page.getByLabel('Class (id_class)', { exact: true }).waitFor();
   });
 });

@@ -1,8 +1,9 @@
 import { CSRF_HEADER } from '@school/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
-import { operatorSession, problem } from '../testing/data';
+import { afterEach, describe, expect, it } from 'vitest';
+import { setTimeZoneSetting } from '../lib/time-zone';
+import { operatorSession, problem, staffUser } from '../testing/data';
 import { renderApp } from '../testing/render';
 import { problemJson, recordRequests, server } from '../testing/server';
 
@@ -89,6 +90,35 @@ describe('The header', () => {
 
     // Logged out, every other page leads back to the login page.
     await waitFor(() => expect(screen.queryByRole('navigation', { name: 'Main' })).not.toBeInTheDocument());
+  });
+
+  describe('the times setting', () => {
+    afterEach(() => setTimeZoneSetting('local'));
+
+    it('shows times in UTC once chosen in the menu, and still when the console is opened again', async () => {
+      server.use(http.get('/api/users', () => HttpResponse.json({ items: [staffUser()] })));
+      const { user, unmount } = renderApp('/users');
+      const lastLogin = async () =>
+        (await screen.findByRole('table', { name: 'Staff accounts' })).querySelector('time');
+      await screen.findByRole('table', { name: 'Staff accounts' }, { timeout: 5000 });
+      await user.click(screen.getByRole('button', { name: /Admin$/ }));
+      const group = screen.getByRole('group', { name: 'Show times in' });
+      expect(within(group).getByRole('radio', { name: /^Local time/ })).toBeChecked();
+      expect(within(group).getByRole('radio', { name: 'UTC' })).not.toBeChecked();
+
+      await user.click(within(group).getByRole('radio', { name: 'UTC' }));
+      expect(within(group).getByRole('radio', { name: 'UTC' })).toBeChecked();
+      expect(await lastLogin()).toHaveTextContent(/ UTC$/);
+      expect(await lastLogin()).toHaveAttribute('title', '2026-11-20 08:00:00.000 UTC');
+
+      // The console opened again (a reload is in lib/time-zone.test.ts): still UTC.
+      unmount();
+      const again = renderApp('/users');
+      await screen.findByRole('table', { name: 'Staff accounts' }, { timeout: 5000 });
+      await again.user.click(screen.getByRole('button', { name: /Admin$/ }));
+      expect(screen.getByRole('radio', { name: 'UTC' })).toBeChecked();
+      expect(await lastLogin()).toHaveTextContent(/ UTC$/);
+    });
   });
 
   it('says when it cannot tell who is logged in, and tries again', async () => {

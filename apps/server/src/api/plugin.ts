@@ -43,8 +43,15 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
   await app.register(
     // indexPrefix: swagger-ui does not see this plugin's /api prefix, and without it the page at
     // /api/docs (no trailing slash) asks for its assets at /docs/static/… (a blank page).
+    // BaseLayout: the standalone layout's top bar draws an SVG logo with an inline <style>, which
+    // the console's CSP (no inline style) blocks; its "Explore" box, for loading other documents,
+    // is of no use here. Without it the page needs nothing inline and keeps the console's policy.
     withAccess('operator', async (docs) =>
-      docs.register(swaggerUi, { routePrefix: '/docs', indexPrefix: '/api' }),
+      docs.register(swaggerUi, {
+        routePrefix: '/docs',
+        indexPrefix: '/api',
+        uiConfig: { layout: 'BaseLayout', deepLinking: true },
+      }),
     ),
   );
   app.get('/openapi.json', { config: { access: 'operator' }, schema: { hide: true } }, () => app.swagger());

@@ -1,5 +1,5 @@
 import { AUDIT_ACTION_LABELS, type AuditEntry } from '@school/contract';
-import { formatDateTime } from '../../../lib/format';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { detailLines } from '../utils/details';
 
 export function AuditTable({ entries }: { entries: readonly AuditEntry[] }) {
@@ -32,7 +32,7 @@ function AuditRow({ entry }: { entry: AuditEntry }) {
   return (
     <tr>
       <td className="audit-time">
-        <time dateTime={entry.at}>{formatDateTime(entry.at)}</time>
+        <Timestamp iso={entry.at} absolute />
       </td>
       {/* For a failed login, the username as typed (its details say why it failed). */}
       <td>{entry.username ?? <span className="muted">Unknown</span>}</td>

@@ -4,12 +4,14 @@ import { ProblemMessage } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
 import { ROLE_NAMES } from '../../../lib/format';
 import { useSession } from '../../../lib/session';
+import { localTimeZoneName, setTimeZoneSetting, useTimeZoneSetting } from '../../../lib/time-zone';
 import { useLogout } from '../api/logout';
 import '../user-menu.css';
 
 /**
- * The header's menu of the person logged in: their name and role, Change password and Log out. A
- * disclosure (a button that shows a short list), closed by Escape, a click elsewhere or moving on.
+ * The header's menu of the person logged in: their name and role, whether times show in their own
+ * zone or UTC (kept in this browser), Change password and Log out. A disclosure (a button that
+ * shows a short list), closed by Escape, a click elsewhere or moving on.
  */
 export function UserMenu() {
   const user = useSession().data?.user;
@@ -19,6 +21,7 @@ export function UserMenu() {
   const root = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
   const logout = useLogout();
+  const zone = useTimeZoneSetting();
 
   // Closed on every page change; `location.key` changes on each navigation.
   useEffect(() => setOpen(false), [location.key]);
@@ -64,6 +67,27 @@ export function UserMenu() {
         <p className="user-menu-who">
           Logged in as <strong>{user.username}</strong>
         </p>
+        <fieldset className="user-menu-times">
+          <legend>Show times in</legend>
+          <label>
+            <input
+              type="radio"
+              name={`${menuId}-zone`}
+              checked={zone === 'local'}
+              onChange={() => setTimeZoneSetting('local')}
+            />{' '}
+            Local time <span className="muted">({localTimeZoneName()})</span>
+          </label>
+          <label>
+            <input
+              type="radio"
+              name={`${menuId}-zone`}
+              checked={zone === 'utc'}
+              onChange={() => setTimeZoneSetting('utc')}
+            />{' '}
+            UTC
+          </label>
+        </fieldset>
         <ul>
           <li>
             <Link to={paths.account.href()} className="user-menu-item">

@@ -2,8 +2,9 @@ import type { Book } from '@school/contract';
 import { ConfirmButton } from '../../../components/ui/confirm';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { ProblemMessage } from '../../../components/ui/status';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { apiPath } from '../../../lib/api-client';
-import { formatBytes, formatDateTime } from '../../../lib/format';
+import { formatBytes } from '../../../lib/format';
 import { useDeleteBook } from '../api/delete-book';
 
 const what = (book: Book) => `the book of term ${book.termId}, class ${book.classId}`;
@@ -55,7 +56,7 @@ function BookRow({ book, onReplace }: { book: Book; onReplace: (book: Book) => v
       <td>{book.filename}</td>
       <td className="numeric">{formatBytes(book.size)}</td>
       <td>
-        <time dateTime={book.uploadedAt}>{formatDateTime(book.uploadedAt)}</time>
+        <Timestamp iso={book.uploadedAt} />
       </td>
       <td>
         <code className="endpoint">{book.url}</code> <CopyButton text={book.url} label={`Copy URL`} />

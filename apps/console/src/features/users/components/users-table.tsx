@@ -1,7 +1,8 @@
 import type { Role, User } from '@school/contract';
 import { ConfirmButton } from '../../../components/ui/confirm';
 import { ProblemMessage } from '../../../components/ui/status';
-import { formatDateTime, ROLE_NAMES } from '../../../lib/format';
+import { Timestamp } from '../../../components/ui/timestamp';
+import { ROLE_NAMES } from '../../../lib/format';
 import { useUpdateUser } from '../api/update-user';
 
 const article = (role: Role) => (role === 'admin' ? 'an admin' : 'an operator');
@@ -79,11 +80,7 @@ function UserRow({
         </span>
       </td>
       <td>
-        {user.lastLoginAt ? (
-          <time dateTime={user.lastLoginAt}>{formatDateTime(user.lastLoginAt)}</time>
-        ) : (
-          <span className="muted">Never</span>
-        )}
+        {user.lastLoginAt ? <Timestamp iso={user.lastLoginAt} /> : <span className="muted">Never</span>}
       </td>
       <td>
         <div className="row-actions">

@@ -1,0 +1,82 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { apiSession } from './accounts.js';
+import {
+  baseUrl,
+  browserAvailable,
+  launch,
+  logIn,
+  openSession,
+  type Session,
+  screenshot,
+} from './browser.js';
+
+// The console API's documentation (Service → "API documentation"): Swagger UI at /api/docs,
+// served by the real server under the console's Content-Security-Policy, rendering every
+// operation of the OpenAPI document the server generates.
+
+interface OpenApi {
+  paths: Record<string, Record<string, { summary?: string }>>;
+}
+
+/** "GET /api/calls List calls, newest first", for every operation of the document. */
+async function documentedOperations(): Promise<string[]> {
+  const api = await apiSession(baseUrl());
+  const res = await api.fetch('/api/openapi.json');
+  expect(res.status).toBe(200);
+  const doc = (await res.json()) as OpenApi;
+  return Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) =>
+      `${method.toUpperCase()} ${path} ${op.summary ?? ''}`.trim(),
+    ),
+  );
+}
+
+describe.skipIf(!browserAvailable())('API documentation (real server, Chromium)', () => {
+  let browser: Browser;
+  let session: Session;
+  let operations: string[];
+
+  beforeAll(async () => {
+    browser = await launch();
+    operations = await documentedOperations();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  beforeEach(async () => {
+    session = await openSession(browser);
+    await logIn(session.page);
+  });
+  afterEach(async () => {
+    // Nothing blocked by the policy, no asset missing (a 404 is a console error), no script error.
+    const problems = [...session.problems];
+    await session.context.close();
+    expect(problems, 'errors in the page').toEqual([]);
+  });
+
+  for (const path of ['/api/docs', '/api/docs/']) {
+    it(`lists every operation of the API at ${path}`, async () => {
+      const { page } = session;
+      const response = await page.goto(path);
+      expect(response?.status()).toBe(200);
+      await page.getByRole('heading', { name: /School Messaging and Book Service — console API/ }).waitFor();
+      // One row per operation, a button named by its method, path and summary.
+      expect(operations.length).toBeGreaterThan(10);
+      for (const operation of operations) {
+        await page.getByRole('button', { name: operation, exact: true }).waitFor();
+      }
+      for (const group of ['operations', 'calls', 'deliveries', 'schools', 'users']) {
+        await page.getByRole('link', { name: group, exact: true }).waitFor();
+      }
+
+      // An operation opens on its description and parameters.
+      await page
+        .getByRole('button', { name: 'POST /api/operations/{name} Run an operation', exact: true })
+        .click();
+      await page.getByText(/exactly as the \.asmx endpoints do/).waitFor();
+      await page.getByRole('button', { name: 'Try it out' }).waitFor();
+      await screenshot(page, `api-docs${path.endsWith('/') ? '-slash' : ''}`);
+    });
+  }
+});
