@@ -138,7 +138,7 @@ export const configSchema = z.object({
   AUTHCODE_LIMIT_PER_COUNTRY: optional(rateLimit.default(null)),
   /** Older name: both kinds' concurrency, where SMS_CONCURRENCY / PUSH_CONCURRENCY are not set. */
   DISPATCH_CONCURRENCY: optional(integer(1, 1024).optional()),
-  /** SMS provider requests under way at once (with a 100 ms gateway, 128 send about 1 000/s). */
+  /** SMS provider requests under way at once (a gateway answering in 100 ms needs 100 for 1 000/s; 200 by default, twice that). */
   SMS_CONCURRENCY: optional(integer(1, 1024).optional()),
   /** Push provider requests under way at once. */
   PUSH_CONCURRENCY: optional(integer(1, 1024).optional()),

@@ -86,7 +86,7 @@ export const dispatcherPlugin = fp(
       push: providers.push,
       lanes: {
         sms: {
-          concurrency: config.SMS_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 128,
+          concurrency: config.SMS_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 200,
           perSecond: config.SMS_RATE_LIMIT,
         },
         push: {
