@@ -46,3 +46,17 @@ export async function apiSession(base: string, account: Account = ADMIN): Promis
       }),
   };
 }
+
+/** The school the notification tests call for (SendNotificationType, SendMarkNotes). */
+export const E2E_SCHOOL = 'https://school.example.org/';
+
+/** Registers E2E_SCHOOL as an admin would (once: later calls find it there, a 409). */
+export async function registerE2eSchool(api: Api): Promise<void> {
+  const res = await api.fetch('/api/schools', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'E2E School', baseUrl: E2E_SCHOOL, topicKey: 'e2e' }),
+  });
+  if (res.status !== 201 && res.status !== 409)
+    throw new Error(`registering the e2e school: ${res.status} ${await res.text()}`);
+}

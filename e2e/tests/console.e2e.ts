@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { Browser, Download, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { apiSession } from './accounts.js';
+import { apiSession, E2E_SCHOOL, registerE2eSchool } from './accounts.js';
 import {
   baseUrl,
   browserAvailable,
@@ -19,7 +19,7 @@ import {
 // the tests do not depend on one another's data or order.
 
 const PHONE = '+447911123456';
-const SCHOOL = 'https://school.example.org/';
+const SCHOOL = E2E_SCHOOL;
 const CSV_HEADER = 'id,at,group,operation,binding,callerIp,userAgent,params,outcome,status,error,durationMs';
 /** Polls (no fixed sleeps) until the page settles, well inside the test's timeout. */
 const SETTLED = { timeout: 15_000, interval: 100 };
@@ -201,13 +201,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   beforeAll(async () => {
     browser = await launch();
     // The notification calls below are for this school: register it, as an admin would.
-    const api = await apiSession(baseUrl());
-    const res = await api.fetch('/api/schools', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'E2E School', baseUrl: SCHOOL, topicKey: 'e2e' }),
-    });
-    expect([201, 409]).toContain(res.status);
+    await registerE2eSchool(await apiSession(baseUrl()));
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Api, apiSession } from './accounts.js';
+import { type Api, apiSession, E2E_SCHOOL, registerE2eSchool } from './accounts.js';
 import {
   baseUrl,
   browserAvailable,
@@ -15,7 +15,7 @@ import {
 // History and the Dashboard (issue 11): true outcomes, rows that open, Replay, and charts that
 // lead to the calls they count. Each test marks its calls with a User-Agent no other test uses.
 
-const SCHOOL = 'https://school.example.org/';
+const SCHOOL = E2E_SCHOOL;
 const marker = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
 
 interface CallRow {
@@ -43,12 +43,7 @@ describe.skipIf(!browserAvailable())('History and Dashboard (real server, Chromi
   beforeAll(async () => {
     browser = await launch();
     api = await apiSession(baseUrl());
-    const res = await api.fetch('/api/schools', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'E2E School', baseUrl: SCHOOL, topicKey: 'e2e' }),
-    });
-    expect([201, 409]).toContain(res.status);
+    await registerE2eSchool(api);
   });
   afterAll(async () => {
     await browser?.close();

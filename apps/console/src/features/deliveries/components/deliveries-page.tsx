@@ -1,6 +1,7 @@
 import { DELIVERY_STATES, type DeliveryList, type DeliveryState } from '@school/contract';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import { LiveToggle } from '../../../components/ui/live-toggle';
 import { EmptyState, ErrorState, Loading, ProblemMessage } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
 import { DELIVERY_STATUS_LABELS } from '../../../lib/format';
@@ -32,24 +33,20 @@ export function DeliveriesPage() {
       </p>
       <FiltersForm filters={filters} onChange={setFilters} />
       <div className="toolbar">
-        <button
-          type="button"
-          className="button"
-          aria-pressed={live}
-          onClick={() => setLive((on) => !on)}
+        <LiveToggle
+          live={live}
+          onToggle={() => setLive((on) => !on)}
           title="Refresh the list and its counts as deliveries change"
-        >
-          Live
-        </button>
-        <span className="live-status" role="status">
-          {!live
-            ? ''
-            : !openEnded
-              ? 'Not refreshing: this view ends in the past.'
-              : deliveries.isRefetchError
-                ? `Could not refresh the list; trying again in ${LIVE_INTERVAL_MS / 1000} seconds.`
-                : `Refreshing every ${LIVE_INTERVAL_MS / 1000} seconds while this page is shown.`}
-        </span>
+          status={
+            !live
+              ? ''
+              : !openEnded
+                ? 'Not refreshing: this view ends in the past.'
+                : deliveries.isRefetchError
+                  ? `Could not refresh the list; trying again in ${LIVE_INTERVAL_MS / 1000} seconds.`
+                  : `Refreshing every ${LIVE_INTERVAL_MS / 1000} seconds while this page is shown.`
+          }
+        />
       </div>
       <div className="toolbar">
         {counts ? <StatusCounts counts={counts} filters={filters} /> : null}

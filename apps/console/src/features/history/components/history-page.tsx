@@ -1,6 +1,7 @@
 import type { CallCount, CallFilters } from '@school/contract';
 import { useEffect, useState } from 'react';
 import { useSearchParams } from 'react-router';
+import { LiveToggle } from '../../../components/ui/live-toggle';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useCallsStream } from '../api/calls-stream';
 import { exportCallsUrl } from '../api/export-calls';
@@ -50,18 +51,14 @@ export function HistoryPage() {
       <CallTotal count={count.data} filtered={hasFilters(filters)} />
 
       <div className="toolbar">
-        <button
-          type="button"
-          className="button"
-          aria-pressed={live}
-          onClick={() => setLive((on) => !on)}
+        <LiveToggle
+          live={live}
+          onToggle={() => setLive((on) => !on)}
           title="Show new calls as they arrive"
-        >
-          Live
-        </button>
-        <span className="live-status" role="status">
-          {live ? `${STREAM_LABELS[stream.state]}${stream.received ? ` ${stream.received} new.` : ''}` : ''}
-        </span>
+          status={
+            live ? `${STREAM_LABELS[stream.state]}${stream.received ? ` ${stream.received} new.` : ''}` : ''
+          }
+        />
         <span className="toolbar-spacer" />
         <a className="button" href={exportCallsUrl('csv', filters)} download>
           Export CSV
