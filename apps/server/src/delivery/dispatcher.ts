@@ -258,7 +258,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       wake();
     },
     take(claimed) {
-      for (const c of claimed) launch(laneOf(c.delivery.kind), c);
+      for (const c of claimed) {
+        const lane = laneOf(c.delivery.kind);
+        // Committed while the dispatcher stopped: nothing is sent after a stop. The delivery stays
+        // `sending` with its attempt open, and the next start takes it up as interrupted.
+        if (running) launch(lane, c);
+        else lane.busy--;
+      }
     },
   };
 
