@@ -163,6 +163,6 @@ describe('Audit', () => {
     expect(second?.get('cursor')).toBe('30');
     expect(second?.get('action')).toBe('school-update');
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
-    expect(screen.getByText('2 entries: that is all.')).toBeInTheDocument();
+    expect(screen.getByText('All 2 entries are shown.')).toBeInTheDocument();
   });
 });

@@ -50,7 +50,9 @@ export function AuditPage() {
               </button>
             ) : (
               <p className="muted">
-                {entries.length === 1 ? 'One entry' : `${entries.length} entries`}: that is all.
+                {entries.length === 1
+                  ? 'This is the only entry.'
+                  : `All ${entries.length} entries are shown.`}
               </p>
             )}
             {audit.isFetchNextPageError ? (

@@ -98,7 +98,7 @@ describe('Deliveries', () => {
       'href',
       '/deliveries?status=dead',
     );
-    expect(screen.getByText('3 deliveries: that is all.')).toBeInTheDocument();
+    expect(screen.getByText('All 3 deliveries are shown.')).toBeInTheDocument();
   });
 
   it('leaves out the logged count when nothing was logged', async () => {

@@ -81,7 +81,9 @@ export function DeliveriesPage() {
               </button>
             ) : (
               <p className="muted">
-                {items.length === 1 ? 'One delivery' : `${items.length} deliveries`}: that is all.
+                {items.length === 1
+                  ? 'This is the only delivery.'
+                  : `All ${items.length} deliveries are shown.`}
               </p>
             )}
             {deliveries.isFetchNextPageError ? (
