@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './helpers.js';
-import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
+import type { TestApp } from './helpers.js';
+import { DIALECTS, startTestAppOn } from './pg.js';
 
 /** A small but real PDF (one empty page), padded to `size` bytes with a comment. */
 function pdf(label: string, size = 4096): Buffer {
@@ -17,14 +17,11 @@ function pdf(label: string, size = 4096): Buffer {
 
 describe.each(DIALECTS)('book library (%s)', (dialect) => {
   let t: TestApp;
-  let fresh: FreshDatabase | undefined;
   beforeAll(async () => {
-    if (dialect === 'postgres') fresh = await freshPostgres();
-    t = await startTestApp({ MAX_BOOK_BYTES: '65536', ...(fresh ? { DATABASE_URL: fresh.url } : {}) });
+    t = await startTestAppOn(dialect, { MAX_BOOK_BYTES: '65536' });
   });
   afterAll(async () => {
     await t.close();
-    await fresh?.drop();
   });
 
   /** The book files under DATA_DIR/books (PostgreSQL keeps the bytes in the database instead). */

@@ -5,8 +5,8 @@ import { matches } from '../src/api/mapping.js';
 import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/store/call-stats.js';
 import { type CallRow, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
-import { callRow, startTestApp, type TestApp, tempDataDir } from './helpers.js';
-import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
+import { callRow, type TestApp, tempDataDir } from './helpers.js';
+import { DIALECTS, type FreshDatabase, freshPostgres, startTestAppOn } from './pg.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -208,14 +208,11 @@ describe.each(DIALECTS)('call statistics on %s', (dialect) => {
 
 describe.each(DIALECTS)('outcomes, counts and statistics through the API (%s)', (dialect) => {
   let t: TestApp;
-  let fresh: FreshDatabase | undefined;
   beforeAll(async () => {
-    if (dialect === 'postgres') fresh = await freshPostgres();
-    t = await startTestApp({ MAX_BOOK_BYTES: '65536', ...(fresh ? { DATABASE_URL: fresh.url } : {}) });
+    t = await startTestAppOn(dialect, { MAX_BOOK_BYTES: '65536' });
   });
   afterAll(async () => {
     await t.close();
-    await fresh?.drop();
   });
   const get = async <T>(url: string) => {
     const res = await t.inject({ method: 'GET', url });

@@ -6,8 +6,8 @@
 import type { DeliveryList, OperationResult, Problem } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryStatus } from '../src/store/index.js';
-import { startTestApp, type TestApp } from './helpers.js';
-import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
+import type { TestApp } from './helpers.js';
+import { DIALECTS, startTestAppOn } from './pg.js';
 
 const T0 = Date.UTC(2026, 10, 2, 9, 0, 0);
 const HOUR = 3_600_000;
@@ -41,13 +41,11 @@ const ROWS: Row[] = [
 
 describe.each(DIALECTS)('the deliveries list (%s)', (dialect) => {
   let t: TestApp;
-  let fresh: FreshDatabase | undefined;
   /** The ids of ROWS, in ROWS' order. */
   let ids: number[] = [];
 
   beforeAll(async () => {
-    if (dialect === 'postgres') fresh = await freshPostgres();
-    t = await startTestApp(fresh ? { DATABASE_URL: fresh.url } : {});
+    t = await startTestAppOn(dialect);
     const { store } = t.app;
     const callId = await store.calls.record({
       at: T0,
@@ -101,7 +99,6 @@ describe.each(DIALECTS)('the deliveries list (%s)', (dialect) => {
   });
   afterAll(async () => {
     await t?.close();
-    await fresh?.drop();
   });
 
   async function list(query: string): Promise<DeliveryList> {

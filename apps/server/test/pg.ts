@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { startTestApp, type TestApp } from './helpers.js';
 
 /**
  * PostgreSQL for tests: `TEST_DATABASE_URL` names a server and a database to connect to (CI sets
@@ -43,6 +44,25 @@ export async function freshPostgres(): Promise<FreshDatabase> {
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/**
+ * A test app on `dialect`: SQLite in a temporary folder, or PostgreSQL in a fresh database that
+ * its close drops.
+ */
+export async function startTestAppOn(
+  dialect: (typeof DIALECTS)[number],
+  env: Record<string, string> = {},
+): Promise<TestApp> {
+  const fresh = dialect === 'postgres' ? await freshPostgres() : undefined;
+  const t = await startTestApp(fresh ? { ...env, DATABASE_URL: fresh.url } : env);
+  return {
+    ...t,
+    async close() {
+      await t.close();
+      await fresh?.drop();
     },
   };
 }

@@ -14,8 +14,8 @@ import { createTemplateRepository } from '../src/store/catalog.js';
 import { type NewCall, parseDeliveryPayload } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import type { Database } from '../src/store/schema.js';
-import { registerSchool, startTestApp, type TestApp, tempDataDir } from './helpers.js';
-import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
+import { registerSchool, type TestApp, tempDataDir } from './helpers.js';
+import { DIALECTS, freshPostgres, startTestAppOn } from './pg.js';
 
 const DAY = 86_400_000;
 
@@ -42,16 +42,13 @@ const sent = (type: string, at: number, outcome: NewCall['outcome'] = 'ok'): New
 
 describe.each(DIALECTS)('templates (%s)', (dialect) => {
   let t: TestApp;
-  let fresh: FreshDatabase | undefined;
 
   beforeAll(async () => {
-    if (dialect === 'postgres') fresh = await freshPostgres();
-    t = await startTestApp(fresh ? { DATABASE_URL: fresh.url } : {});
+    t = await startTestAppOn(dialect);
     await registerSchool(t.app);
   });
   afterAll(async () => {
     await t?.close();
-    await fresh?.drop();
   });
 
   const api = async <T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => {
@@ -182,15 +179,12 @@ describe.each(DIALECTS)('templates (%s)', (dialect) => {
 
 describe.each(DIALECTS)('types received without a template (%s)', (dialect) => {
   let t: TestApp;
-  let fresh: FreshDatabase | undefined;
 
   beforeAll(async () => {
-    if (dialect === 'postgres') fresh = await freshPostgres();
-    t = await startTestApp(fresh ? { DATABASE_URL: fresh.url } : {});
+    t = await startTestAppOn(dialect);
   });
   afterAll(async () => {
     await t?.close();
-    await fresh?.drop();
   });
 
   const get = async () => {
@@ -258,15 +252,12 @@ describe.each(DIALECTS)('types received without a template (%s)', (dialect) => {
 
 describe.each(DIALECTS)('school conflicts (%s)', (dialect) => {
   let t: TestApp;
-  let fresh: FreshDatabase | undefined;
 
   beforeAll(async () => {
-    if (dialect === 'postgres') fresh = await freshPostgres();
-    t = await startTestApp(fresh ? { DATABASE_URL: fresh.url } : {});
+    t = await startTestAppOn(dialect);
   });
   afterAll(async () => {
     await t?.close();
-    await fresh?.drop();
   });
 
   const post = async (body: object, id?: number) => {
