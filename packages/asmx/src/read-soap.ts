@@ -11,6 +11,7 @@ import {
   soapContentType,
   XSI_NS,
 } from './envelope.js';
+import { scanEnvelope } from './fast-envelope.js';
 
 export interface SoapLimits {
   /** Deepest element nesting accepted. */
@@ -214,31 +215,13 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   if (countElements(xml, limits.maxElements) > limits.maxElements) {
     return unreadable(`The message has more than ${limits.maxElements} elements.`);
   }
-  if (xml.trim() === '') return unreadable('Root element is missing.');
-  const valid = XMLValidator.validate(xml);
-  if (valid !== true) {
-    return unreadable(
-      `There is an error in XML document (${valid.err.line}, ${valid.err.col}): ${valid.err.msg}`,
-    );
+  // The common shape in one pass; anything else through the validator and the parser.
+  let root = scanEnvelope(xml, limits.maxDepth);
+  if (!root) {
+    const tree = readTree(xml, limits.maxDepth);
+    if (!tree.ok) return unreadable(tree.reason);
+    root = tree.root;
   }
-  let nodes: XmlNode[];
-  try {
-    nodes = parserFor(limits.maxDepth).parse(xml) as XmlNode[];
-  } catch (err) {
-    return unreadable(
-      err instanceof Error && /nested/i.test(err.message)
-        ? `The message nests elements more than ${limits.maxDepth} deep.`
-        : 'The XML document could not be parsed.',
-    );
-  }
-
-  const roots = nodes.filter(isElement);
-  if (roots.length !== 1) {
-    return unreadable(
-      `There is an error in XML document: ${roots.length === 0 ? 'Root element is missing.' : 'There are multiple root elements.'}`,
-    );
-  }
-  const root = element(roots[0] as XmlNode, ROOT_SCOPE);
   const isEnvelope = root.local === 'Envelope';
   let version: SoapVersion;
   if (isEnvelope && root.ns === SOAP12_ENV) version = '1.2';
@@ -347,6 +330,40 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   return { ok: true, version, operation, params, xml };
 }
 
+/**
+ * The general reader: the validator (for its error's line and column), then the parser, then a
+ * namespace-aware view of the root. `reason` words why the message cannot be read.
+ */
+export function readTree(
+  xml: string,
+  maxDepth: number,
+): { ok: true; root: Element } | { ok: false; reason: string } {
+  const fail = (reason: string) => ({ ok: false as const, reason });
+  if (xml.trim() === '') return fail('Root element is missing.');
+  const valid = XMLValidator.validate(xml);
+  if (valid !== true) {
+    return fail(`There is an error in XML document (${valid.err.line}, ${valid.err.col}): ${valid.err.msg}`);
+  }
+  let nodes: XmlNode[];
+  try {
+    nodes = parserFor(maxDepth).parse(xml) as XmlNode[];
+  } catch (err) {
+    return fail(
+      err instanceof Error && /nested/i.test(err.message)
+        ? `The message nests elements more than ${maxDepth} deep.`
+        : 'The XML document could not be parsed.',
+    );
+  }
+
+  const roots = nodes.filter(isElement);
+  if (roots.length !== 1) {
+    return fail(
+      `There is an error in XML document: ${roots.length === 0 ? 'Root element is missing.' : 'There are multiple root elements.'}`,
+    );
+  }
+  return { ok: true, root: element(roots[0] as XmlNode, ROOT_SCOPE) };
+}
+
 const operationForAction = (group: GroupDef, namespace: string, action: string): OperationDef | undefined =>
   group.operations.find((op) => soapActionOf(namespace, op.name) === action);
 
@@ -408,7 +425,7 @@ function position(text: string, index: number): { line: number; column: number }
 type Scope = ReadonlyMap<string, string>;
 const ROOT_SCOPE: Scope = new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]);
 
-interface Element {
+export interface Element {
   readonly ns: string;
   readonly local: string;
   /** The value of the attribute `{ns}local`; unprefixed attributes have no namespace. */
