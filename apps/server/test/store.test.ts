@@ -516,6 +516,45 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
   });
 
   it.runIf(dialect === 'sqlite')(
+    'commits what arrives while a batch is being committed as one next batch, and flush waits for it',
+    async () => {
+      const { store } = opened;
+      const batches: number[] = [];
+      store.calls.events.on('recorded', (rows) => batches.push(rows.length));
+      // Hold the connection, so that the first batch is stuck in its commit.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let holding = () => {};
+      const isHolding = new Promise<void>((resolve) => {
+        holding = resolve;
+      });
+      const holder = store.db.connection().execute(async () => {
+        holding();
+        await held;
+      });
+      await isHolding;
+      const first = store.calls.record(call({ at: T0 }));
+      const later: Promise<number>[] = [];
+      // Four turns of the event loop, five calls each, while the first batch waits.
+      for (let turn = 0; turn < 4; turn++) {
+        await new Promise((r) => setImmediate(r));
+        for (let i = 0; i < 5; i++) later.push(store.calls.record(call({ at: T0 + 1 + turn * 5 + i })));
+      }
+      const flushed = store.calls.flush();
+      release();
+      await holder;
+      await flushed;
+      // Everything is committed once flush resolves, in two batches: the first, then the rest.
+      expect(await store.calls.count()).toBe(21);
+      expect(batches).toEqual([1, 20]);
+      const ids = await Promise.all([first, ...later]);
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    },
+  );
+
+  it.runIf(dialect === 'sqlite')(
     'commits calls with FULL durability around the outbox bookkeeping that does not wait for the disk',
     async () => {
       const data = tempDataDir();

@@ -405,12 +405,27 @@ export function createCallRepository(
     });
 
   let timer: NodeJS.Immediate | undefined;
+  /**
+   * SQLite: one batch at a time, from its commit to its answers. What arrives meanwhile joins the
+   * next batch, so batches grow with the load: a commit writes every page it touched whatever the
+   * rows on it, so SQLite's work per call falls as a batch grows (bench/commit-batch.mjs: 78 µs per
+   * call with its delivery and attempt in batches of 10, 41 µs in batches of 100). It adds little
+   * wait: with SQLITE_SYNCHRONOUS=FULL a batch committed meanwhile would wait for the flush under
+   * way, then for its own, all the same. PostgreSQL's batches overlap, each on a pooled connection.
+   */
+  const serial = opened.dialect === 'sqlite';
+  let writing = false;
   function commitQueued(): void {
     timer = undefined;
+    if (queue.length === 0 || (serial && writing)) return;
     const batch = queue;
     queue = [];
-    if (batch.length === 0) return;
-    const done = commit(batch).finally(() => committing.delete(done));
+    writing = true;
+    const done = commit(batch).finally(() => {
+      committing.delete(done);
+      writing = false;
+      if (queue.length > 0) timer ??= setImmediate(commitQueued);
+    });
     committing.add(done);
   }
 
@@ -422,11 +437,11 @@ export function createCallRepository(
       });
     },
     async flush() {
-      if (timer) {
-        clearImmediate(timer);
+      while (queue.length > 0 || committing.size > 0) {
+        if (timer) clearImmediate(timer);
         commitQueued();
+        await Promise.all(committing);
       }
-      await Promise.all(committing);
     },
     events,
     committedElsewhere(ids) {
