@@ -2,8 +2,12 @@
 // its delivery (seven) and its attempt row inserted in one transaction of B calls, then the
 // attempt's finish in a second one, as the recorder and the dispatcher write them (NORMAL: the
 // B-tree and WAL work, without the fsync). The schema and the rows are the server's own: the
-// script records a few calls through dist/server.js, stops it, and copies them.
+// script records a few calls through dist/server.js, stops it, and copies them. Each size runs
+// with the deliveries' idempotency keys ordered by time (UUID v7, as the server makes them) and
+// random (UUID v4, as it made them before): a random key lands on a page of the unique index of
+// its own, which the commit then writes.
 //   node bench/commit-batch.mjs          (BENCH_CALLS: calls per batch size, default 20 000)
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,7 +57,16 @@ try {
   const settle = db.prepare(
     "UPDATE deliveries SET status = 'sent', lease_until = NULL, sent_at = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
   );
-  let key = 0;
+  // The server's idempotencyKey (store/deliveries.ts).
+  const timeOrdered = (now) => {
+    const bytes = randomBytes(16);
+    bytes.writeUIntBE(now, 0, 6);
+    bytes[6] = 0x70 | (bytes[6] & 0x0f);
+    bytes[8] = 0x80 | (bytes[8] & 0x3f);
+    const hex = bytes.toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+  let newKey = timeOrdered;
   const record = db.transaction((n) => {
     const claimed = [];
     for (let i = 0; i < n; i++) {
@@ -63,7 +76,7 @@ try {
         ...delivery,
         call_id: callId,
         status: 'sending',
-        idempotency_key: `bench-${key++}`,
+        idempotency_key: newKey(now),
       }).lastInsertRowid;
       claimed.push([deliveryId, insertAttempt.run(deliveryId, now).lastInsertRowid]);
     }
@@ -77,17 +90,30 @@ try {
     }
   });
 
-  console.log(`SQLite work per AuthCode call by group-commit size (${total} calls each, NORMAL):`);
-  const rows = [];
+  console.log(`SQLite work per AuthCode call by group-commit size (${total} calls each, NORMAL), µs:`);
+  console.log('  calls per commit   keys ordered by time   random keys');
+  const figures = {};
   for (const size of [1, 10, 30, 100]) {
-    const start = process.hrtime.bigint();
-    for (let done = 0; done < total; done += size) finish(record(size));
-    const us = Number(process.hrtime.bigint() - start) / 1000 / total;
-    rows.push({ size, us });
-    console.log(`  batches of ${String(size).padStart(3)}: ${us.toFixed(1).padStart(6)} µs per call`);
+    const row = [];
+    for (const [kind, make] of [
+      ['ordered', timeOrdered],
+      ['random', () => randomUUID()],
+    ]) {
+      newKey = make;
+      const start = process.hrtime.bigint();
+      for (let done = 0; done < total; done += size) finish(record(size));
+      const us = Number(process.hrtime.bigint() - start) / 1000 / total;
+      figures[`${kind}${size}`] = us;
+      row.push(us);
+    }
+    console.log(
+      `  ${String(size).padStart(16)}   ${row[0].toFixed(1).padStart(20)}   ${row[1].toFixed(1).padStart(11)}`,
+    );
   }
-  const [, ten, , hundred] = rows;
-  console.log(`  batches of 100 cost ${(hundred.us / ten.us).toFixed(2)} × what batches of 10 cost per call`);
+  console.log(
+    `  batches of 100 cost ${(figures.ordered100 / figures.ordered10).toFixed(2)} × what batches of 10 cost per call; ` +
+      `time-ordered keys ${(figures.ordered10 / figures.random10).toFixed(2)} × what random keys cost (batches of 10)`,
+  );
   db.close();
 } finally {
   fs.rmSync(dataDir, { recursive: true, force: true });

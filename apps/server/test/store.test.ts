@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { idempotencyKey } from '../src/store/deliveries.js';
 import { type Claimed, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
 import { tempDataDir } from './helpers.js';
 import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
@@ -607,5 +608,19 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     await new Promise((r) => setTimeout(r, 300));
     const id = await store.calls.record(call({ params: '{"phone":"+447700900999"}' }));
     await expect(seen).resolves.toEqual([id]);
+  });
+});
+
+describe('a delivery idempotency key', () => {
+  it('is a UUID of version 7: unique, and in the order of its time', () => {
+    const t = Date.UTC(2026, 10, 23, 9, 0, 0);
+    const keys = Array.from({ length: 2000 }, (_, i) => idempotencyKey(t + Math.floor(i / 10)));
+    for (const key of keys)
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(keys).size).toBe(keys.length);
+    // The time is its first 48 bits; a later millisecond sorts after, as text too.
+    expect(Number.parseInt(keys[0]?.replace('-', '').slice(0, 12) ?? '', 16)).toBe(t);
+    for (let i = 10; i < keys.length; i += 10)
+      expect((keys[i - 1] as string) < (keys[i] as string)).toBe(true);
   });
 });
