@@ -1,4 +1,4 @@
-import type { Element } from './read-soap.js';
+import { type Element, elementView, ROOT_SCOPE, type Scope, scopeOf } from './xml-view.js';
 
 /**
  * The common shape of a SOAP request read in one pass, without the validator's and the parser's
@@ -65,13 +65,7 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
       attrs.push([attrName, m[2] ?? m[3] ?? '']);
       i = ATTRIBUTE.lastIndex;
     }
-    let scope = parentScope;
-    for (const [attrName, value] of attrs) {
-      if (attrName === 'xmlns' || attrName.startsWith('xmlns:')) {
-        if (scope === parentScope) scope = new Map(parentScope);
-        (scope as Map<string, string>).set(attrName === 'xmlns' ? '' : attrName.slice(6), value);
-      }
-    }
+    const scope = scopeOf(attrs, parentScope);
     const kids: Element[] = [];
     let text = '';
     if (!empty) {
@@ -101,7 +95,13 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
       // Mixed content (text that is not whitespace, beside elements): the general reader's.
       if (kids.length > 0 && !isSpace(text)) return undefined;
     }
-    return view(name, attrs, scope, kids, text);
+    return elementView(
+      name,
+      attrs,
+      scope,
+      () => kids[Symbol.iterator](),
+      () => text,
+    );
   }
 
   skipSpace();
@@ -112,8 +112,6 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
   return i === n ? root : undefined;
 }
 
-type Scope = ReadonlyMap<string, string>;
-const ROOT_SCOPE: Scope = new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]);
 /** Far more than any request of this shape holds; the general reader counts against the limit. */
 const MAX_ELEMENTS = 64;
 
@@ -144,36 +142,4 @@ function isSpace(text: string): boolean {
     if (c !== 0x20 && c !== 0x09 && c !== 0x0a) return false;
   }
   return true;
-}
-
-/** The same view of an element as read-soap.ts builds over the parser's output. */
-function view(
-  name: string,
-  attrs: readonly [string, string][],
-  scope: Scope,
-  kids: readonly Element[],
-  text: string,
-): Element {
-  const colon = name.indexOf(':');
-  const prefix = colon === -1 ? '' : name.slice(0, colon);
-  return {
-    ns: scope.get(prefix) ?? '',
-    local: colon === -1 ? name : name.slice(colon + 1),
-    attr(ns, local) {
-      for (const [attrName, value] of attrs) {
-        const c = attrName.indexOf(':');
-        const attrLocal = c === -1 ? attrName : attrName.slice(c + 1);
-        if (attrLocal !== local || attrName.startsWith('xmlns')) continue;
-        const attrNs = c === -1 ? '' : (scope.get(attrName.slice(0, c)) ?? '');
-        if (attrNs === ns) return value;
-      }
-      return undefined;
-    },
-    *children() {
-      yield* kids;
-    },
-    text() {
-      return text;
-    },
-  };
 }

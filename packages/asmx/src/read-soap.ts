@@ -12,6 +12,7 @@ import {
   XSI_NS,
 } from './envelope.js';
 import { scanEnvelope } from './fast-envelope.js';
+import { type Element, elementView, ROOT_SCOPE, type Scope, scopeOf } from './xml-view.js';
 
 export interface SoapLimits {
   /** Deepest element nesting accepted. */
@@ -422,19 +423,6 @@ function position(text: string, index: number): { line: number; column: number }
 
 // --- namespace-aware view of the parser's output -------------------------------------------
 
-type Scope = ReadonlyMap<string, string>;
-const ROOT_SCOPE: Scope = new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]);
-
-export interface Element {
-  readonly ns: string;
-  readonly local: string;
-  /** The value of the attribute `{ns}local`; unprefixed attributes have no namespace. */
-  attr(ns: string, local: string): string | undefined;
-  children(): IterableIterator<Element>;
-  /** The element's own text and CDATA, concatenated. */
-  text(): string;
-}
-
 function isElement(node: XmlNode): boolean {
   for (const key of Object.keys(node)) if (key !== ATTRS && key[0] !== '#' && key[0] !== '?') return true;
   return false;
@@ -447,37 +435,20 @@ function tagOf(node: XmlNode): string {
 
 function element(node: XmlNode, parentScope: Scope): Element {
   const tag = tagOf(node);
-  const attrs = (node[ATTRS] as Attrs | undefined) ?? {};
-  let scope = parentScope;
-  for (const name of Object.keys(attrs)) {
-    if (name === 'xmlns' || name.startsWith('xmlns:')) {
-      if (scope === parentScope) scope = new Map(parentScope);
-      (scope as Map<string, string>).set(name === 'xmlns' ? '' : name.slice(6), attrs[name] ?? '');
-    }
-  }
-  const colon = tag.indexOf(':');
-  const prefix = colon === -1 ? '' : tag.slice(0, colon);
+  const attrs = Object.entries((node[ATTRS] as Attrs | undefined) ?? {});
+  const scope = scopeOf(attrs, parentScope);
   const content = (node[tag] as XmlNode[] | undefined) ?? [];
-  return {
-    ns: scope.get(prefix) ?? '',
-    local: colon === -1 ? tag : tag.slice(colon + 1),
-    attr(ns, local) {
-      for (const name of Object.keys(attrs)) {
-        const c = name.indexOf(':');
-        const attrLocal = c === -1 ? name : name.slice(c + 1);
-        if (attrLocal !== local || name.startsWith('xmlns')) continue;
-        const attrNs = c === -1 ? '' : (scope.get(name.slice(0, c)) ?? '');
-        if (attrNs === ns) return attrs[name];
-      }
-      return undefined;
-    },
-    *children() {
+  return elementView(
+    tag,
+    attrs,
+    scope,
+    function* () {
       for (const child of content) if (isElement(child)) yield element(child, scope);
     },
-    text() {
+    () => {
       let text = '';
       for (const child of content) if (typeof child[TEXT] === 'string') text += child[TEXT];
       return text;
     },
-  };
+  );
 }
