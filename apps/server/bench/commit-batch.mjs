@@ -7,7 +7,7 @@
 // random (UUID v4, as it made them before): a random key lands on a page of the unique index of
 // its own, which the commit then writes.
 //   node bench/commit-batch.mjs          (BENCH_CALLS: calls per batch size, default 20 000)
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,12 +59,8 @@ try {
   );
   // The server's idempotencyKey (store/deliveries.ts).
   const timeOrdered = (now) => {
-    const bytes = randomBytes(16);
-    bytes.writeUIntBE(now, 0, 6);
-    bytes[6] = 0x70 | (bytes[6] & 0x0f);
-    bytes[8] = 0x80 | (bytes[8] & 0x3f);
-    const hex = bytes.toString('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    const time = now.toString(16).padStart(12, '0');
+    return `${time.slice(0, 8)}-${time.slice(8)}-7${randomUUID().slice(15)}`;
   };
   let newKey = timeOrdered;
   const record = db.transaction((n) => {
