@@ -544,6 +544,25 @@ describe('cross-site requests, Host and security headers', () => {
     expect(soap.statusCode).toBe(200);
     expect(soap.headers['content-security-policy']).toBeUndefined();
     expect(soap.headers['x-content-type-options']).toBeUndefined();
+    // HSTS only where the server is reached over https.
+    expect(api.headers['strict-transport-security']).toBeUndefined();
+    const https = await startTestApp({ PUBLIC_BASE_URL: 'https://sms.school.example' });
+    try {
+      const host = { host: 'sms.school.example' };
+      for (const url of ['/healthz', '/AuthCodeSending.asmx']) {
+        const res = await https.app.inject({ method: 'GET', url, headers: host });
+        expect(res.headers['strict-transport-security'], url).toBe('max-age=31536000');
+        expect(res.headers['x-frame-options'], url).toBe('SAMEORIGIN');
+      }
+      const answer = await https.app.inject({
+        method: 'GET',
+        url: '/PushNotificationMobile.asmx/pushNoti',
+        headers: host,
+      });
+      expect(answer.headers['strict-transport-security']).toBeUndefined();
+    } finally {
+      await https.close();
+    }
   });
 });
 

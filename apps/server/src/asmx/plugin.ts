@@ -30,7 +30,7 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
 
   // Operation answers go out exactly as ASMX wrote them: no security headers but on help pages.
   app.addHook('onRoute', (route) => {
-    route.config = { ...route.config, helmet: route.config?.helmet ?? NO_SECURITY_HEADERS };
+    route.config = { ...route.config, securityHeaders: route.config?.securityHeaders ?? NO_SECURITY_HEADERS };
   });
   checkCallers(app, answers);
 
@@ -42,7 +42,7 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
 
   for (const group of groups) {
     registerSoapRoute(app, group, answers);
-    app.get(group.path, { config: { helmet: HELP_PAGE_HEADERS } }, (request, reply) =>
+    app.get(group.path, { config: { securityHeaders: HELP_PAGE_HEADERS } }, (request, reply) =>
       metadata.serve(group, request, reply),
     );
     registerHttpRoutes(app, group, answers);
