@@ -254,7 +254,8 @@ for (const r of rows) {
 // autocannon's overallRate, then SOAP AuthCode at an even pace (bench/paced.mjs). autocannon's
 // overallRate sends each connection's quota for the second back to back as the second starts, so
 // the server sees its full rate in bursts, then nothing: the p99 targets are judged on the probes
-// during the even pace.
+// during the even pace. Last, the same paced load and probes on the bare Fastify route: the
+// machine's floor, what the probes would see of a server that did nothing.
 const healthRequest = { method: 'GET', path: '/healthz' };
 const PROBE = { count: 300, spacing: 3 };
 
@@ -339,6 +340,15 @@ try {
   } finally {
     await stop(server.child);
   }
+  // The machine's floor: the same paced load and probes on the bare Fastify route, which answers
+  // the same bytes doing nothing. What the probes see there (the load generator and the probes
+  // sharing the cores, the other processes on the machine) is not the server's doing.
+  const bare = await start('bare Fastify route', path.join(here, 'bare.mjs'), {});
+  try {
+    halves.bare = await halfLoad(bare.url, soapRequest, half, 'paced', [soapRequest, healthRequest]);
+  } finally {
+    await stop(bare.child);
+  }
 } finally {
   fs.rmSync(dataRoot, { recursive: true, force: true });
 }
@@ -366,6 +376,7 @@ const halfRows = [
   ['SOAP AuthCode', halves.soap],
   ['/healthz', halves.health],
   ['SOAP AuthCode', halves.paced],
+  ['bare Fastify', halves.bare],
 ];
 for (const [loaded, run] of halfRows) {
   run.probes.forEach((p, i) => {
@@ -386,6 +397,7 @@ const nodeSoap = rows.find((r) => r.name === NODE_SOAP);
 const httpGet = rows.find((r) => r.name === HTTP_GET);
 const rssPeak = Math.max(full.rssPeak, floodRss);
 const [soapProbe, healthProbe] = halves.paced.probes;
+const [bareSoapProbe, bareHealthProbe] = halves.bare.probes;
 const targetLines = [
   [
     'SOAP AuthCode req/s vs node-soap',
@@ -420,14 +432,14 @@ const targetLines = [
     ms(soapProbe.p99),
     '≤ 10 ms',
     soapProbe.p99 <= 10,
-    `probe, paced load; paced.mjs ${ms(halves.paced.p99)}; autocannon's load: probe ${ms(halves.soap.probes[0].p99)}, autocannon ${ms(halves.soap.p99)}`,
+    `probe, paced load; paced.mjs ${ms(halves.paced.p99)}; autocannon's load: probe ${ms(halves.soap.probes[0].p99)}, autocannon ${ms(halves.soap.p99)}; bare Fastify, same paced load: probe ${ms(bareSoapProbe.p99)}`,
   ],
   [
     '/healthz p99 at half load of SOAP AuthCode',
     ms(healthProbe.p99),
     '≤ 5 ms',
     healthProbe.p99 <= 5,
-    `probe, paced load; autocannon's SOAP load: probe ${ms(halves.soap.probes[1].p99)}; /healthz itself at ${half} req/s: probe ${ms(halves.health.probes[0].p99)}, autocannon ${ms(halves.health.p99)}`,
+    `probe, paced load; autocannon's SOAP load: probe ${ms(halves.soap.probes[1].p99)}; /healthz itself at ${half} req/s: probe ${ms(halves.health.probes[0].p99)}, autocannon ${ms(halves.health.p99)}; bare Fastify, same paced load: probe ${ms(bareHealthProbe.p99)}`,
   ],
   [
     'peak RSS, SOAP AuthCode at full load',
