@@ -87,10 +87,10 @@ export const securityHeadersPlugin = fp(
     app.addHook('onRequest', (request, reply, done) => {
       const route = request.routeOptions.config.securityHeaders;
       if (route === false) return done();
-      let headers = serverHeaders;
-      if (route) {
-        headers = byRoute.get(route) ?? securityHeaders({ ...server, ...route } as HelmetOptions);
-        if (!byRoute.has(route)) byRoute.set(route, headers);
+      let headers = route ? byRoute.get(route) : serverHeaders;
+      if (!headers) {
+        headers = securityHeaders({ ...server, ...route } as HelmetOptions);
+        byRoute.set(route as HelmetOptions, headers);
       }
       for (const [name, value] of headers) reply.raw.setHeader(name, value);
       done();
