@@ -1,8 +1,9 @@
 // Bundles the server into dist/server.js, and the `migrate-data` command (SQLite → PostgreSQL,
 // docs/deployment.md) into dist/migrate-data.js. Workspace packages (TypeScript sources) are
 // bundled in, with their own pure-JS dependencies; the server's npm dependencies stay external and
-// load from node_modules, native better-sqlite3 included. The free-text search worker (plain JS,
-// run in a worker thread) is copied next to server.js, where search.ts looks for it at run time.
+// load from node_modules, native better-sqlite3 included. The worker threads' scripts (plain JS:
+// the free-text search, the WAL checkpoints) are copied next to server.js, where search.ts and
+// checkpointer.ts look for them at run time.
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import * as esbuild from 'esbuild';
 
@@ -11,16 +12,17 @@ const workspace = (spec) => String(spec).startsWith('workspace:');
 const external = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })
   .filter(([, spec]) => !workspace(spec))
   .map(([name]) => name);
-// After every build (and rebuild in --watch): the worker goes next to dist/server.js.
-const copySearchWorker = {
-  name: 'copy-search-worker',
+// After every build (and rebuild in --watch): the workers go next to dist/server.js.
+const copyWorkers = {
+  name: 'copy-workers',
   setup(build) {
     build.onEnd(() => {
       mkdirSync(new URL('./dist/', import.meta.url), { recursive: true });
-      copyFileSync(
-        new URL('./src/store/search-worker.mjs', import.meta.url),
-        new URL('./dist/search-worker.mjs', import.meta.url),
-      );
+      for (const worker of ['search-worker.mjs', 'checkpoint-worker.mjs'])
+        copyFileSync(
+          new URL(`./src/store/${worker}`, import.meta.url),
+          new URL(`./dist/${worker}`, import.meta.url),
+        );
     });
   },
 };
@@ -34,10 +36,10 @@ const options = {
   sourcemap: true,
   external,
   logLevel: 'info',
-  plugins: [copySearchWorker],
+  plugins: [copyWorkers],
 };
 
-// The same bundling for the command; it needs no search worker.
+// The same bundling for the command; it needs no worker.
 const migrateData = {
   ...options,
   entryPoints: ['src/migrate-data.ts'],

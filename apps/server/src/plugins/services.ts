@@ -45,6 +45,7 @@ export const storePlugin = fp(
       synchronous: config.SQLITE_SYNCHRONOUS,
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
+      onWarning: (message, err) => app.log.warn({ err }, message),
     });
     app.log.info(
       { database: store.dialect, instance: store.instance },

@@ -10,6 +10,7 @@ import {
   type SchoolRepository,
   type TemplateRepository,
 } from './catalog.js';
+import { type Checkpointer, type CheckpointerStats, startCheckpointer } from './checkpointer.js';
 import { type DbOptions, type DialectName, migrationsApplied, openDatabase } from './db.js';
 import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
 import { dialectPieces } from './dialect.js';
@@ -59,6 +60,8 @@ export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.
 export interface Store {
   /** Which database: the embedded SQLite file, or PostgreSQL shared by several instances. */
   readonly dialect: DialectName;
+  /** SQLite: how the WAL checkpoints in their worker thread are going (checkpointer.ts). */
+  walCheckpoints(): CheckpointerStats | undefined;
   readonly db: Kysely<Database>;
   readonly calls: CallRepository;
   readonly deliveries: DeliveryRepository;
@@ -140,9 +143,28 @@ function localQueue() {
   };
 }
 
-export async function openStore(options: DbOptions): Promise<Store> {
+export interface StoreOptions extends DbOptions {
+  /** Trouble the store works around and someone should know of (a failed WAL checkpoint). */
+  readonly onWarning?: (message: string, err?: unknown) => void;
+}
+
+export async function openStore(options: StoreOptions): Promise<Store> {
   const opened = await openDatabase(options);
   const { db, dialect } = opened;
+  // SQLite: WAL checkpoints in a worker thread, the writer paused only for the last few frames.
+  const checkpointer: Checkpointer | undefined =
+    opened.dialect === 'sqlite'
+      ? startCheckpointer({
+          sqlite: opened.sqlite,
+          synchronous: options.synchronous,
+          pauseWrites: (work) => db.connection().execute(() => work()),
+          onWarning: options.onWarning,
+        })
+      : undefined;
+  // SQLite: a statement of its own, so that /healthz does not queue behind a transaction or a
+  // pause of the writer for Kysely's connection.
+  const sqlitePing =
+    opened.dialect === 'sqlite' ? opened.sqlite.prepare('SELECT id FROM calls LIMIT 1') : undefined;
   const instance = randomUUID();
   const pieces = dialectPieces(
     dialect,
@@ -173,6 +195,7 @@ export async function openStore(options: DbOptions): Promise<Store> {
   const inProcess = localQueue();
   return {
     dialect,
+    walCheckpoints: () => checkpointer?.stats(),
     db,
     instance,
     calls,
@@ -185,7 +208,8 @@ export async function openStore(options: DbOptions): Promise<Store> {
     audit: createAuditRepository(db),
     limits: createLimitRepository(db, pieces),
     async ping() {
-      await db.selectFrom('calls').select('id').limit(1).execute();
+      if (sqlitePing) sqlitePing.get();
+      else await db.selectFrom('calls').select('id').limit(1).execute();
     },
     async readiness() {
       try {
@@ -217,6 +241,7 @@ export async function openStore(options: DbOptions): Promise<Store> {
       await calls.flush();
       await calls.close();
       await feed?.close();
+      await checkpointer?.close();
       await db.destroy();
     },
   };

@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startCheckpointer } from '../src/store/checkpointer.js';
+import { tempDataDir } from './helpers.js';
+
+function openWal(file: string): SQLite.Database {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  return db;
+}
+
+const walBytes = (file: string) => fs.statSync(`${file}-wal`).size;
+
+describe('WAL checkpoints in a worker thread', () => {
+  const data = tempDataDir();
+  afterAll(() => data.remove());
+
+  it('keeps the log bounded while the main connection never checkpoints, pausing the writer to restart it', async () => {
+    const file = path.join(data.dir, 'steady.db');
+    const db = openWal(file);
+    const insert = db.prepare('INSERT INTO rows (body) VALUES (?)');
+    const warnings: string[] = [];
+    let paused = false;
+    let writesWhilePaused = 0;
+    const checkpointer = startCheckpointer({
+      sqlite: db,
+      synchronous: 'FULL',
+      intervalMs: 5,
+      resetFrames: 50,
+      pauseWrites: async (work) => {
+        paused = true;
+        try {
+          await work();
+        } finally {
+          paused = false;
+        }
+      },
+      onWarning: (message) => warnings.push(message),
+    });
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+
+    // 3 000 commits of a 2 KB row, a turn of the event loop between them: some 6 000 pages of log,
+    // 24 MB, if nothing copied them back and restarted it.
+    const body = 'x'.repeat(2048);
+    let largest = 0;
+    for (let i = 0; i < 3000; i++) {
+      while (paused) await sleep(1);
+      insert.run(body);
+      if (paused) writesWhilePaused++;
+      largest = Math.max(largest, walBytes(file));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await sleep(100);
+
+    const stats = checkpointer.stats();
+    expect(stats.running).toBe(true);
+    expect(stats.pauses).toBeGreaterThan(0);
+    expect(writesWhilePaused).toBe(0);
+    // The log restarted from its beginning again and again: the file (as large as the log ever
+    // was) never held 4 MB, let alone 24. The most it held was while the worker was starting.
+    expect(largest).toBeLessThan(4 * 1024 * 1024);
+    expect(warnings).toEqual([]);
+
+    await checkpointer.close();
+    expect(checkpointer.stats().running).toBe(false);
+    // SQLite's own checkpoints are back on for the main connection.
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    db.close();
+
+    // Every row is in the database file: the log is gone once the last connection closes.
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    const reopened = new SQLite(file, { readonly: true });
+    expect(reopened.prepare('SELECT count(*) AS n FROM rows').get()).toEqual({ n: 3000 });
+    reopened.close();
+  });
+
+  it('copies what a quiet writer left in the log without pausing it', async () => {
+    const file = path.join(data.dir, 'quiet.db');
+    const db = openWal(file);
+    let pauses = 0;
+    const checkpointer = startCheckpointer({
+      sqlite: db,
+      synchronous: 'FULL',
+      intervalMs: 5,
+      resetFrames: 1000,
+      pauseWrites: async (work) => {
+        pauses++;
+        await work();
+      },
+    });
+    db.prepare('INSERT INTO rows (body) VALUES (?)').run('a row');
+    // A reader of the database file alone, ignoring the log, sees the row once it is copied.
+    const readFile = () => {
+      const copy = path.join(data.dir, 'quiet-copy.db');
+      fs.copyFileSync(file, copy);
+      const reader = new SQLite(copy, { readonly: true });
+      try {
+        return reader.prepare('SELECT count(*) AS n FROM rows').get();
+      } finally {
+        reader.close();
+      }
+    };
+    for (let i = 0; i < 100 && (readFile() as { n: number }).n === 0; i++) await sleep(10);
+    expect(readFile()).toEqual({ n: 1 });
+    expect(pauses).toBe(0);
+    await checkpointer.close();
+    db.close();
+  });
+
+  it('gives the checkpoints back to SQLite when its worker cannot run', async () => {
+    const file = path.join(data.dir, 'gone.db');
+    const db = openWal(file);
+    // The worker opens the file by name, and it must exist.
+    fs.rmSync(file);
+    const warnings: string[] = [];
+    const checkpointer = startCheckpointer({
+      sqlite: db,
+      synchronous: 'FULL',
+      pauseWrites: (work) => work(),
+      onWarning: (message) => warnings.push(message),
+    });
+    for (let i = 0; i < 200 && checkpointer.stats().running; i++) await sleep(10);
+    expect(checkpointer.stats().running).toBe(false);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(warnings.join('\n')).toMatch(/SQLite checkpoints on commit again/);
+    await checkpointer.close();
+    db.close();
+  });
+});
