@@ -15,6 +15,12 @@ export function freePort() {
   });
 }
 
+/**
+ * The flags every server runs with: the README's (`--max-semi-space-size=8`), or BENCH_NODE_FLAGS
+ * (space-separated) to measure others.
+ */
+const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter(Boolean);
+
 /** Servers started and not yet exited: `stopAll` ends them if a bench fails half-way. */
 const children = new Set();
 
@@ -24,7 +30,7 @@ const children = new Set();
  */
 export async function startProcess(script, env, { readyPath = '/healthz', baseEnv = process.env } = {}) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', script], {
+  const child = spawn(process.execPath, [...nodeFlags, script], {
     env: { ...baseEnv, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
