@@ -19,6 +19,14 @@ import type { Binding, Outcome } from '../store/index.js';
 export const TEXT = 'text/plain; charset=utf-8';
 export const EMPTY = Buffer.alloc(0);
 const SUCCESS_CACHE = 'private, max-age=0';
+/** A success answer's headers over SOAP, by version, and over HTTP GET/POST (shared, frozen). */
+const successHeaders = (soap: SoapVersion | undefined): Readonly<Record<string, string>> => {
+  const headers: Record<string, string> = soap ? { 'content-type': soapContentType(soap) } : {};
+  headers['cache-control'] = SUCCESS_CACHE;
+  return Object.freeze(headers);
+};
+const SUCCESS_HEADERS = new Map(SOAP_VERSIONS.map((v) => [v, successHeaders(v)]));
+const HTTP_SUCCESS_HEADERS = successHeaders(undefined);
 export const FAULT_CACHE = 'private';
 
 /** An exchange on an `.asmx` endpoint; `unrecorded`: a refusal already recorded once in its window. */
@@ -157,10 +165,9 @@ export function createAsmxAnswers(app: FastifyInstance) {
     request: FastifyRequest,
   ): Promise<AsmxExchange> {
     const { params, result } = await runOperation(app, request, op, read);
-    const withOp: ExchangeBase = { ...base, operation: op, params };
     if (result.outcome === 'server-error') {
       return failure(
-        withOp,
+        { ...base, operation: op, params },
         'server-error',
         500,
         `Server was unable to process request. ---> An internal error occurred (request ${request.id}).`,
@@ -172,7 +179,7 @@ export function createAsmxAnswers(app: FastifyInstance) {
       // (docs/faults.md#the-operations-own-refusals).
       const missing = result.param !== undefined && read(result.param) === undefined;
       return failure(
-        withOp,
+        { ...base, operation: op, params },
         'client-error',
         soapVersionOf(base.binding) || missing ? 500 : result.status,
         result.message,
@@ -180,14 +187,12 @@ export function createAsmxAnswers(app: FastifyInstance) {
       );
     }
     const soap = soapVersionOf(base.binding);
-    const ok = {
-      ...fromBase(withOp),
-      outcome: 'ok' as const,
-      error: null,
-      deliveries: result.deliveries,
-      note: result.note ?? null,
-      afterCommit: result.afterCommit,
-    };
+    // The success answer of every call: one object literal, no spreads (spreading the exchange
+    // twice over was 4 % of the CPU under SOAP AuthCode load).
+    let status = 200;
+    let headers = (soap && SUCCESS_HEADERS.get(soap)) || HTTP_SUCCESS_HEADERS;
+    let body: AsmxExchange['body'] = soap ? successBodies.get(`${soap}${op.name}`) : undefined;
+    let recordedBody: string | undefined;
     if (result.book && !soap) {
       // The HTTP bindings answer with the book itself (docs/wire-contract.md#the-book-answer);
       // SOAP with the empty response.
@@ -195,21 +200,24 @@ export function createAsmxAnswers(app: FastifyInstance) {
         ifNoneMatch: header(request, 'if-none-match'),
         range: header(request, 'range'),
       });
-      return {
-        ...ok,
-        status: served.status,
-        headers: served.headers,
-        body: served.body,
-        recordedBody: `[${served.summary}]`,
-      };
+      ({ status, headers, body } = served);
+      recordedBody = `[${served.summary}]`;
     }
     return {
-      ...ok,
-      status: 200,
-      headers: soap
-        ? { 'content-type': soapContentType(soap), 'cache-control': SUCCESS_CACHE }
-        : { 'cache-control': SUCCESS_CACHE },
-      body: soap ? successBodies.get(`${soap}${op.name}`) : undefined,
+      binding: base.binding,
+      group: base.group.name,
+      operation: op.name,
+      params,
+      requestBody: base.requestBody,
+      outcome: 'ok',
+      error: null,
+      deliveries: result.deliveries,
+      note: result.note ?? null,
+      afterCommit: result.afterCommit,
+      status,
+      headers,
+      body,
+      recordedBody,
     };
   }
 
