@@ -10,7 +10,7 @@ import {
   type SchoolRepository,
   type TemplateRepository,
 } from './catalog.js';
-import { type Checkpointer, type CheckpointerStats, startCheckpointer } from './checkpointer.js';
+import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type DbOptions, type DialectName, migrationsApplied, openDatabase } from './db.js';
 import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
 import { dialectPieces } from './dialect.js';
@@ -60,8 +60,6 @@ export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.
 export interface Store {
   /** Which database: the embedded SQLite file, or PostgreSQL shared by several instances. */
   readonly dialect: DialectName;
-  /** SQLite: how the WAL checkpoints in their worker thread are going (checkpointer.ts). */
-  walCheckpoints(): CheckpointerStats | undefined;
   readonly db: Kysely<Database>;
   readonly calls: CallRepository;
   readonly deliveries: DeliveryRepository;
@@ -195,7 +193,6 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const inProcess = localQueue();
   return {
     dialect,
-    walCheckpoints: () => checkpointer?.stats(),
     db,
     instance,
     calls,
