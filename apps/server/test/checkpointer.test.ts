@@ -3,7 +3,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCheckpointer } from '../src/store/checkpointer.js';
+import { type CheckpointerOptions, startCheckpointer } from '../src/store/checkpointer.js';
 import { tempDataDir } from './helpers.js';
 
 function openWal(file: string): SQLite.Database {
@@ -17,6 +17,12 @@ function openWal(file: string): SQLite.Database {
 
 const walBytes = (file: string) => fs.statSync(`${file}-wal`).size;
 
+/** A checkpointer on `sqlite` (FULL), passing every 5 ms unless `options` says otherwise. */
+const start = (
+  sqlite: SQLite.Database,
+  options: Pick<CheckpointerOptions, 'pauseWrites'> & Partial<CheckpointerOptions>,
+) => startCheckpointer({ sqlite, synchronous: 'FULL', intervalMs: 5, ...options });
+
 describe('WAL checkpoints in a worker thread', () => {
   const data = tempDataDir();
   afterAll(() => data.remove());
@@ -28,10 +34,7 @@ describe('WAL checkpoints in a worker thread', () => {
     const warnings: string[] = [];
     let paused = false;
     let writesWhilePaused = 0;
-    const checkpointer = startCheckpointer({
-      sqlite: db,
-      synchronous: 'FULL',
-      intervalMs: 5,
+    const checkpointer = start(db, {
       resetFrames: 50,
       pauseWrites: async (work) => {
         paused = true;
@@ -84,10 +87,7 @@ describe('WAL checkpoints in a worker thread', () => {
     const file = path.join(data.dir, 'quiet.db');
     const db = openWal(file);
     let pauses = 0;
-    const checkpointer = startCheckpointer({
-      sqlite: db,
-      synchronous: 'FULL',
-      intervalMs: 5,
+    const checkpointer = start(db, {
       resetFrames: 1000,
       pauseWrites: async (work) => {
         pauses++;
@@ -119,9 +119,8 @@ describe('WAL checkpoints in a worker thread', () => {
     // The worker opens the file by name, and it must exist.
     fs.rmSync(file);
     const warnings: string[] = [];
-    const checkpointer = startCheckpointer({
-      sqlite: db,
-      synchronous: 'FULL',
+    const checkpointer = start(db, {
+      intervalMs: 250,
       pauseWrites: (work) => work(),
       onWarning: (message) => warnings.push(message),
     });

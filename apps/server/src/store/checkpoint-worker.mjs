@@ -26,9 +26,8 @@ let closed = false;
 
 /** One PASSIVE checkpoint: copies every frame no reader still needs; never blocks the writer. */
 function pass() {
-  const started = performance.now();
   const { log, checkpointed } = checkpoint.get();
-  return { log, checkpointed, ms: performance.now() - started };
+  return { log, checkpointed };
 }
 
 function tick() {

@@ -23,7 +23,7 @@ import type SQLite from 'better-sqlite3';
  * connection checkpoints as SQLite does by default again.
  *
  * Protocol (worker → main): `pause` (stop writing and answer `paused`), `resume` (the pass is
- * done: {log, checkpointed, ms} or {error}), `error` ({message}: a pass failed; it tries again).
+ * done: {log, checkpointed} or {error}), `error` ({message}: a pass failed; it tries again).
  * Main → worker: `paused`, `close`.
  */
 export interface CheckpointerOptions {
@@ -42,9 +42,8 @@ export interface CheckpointerOptions {
 export interface CheckpointerStats {
   /** Whether the worker runs (false: SQLite's own checkpoints are back on). */
   readonly running: boolean;
-  /** Pauses of the writer so far, and how long the last one held it. */
+  /** Pauses of the writer so far. */
   readonly pauses: number;
-  readonly lastPauseMs: number;
 }
 
 export interface Checkpointer {
@@ -61,7 +60,7 @@ const PAUSE_LIMIT_MS = 2000;
 
 type WorkerMessage =
   | { type: 'pause' }
-  | { type: 'resume'; log?: number; checkpointed?: number; ms?: number; error?: string }
+  | { type: 'resume'; log?: number; checkpointed?: number; error?: string }
   | { type: 'error'; message: string };
 
 export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
@@ -70,7 +69,6 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   let running = true;
   let closing = false;
   let pauses = 0;
-  let lastPauseMs = 0;
   /** Ends the pause under way, when there is one. */
   let endPause: (() => void) | undefined;
 
@@ -99,7 +97,6 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
     void options
       .pauseWrites(async () => {
         if (!running || closing) return;
-        const started = performance.now();
         await new Promise<void>((resolve) => {
           const limit = setTimeout(resolve, PAUSE_LIMIT_MS);
           endPause = () => {
@@ -110,7 +107,6 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
           worker.postMessage({ type: 'paused' });
         });
         pauses++;
-        lastPauseMs = performance.now() - started;
       })
       .catch((err) => warn('The WAL checkpoint could not pause the writer.', err));
   }
@@ -128,14 +124,15 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   });
   const exited = new Promise<void>((resolve) =>
     worker.once('exit', () => {
-      if (!closing) warn('The WAL checkpoint worker stopped; SQLite checkpoints on commit again.');
+      // After an `error` event, that one warning said it.
+      if (!closing && running) warn('The WAL checkpoint worker stopped; SQLite checkpoints on commit again.');
       fallBack();
       resolve();
     }),
   );
 
   return {
-    stats: () => ({ running, pauses, lastPauseMs }),
+    stats: () => ({ running, pauses }),
     async close() {
       if (closing) return exited;
       closing = true;
