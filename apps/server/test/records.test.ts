@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import type { CallDetail, CallList } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { callRecord } from '../src/calls/record.js';
 import { loadConfig } from '../src/config.js';
 import { lastCall, registerSchool, startTestApp, type TestApp, tempDataDir } from './helpers.js';
 
@@ -118,6 +119,31 @@ describe('call records', () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('when a call arrived', () => {
+  afterAll(() => vi.restoreAllMocks());
+
+  it('is never recorded before the millisecond it arrived in', () => {
+    const facts = {
+      group: 'AuthCodeSending',
+      operation: 'AuthCode',
+      binding: 'http-get' as const,
+      params: null,
+      outcome: 'ok' as const,
+      status: 200,
+      error: null,
+      request: 'GET / HTTP/1.1',
+      response: 'HTTP/1.1 200 OK',
+    };
+    const request = { ip: '127.0.0.1', headers: {} } as never;
+    // Answered at 1000.0–1000.99 ms after 0.6 ms: it arrived at 999.4–1000.39, so possibly in ms
+    // 1000, after a History `from` of 1000 taken just before it was sent.
+    vi.spyOn(Date, 'now').mockReturnValue(1000);
+    expect(callRecord(request, { elapsedTime: 0.6 } as never, 1000, facts).at).toBe(1000);
+    // 2.4 ms: it arrived at 997.6–998.59, in ms 998 at the latest; the whole milliseconds stay.
+    expect(callRecord(request, { elapsedTime: 2.4 } as never, 1000, facts).at).toBe(998);
   });
 });
 

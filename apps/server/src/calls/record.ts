@@ -32,7 +32,10 @@ export function callRecord(
   const req = maxBytes > 0 ? capText(facts.request, maxBytes) : headLine(facts.request);
   const res = maxBytes > 0 ? capText(facts.response, maxBytes) : headLine(facts.response);
   return {
-    at: Date.now() - Math.round(reply.elapsedTime),
+    // When the request arrived, in whole milliseconds, never before the millisecond it arrived
+    // in: Date.now() - floor(elapsed) is at least floor(arrival), where rounding the elapsed time
+    // could put a fast call 1 ms before a `from` taken just before it was sent.
+    at: Date.now() - Math.floor(reply.elapsedTime),
     group_name: facts.group,
     operation: facts.operation,
     binding: facts.binding,
