@@ -16,6 +16,12 @@ describe('safeNextPath', () => {
       'https://evil.example/',
       '//evil.example/x',
       '/\\evil.example',
+      '/.//evil.example/x',
+      '/..//evil.example/x',
+      '/%2e%2e//evil.example/x',
+      '/%2E//evil.example/x',
+      '/a/../..//evil.example/x',
+      '/./\\evil.example',
       '/\t/evil.example',
       'javascript:alert(1)',
       '/login?next=/send',
@@ -23,6 +29,11 @@ describe('safeNextPath', () => {
     ]) {
       expect(safeNextPath(next), String(next)).toBeNull();
     }
+  });
+
+  it('resolves dot segments that stay on the console', () => {
+    expect(safeNextPath('/history/../deliveries?status=dead')).toBe('/deliveries?status=dead');
+    expect(safeNextPath('/./service')).toBe('/service');
   });
 
   it('round-trips through the login address', () => {
