@@ -487,6 +487,69 @@ describe('cross-site requests, Host and security headers', () => {
     ).toBe(200);
   });
 
+  it('refuses every state-changing API route however its path is spelled', async () => {
+    // The rule reads the route the router chose: /%61pi/… reaches the same handler as /api/….
+    const spellings = (url: string): string[] => {
+      const rest = url.slice('/api'.length);
+      const firstEncoded = rest.replace(/^\/([a-z])/, (_m, c: string) => `/%${c.charCodeAt(0).toString(16)}`);
+      return [
+        `/%61pi${rest}`,
+        `/%61%70%69${rest}`,
+        `/api${firstEncoded}`,
+        `/%2561pi${rest}`,
+        `/API${rest}`,
+        `/Api${rest.toUpperCase()}`,
+        `//api${rest}`,
+        `/api/${rest}`,
+        `/api/.${rest}`,
+        `/x/..${url}`,
+        `/api/%2e${rest}`,
+        `${url}/`,
+      ];
+    };
+    const concrete = (url: string) => url.replace(':name', 'pushNoti').replace(/:[A-Za-z]+/g, '1');
+    const stateChanging = t.app.routeTable.filter(
+      (r) =>
+        r.url.startsWith('/api/') &&
+        (Array.isArray(r.method) ? r.method : [r.method]).some((m) =>
+          ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m),
+        ),
+    );
+    expect(stateChanging.length).toBeGreaterThan(15);
+    const before = {
+      calls: await t.app.store.calls.count(),
+      audit: (await t.app.store.audit.search({}, { limit: 1000 })).length,
+    };
+    const failures: string[] = [];
+    let reachedByOtherSpelling = 0;
+    for (const route of stateChanging) {
+      for (const method of (Array.isArray(route.method) ? route.method : [route.method]).filter((m) =>
+        ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m),
+      )) {
+        const send = (url: string) =>
+          t.app.inject({
+            method: method as InjectOptions['method'],
+            url,
+            headers: { cookie, origin: 'https://evil.example', 'content-type': 'text/plain' },
+            payload: '{}',
+          });
+        const plain = await send(concrete(route.url));
+        if (plain.statusCode !== 403) failures.push(`${method} ${route.url} → ${plain.statusCode}`);
+        for (const url of spellings(concrete(route.url))) {
+          const res = await send(url);
+          // Refused as the plain form is, or not routed at all (404: nothing ran).
+          if (res.statusCode === 403 && res.body === plain.body) reachedByOtherSpelling++;
+          else if (res.statusCode !== 404) failures.push(`${method} ${url} → ${res.statusCode} ${res.body}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    // The encoded spellings do reach the routes: the rule was checked on them, not skipped.
+    expect(reachedByOtherSpelling).toBeGreaterThanOrEqual(stateChanging.length * 2);
+    expect(await t.app.store.calls.count()).toBe(before.calls);
+    expect((await t.app.store.audit.search({}, { limit: 1000 })).length).toBe(before.audit);
+  });
+
   it('answers only for its own host names (no DNS rebinding), /healthz for any', async () => {
     const rebound = await t.app.inject({
       method: 'GET',

@@ -24,6 +24,11 @@ import { userRoutes } from './users.js';
  * @school/contract), an OpenAPI document generated from them, and RFC 9457 problems for errors.
  */
 export const apiPlugin: FastifyPluginAsync = async (app) => {
+  // Every API route that changes state takes requests from the console's own page only
+  // (docs/security.md#cross-site-requests); the rule reads this, not the URL.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, consoleOnly: true };
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 

@@ -28,6 +28,14 @@ export interface Staff {
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access;
+    /**
+     * State-changing requests to this route must come from the console's own page (the CSRF
+     * rule): set on every /api route where the API is registered, read here from the route the
+     * router chose, never from the URL's text (`/%61pi/…` reaches the same route as `/api/…`).
+     */
+    consoleOnly?: boolean;
+    /** Answered whatever Host the request names (probes and scrapers): /healthz, /readyz, /metrics. */
+    anyHost?: boolean;
   }
   interface FastifyRequest {
     /** The logged-in staff user, on routes that need one; null on public routes without a session. */
@@ -79,9 +87,6 @@ const RANK: Record<Access, number> = { public: 0, operator: 1, admin: 2 };
 // A session's last use is written at most this often: idle expiry is exact to within it.
 const TOUCH_EVERY_MS = 60_000;
 const SETUP_TOKEN_MS = 3_600_000;
-
-// Probes and scrapers address the server by whatever name or address they reach it at.
-const ANY_HOST = new Set(['/healthz', '/readyz', '/metrics']);
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -195,8 +200,9 @@ export const authPlugin = fp(
 
     // --- every request: Host, Origin, session, role ---------------------------------------------
     app.addHook('onRequest', async (request, reply) => {
-      const url = request.url;
-      if (allowedHosts && !ANY_HOST.has(url) && !allowedHosts.has(hostName(request.host))) {
+      // Every rule below reads the route the router chose (its config), not the URL's text.
+      const route = request.is404 ? undefined : request.routeOptions.config;
+      if (allowedHosts && !route?.anyHost && !allowedHosts.has(hostName(request.host))) {
         request.log.warn({ host: request.host.slice(0, 200) }, 'Host not allowed (see ALLOWED_HOSTS)');
         return reply
           .code(421)
@@ -205,9 +211,8 @@ export const authPlugin = fp(
           .send('This server does not answer for that host name.');
       }
       // Paths no route matches get their 404 (or the console's page) without a session.
-      const access = request.is404 ? 'public' : (request.routeOptions.config.access ?? 'admin');
-      const isApi = url.startsWith('/api/') || url === '/api';
-      if (isApi && STATE_CHANGING.has(request.method)) {
+      const access = route ? (route.access ?? 'admin') : 'public';
+      if (route?.consoleOnly && STATE_CHANGING.has(request.method)) {
         const refusal = crossSiteRefusal(request, config.PUBLIC_BASE_URL);
         if (refusal) return sendProblem(reply, problem(403, refusal));
       }

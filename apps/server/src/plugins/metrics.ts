@@ -130,7 +130,7 @@ export const metricsPlugin = fp(
 export const metricsRoutes: FastifyPluginAsync = async (app) => {
   const ranges = app.config.METRICS_ALLOWED_IPS;
   const allowed = ranges === null ? () => true : ipAllowList(ranges);
-  app.get('/metrics', { config: { access: 'public' } }, async (request, reply) => {
+  app.get('/metrics', { config: { access: 'public', anyHost: true } }, async (request, reply) => {
     if (!allowed(request.ip)) {
       return reply
         .code(403)
