@@ -40,6 +40,8 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
     if (name === undefined || reserved(name)) return undefined;
     i = NAME.lastIndex;
     const attrs: [string, string][] = [];
+    // Names seen, for the duplicate check: a Set, as searching `attrs` for each name is quadratic.
+    let names: Set<string> | undefined;
     let empty = false;
     for (;;) {
       const before = i;
@@ -61,7 +63,10 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
       const m = ATTRIBUTE.exec(xml);
       if (!m) return undefined;
       const attrName = m[1] as string;
-      if (reserved(attrName) || attrs.some(([a]) => a === attrName)) return undefined;
+      if (reserved(attrName)) return undefined;
+      names ??= new Set();
+      if (names.has(attrName)) return undefined;
+      names.add(attrName);
       attrs.push([attrName, m[2] ?? m[3] ?? '']);
       i = ATTRIBUTE.lastIndex;
     }

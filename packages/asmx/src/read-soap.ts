@@ -1,5 +1,6 @@
 import { findOperation, type GroupDef, type OperationDef } from '@school/contract';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { attributeBreach } from './attribute-limits.js';
 import { parseContentType } from './content-type.js';
 import {
   type FaultCode,
@@ -19,9 +20,18 @@ export interface SoapLimits {
   readonly maxDepth: number;
   /** Most elements accepted in one message. */
   readonly maxElements: number;
+  /** Most attributes accepted on one element, namespace declarations included. */
+  readonly maxAttributesPerElement: number;
+  /** Most attributes accepted in one message (attribute-limits.ts). */
+  readonly maxAttributes: number;
 }
 
-export const DEFAULT_SOAP_LIMITS: SoapLimits = { maxDepth: 32, maxElements: 2000 };
+export const DEFAULT_SOAP_LIMITS: SoapLimits = {
+  maxDepth: 32,
+  maxElements: 2000,
+  maxAttributesPerElement: 256,
+  maxAttributes: 8000,
+};
 
 export interface SoapRequestInput {
   readonly body: Uint8Array;
@@ -215,6 +225,17 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   }
   if (countElements(xml, limits.maxElements) > limits.maxElements) {
     return unreadable(`The message has more than ${limits.maxElements} elements.`);
+  }
+  // Counted before either reader runs: their work grows with the attributes (attribute-limits.ts).
+  const crowded = attributeBreach(xml, limits.maxAttributesPerElement, limits.maxAttributes);
+  if (crowded?.kind === 'message') {
+    return unreadable(`The message has more than ${limits.maxAttributes} attributes.`);
+  }
+  if (crowded) {
+    const { line, column } = position(xml, crowded.index);
+    return unreadable(
+      `The ${crowded.kind} at line ${line}, column ${column} has more than ${limits.maxAttributesPerElement} attributes.`,
+    );
   }
   // The common shape in one pass; anything else through the validator and the parser.
   let root = scanEnvelope(xml, limits.maxDepth);
@@ -415,10 +436,15 @@ function countElements(xml: string, limit: number): number {
   return count;
 }
 
+/** Line and column (from 1) of `index`, counting line feeds without splitting the text into lines. */
 function position(text: string, index: number): { line: number; column: number } {
-  const before = text.slice(0, index);
-  const line = before.split('\n').length;
-  return { line, column: index - before.lastIndexOf('\n') };
+  let line = 1;
+  let lineStart = 0;
+  for (let lf = text.indexOf('\n'); lf !== -1 && lf < index; lf = text.indexOf('\n', lf + 1)) {
+    line++;
+    lineStart = lf + 1;
+  }
+  return { line, column: index - lineStart + 1 };
 }
 
 // --- namespace-aware view of the parser's output -------------------------------------------

@@ -14,19 +14,37 @@ export interface Element {
 }
 
 /** Namespace prefixes in scope ('' is the default namespace). */
-export type Scope = ReadonlyMap<string, string>;
+export interface Scope {
+  get(prefix: string): string | undefined;
+}
 export const ROOT_SCOPE: Scope = new Map([['xml', 'http://www.w3.org/XML/1998/namespace']]);
 
-/** The scope inside an element: its parent's, with the element's xmlns declarations. */
+class DeclaredScope implements Scope {
+  constructor(
+    private readonly declared: ReadonlyMap<string, string>,
+    private readonly parent: Scope,
+  ) {}
+
+  get(prefix: string): string | undefined {
+    // An element's own declaration wins, `xmlns=""` (undeclaring the default namespace) included.
+    return this.declared.get(prefix) ?? this.parent.get(prefix);
+  }
+}
+
+/**
+ * The scope inside an element: its own xmlns declarations, then its parent's scope. Chained, not
+ * copied: copying the parent's declarations into every element that declares one made a message
+ * with many declarations on the root cost their number times its elements.
+ */
 export function scopeOf(attrs: readonly (readonly [string, string])[], parentScope: Scope): Scope {
-  let scope = parentScope;
+  let declared: Map<string, string> | undefined;
   for (const [attrName, value] of attrs) {
     if (attrName === 'xmlns' || attrName.startsWith('xmlns:')) {
-      if (scope === parentScope) scope = new Map(parentScope);
-      (scope as Map<string, string>).set(attrName === 'xmlns' ? '' : attrName.slice(6), value);
+      declared ??= new Map();
+      declared.set(attrName === 'xmlns' ? '' : attrName.slice(6), value);
     }
   }
-  return scope;
+  return declared ? new DeclaredScope(declared, parentScope) : parentScope;
 }
 
 /** The view of an element named `name` with `attrs` (in document order), in `scope` (scopeOf). */

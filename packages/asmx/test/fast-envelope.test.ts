@@ -57,6 +57,10 @@ const ACCEPTED = [
     ' >',
   ),
   `<soap:Envelope ${S11}><soap:Body/></soap:Envelope>`,
+  // Declarations shadowed and undone further in, and ones that come back into scope after.
+  `<soap:Envelope ${S11} xmlns:t="urn:outer" xmlns="urn:d"><soap:Body><t:AuthCode xmlns:t="http://tempuri.org/"><code xmlns="">1</code><t:phone xmlns:t="urn:x" t:a="2"/><a t:a="3"/></t:AuthCode><t:x t:a="4"/></soap:Body></soap:Envelope>`,
+  // Many attributes on one element (the duplicate check is a Set).
+  `<soap:Envelope ${S11}><soap:Body><AuthCode xmlns="http://tempuri.org/"${Array.from({ length: 255 }, (_, i) => ` a${i}="${i}"`).join('')} a="x"><code>1</code></AuthCode></soap:Body></soap:Envelope>`,
   `<Envelope xmlns="urn:not-soap"><Body><AuthCode/></Body></Envelope>`,
   `<q:Envelope ${S11}><q:Body><AuthCode/></q:Body></q:Envelope>`,
   '<a/>',
@@ -81,6 +85,7 @@ const DECLINED = [
   '<a></b>',
   '<a>',
   '<a b="1" b="2"/>',
+  `<a${Array.from({ length: 255 }, (_, i) => ` a${i}="1"`).join('')} a200="2"/>`,
   '<a b="1"c="2"/>',
   '<a/><b/>',
   ' <?xml version="1.0"?><a/>',

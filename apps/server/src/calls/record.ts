@@ -44,7 +44,7 @@ export function callRecord(
     params: facts.params === null ? null : JSON.stringify(facts.params),
     outcome: outcomeOf(facts.status, facts.outcome),
     status: facts.status,
-    error: facts.error,
+    error: facts.error === null ? null : shortened(facts.error),
     duration_ms: reply.elapsedTime,
     request: req.text,
     request_bytes: req.bytes,
@@ -75,4 +75,11 @@ function headLine(message: string): { text: string; bytes: number } {
     text: `${line}\r\n\r\n[not stored: free disk space is low]`,
     bytes: Buffer.byteLength(message),
   };
+}
+
+/** Characters of an error text a record keeps: a parser's message can quote a whole hostile tag. */
+const MAX_ERROR_CHARS = 2000;
+
+function shortened(text: string): string {
+  return text.length <= MAX_ERROR_CHARS ? text : `${text.slice(0, MAX_ERROR_CHARS)}… [${text.length - MAX_ERROR_CHARS} more characters]`;
 }

@@ -1,0 +1,169 @@
+/**
+ * Crafted SOAP envelopes under the body limit, each sent as it is and with a comment before the
+ * operation element (a comment sends the message to the general reader, fast-xml-parser's
+ * validator and parser): the answer a client sees and the call's record. How long each takes is
+ * bench/hostile-requests.mjs's business, not a test's (docs/faults.md#reading-the-request).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lastCall, startTestApp, type TestApp } from './helpers.js';
+
+const S11 = 'http://schemas.xmlsoap.org/soap/envelope/';
+const NS = 'http://tempuri.org/';
+const BODY_LIMIT = 1024 * 1024;
+const HEAD = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${S11}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body>`;
+const TAIL = '</soap:Body></soap:Envelope>';
+const COMMENT = '<!-- the general reader -->';
+const PARAMS = '<code>4821</code><phone>+447911123456</phone>';
+const READ_FAILED = 'Server was unable to read request. ---> ';
+
+const operation = (attributes = '', inner = PARAMS) =>
+  `<AuthCode xmlns="${NS}"${attributes}>${inner}</AuthCode>`;
+const many = (count: number, piece: (i: string) => string) =>
+  Array.from({ length: count }, (_, i) => piece(i.toString(36))).join('');
+const attributes = (count: number) => many(count, (i) => ` a${i}="1"`);
+
+/** What the client must get and the record must say. */
+type Expected =
+  | { readonly unreadable: (xml: string) => string }
+  | { readonly fault: string }
+  | { readonly ok: true };
+
+/** Where the first `marker` is, as the refusal words it (one line: column = index + 1). */
+const columnOf = (xml: string, marker: string) => xml.indexOf(marker) + 1;
+const crowdedTag = (kind: string, marker: string) => (xml: string) =>
+  `The ${kind} at line 1, column ${columnOf(xml, marker)} has more than 256 attributes.`;
+const TOO_MANY_ELEMENTS = () => 'The message has more than 2000 elements.';
+
+const CASES: { name: string; operation: string; expected: Expected }[] = [
+  {
+    name: '88 000 attributes on the operation element',
+    operation: operation(attributes(88_000)),
+    expected: { unreadable: crowdedTag('element', '<AuthCode') },
+  },
+  {
+    name: '30 000 namespace declarations',
+    operation: operation(many(30_000, (i) => ` xmlns:p${i}="urn:x${i}"`)),
+    expected: { unreadable: crowdedTag('element', '<AuthCode') },
+  },
+  {
+    name: '256 attributes on each of 500 elements',
+    operation: operation('', PARAMS + `<x${many(256, (i) => ` a${i}=""`)}/>`.repeat(500)),
+    expected: { unreadable: () => 'The message has more than 8000 attributes.' },
+  },
+  {
+    name: '88 000 attributes in a processing instruction',
+    operation: operation('', `${PARAMS}<?pi${attributes(88_000)}?>`),
+    expected: { unreadable: crowdedTag('processing instruction', '<?pi') },
+  },
+  {
+    // Readable: an element the operation does not know is ignored.
+    name: 'one 900 KB element name',
+    operation: operation('', `${PARAMS}<${'a'.repeat(900_000)}/>`),
+    expected: { ok: true },
+  },
+  {
+    name: '60 000 sibling elements',
+    operation: operation('', PARAMS + '<a/>'.repeat(60_000)),
+    expected: { unreadable: TOO_MANY_ELEMENTS },
+  },
+  {
+    // Readable: the code is 60 000 ampersands, which the operation refuses.
+    name: '60 000 &amp; references',
+    operation: operation('', `<code>${'&amp;'.repeat(60_000)}</code><phone>+447911123456</phone>`),
+    expected: { fault: 'Invalid code: it must be 1 to 16 letters or digits.' },
+  },
+  {
+    name: '60 000 &#65; references',
+    operation: operation('', `<code>${'&#65;'.repeat(60_000)}</code><phone>+447911123456</phone>`),
+    expected: { fault: 'Invalid code: it must be 1 to 16 letters or digits.' },
+  },
+  {
+    name: '50 000 nested elements',
+    operation: operation('', PARAMS + '<a>'.repeat(50_000) + '</a>'.repeat(50_000)),
+    expected: { unreadable: TOO_MANY_ELEMENTS },
+  },
+  {
+    name: "100 000 unclosed '<a'",
+    operation: operation('', PARAMS + '<a'.repeat(100_000)),
+    expected: { unreadable: TOO_MANY_ELEMENTS },
+  },
+  {
+    name: "50 000 unclosed '<a><b'",
+    operation: operation('', PARAMS + '<a><b'.repeat(50_000)),
+    expected: { unreadable: TOO_MANY_ELEMENTS },
+  },
+];
+
+describe('hostile envelopes under the body limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const requests = CASES.flatMap((c) =>
+    [false, true].map((comment) => ({
+      ...c,
+      name: comment ? `${c.name}, with a comment` : c.name,
+      xml: HEAD + (comment ? COMMENT : '') + c.operation + TAIL,
+    })),
+  );
+
+  it.each(requests)('$name', async ({ xml, expected }) => {
+    const payload = Buffer.from(xml);
+    expect(payload.length).toBeLessThan(BODY_LIMIT);
+    const before = await t.app.store.calls.count();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/AuthCodeSending.asmx',
+      headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}AuthCode"` },
+      payload,
+    });
+    expect(res.headers['content-type']).toBe('text/xml; charset=utf-8');
+    expect(await t.app.store.calls.count()).toBe(before + 1);
+    const row = await lastCall(t.app);
+    expect(row).toMatchObject({ binding: 'soap11', group_name: 'AuthCodeSending' });
+
+    if ('unreadable' in expected) {
+      // ASMX's answer to XML it could not read: 400, empty body; the reason in the record only.
+      expect(res.statusCode).toBe(400);
+      expect(res.body).toBe('');
+      expect(row).toMatchObject({
+        outcome: 'client-error',
+        status: 400,
+        error: READ_FAILED + expected.unreadable(xml),
+      });
+      expect(row.note).toMatch(/empty body/);
+    } else if ('fault' in expected) {
+      expect(res.statusCode).toBe(500);
+      expect(res.body).toContain(
+        `<faultcode>soap:Client</faultcode><faultstring>${expected.fault}</faultstring>`,
+      );
+      expect(row).toMatchObject({
+        operation: 'AuthCode',
+        outcome: 'client-error',
+        status: 500,
+        error: expected.fault,
+      });
+    } else {
+      expect(res.statusCode).toBe(200);
+      expect(res.body).toContain(`<AuthCodeResponse xmlns="${NS}" />`);
+      expect(row).toMatchObject({ operation: 'AuthCode', outcome: 'ok', status: 200, error: null });
+    }
+  });
+
+  it('keeps a reader\'s error short in the record, however long the tag it quotes', async () => {
+    const name = 'a'.repeat(300_000);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/AuthCodeSending.asmx',
+      headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}AuthCode"` },
+      payload: `${HEAD}<AuthCode xmlns="${NS}"><code>1</code></${name}></AuthCode>${TAIL}`,
+    });
+    expect(res.statusCode).toBe(400);
+    const row = await lastCall(t.app);
+    expect(row.error).toMatch(/^Server was unable to read request\. ---> There is an error in XML document/);
+    expect(row.error?.length).toBeLessThan(2100);
+    expect(row.error).toMatch(/… \[\d+ more characters\]$/);
+  });
+});
