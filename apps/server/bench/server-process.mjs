@@ -21,6 +21,9 @@ export function freePort() {
  */
 const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8').split(' ').filter(Boolean);
 
+/** The sealing key of the benches' PostgreSQL instances (32 bytes, base64). */
+const BENCH_CODE_KEY = Buffer.alloc(32, 3).toString('base64');
+
 /** Servers started and not yet exited: `stopAll` ends them if a bench fails half-way. */
 const children = new Set();
 
@@ -30,8 +33,18 @@ const children = new Set();
  */
 export async function startProcess(script, env, { readyPath = '/healthz', baseEnv = process.env } = {}) {
   const port = await freePort();
+  // Instances on PostgreSQL seal auth codes with one shared key (CODE_ENCRYPTION_KEY is required there).
+  const sealing = env.DATABASE_URL ? { CODE_ENCRYPTION_KEY: BENCH_CODE_KEY } : {};
   const child = spawn(process.execPath, [...nodeFlags, script], {
-    env: { ...baseEnv, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+    env: {
+      ...baseEnv,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      ...sealing,
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.add(child);

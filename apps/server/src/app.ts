@@ -11,7 +11,9 @@ import { bookBlobsPlugin } from './books/plugin.js';
 import type { Config } from './config.js';
 import { twilioHooks } from './hooks/twilio.js';
 import { consolePlugin } from './plugins/console.js';
+import { diskSpacePlugin } from './plugins/disk-space.js';
 import { metricsPlugin, metricsRoutes } from './plugins/metrics.js';
+import { readinessPlugin } from './plugins/readiness.js';
 import { requestLimitsPlugin } from './plugins/request-limits.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
 import {
@@ -52,6 +54,11 @@ export function requestId(req: IncomingMessage): string {
 export interface BuildOptions {
   /** Pino options (our serializers are always applied), or `false` for no logging. */
   readonly logger?: false | Exclude<FastifyServerOptions['logger'], boolean | undefined>;
+  /**
+   * A problem no retry mends, found after start (PostgreSQL refused DATABASE_URL's credentials
+   * once it could be reached): the process owner stops (server.ts exits non-zero). Default: logged.
+   */
+  readonly onFatal?: (err: Error) => void;
 }
 
 /** Builds the Fastify instance from its plugins; `server.ts` listens, tests call `inject()`. */
@@ -75,7 +82,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(configPlugin, { config });
   await app.register(metricsPlugin);
-  await app.register(storePlugin);
+  await app.register(diskSpacePlugin);
+  await app.register(storePlugin, { onFatal: options.onFatal });
+  await app.register(readinessPlugin);
   await app.register(bookBlobsPlugin);
   await app.register(providersPlugin);
   await app.register(dispatcherPlugin);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { isIpRange, isValidRegion, passwordSchema, usernameSchema } from '@school/contract';
 import { z } from 'zod';
 import { checkProviderConfig, providerConfigShape } from './providers/config.js';
+import { secretKeyBytes } from './secrets/sealer.js';
 
 /** An unset variable and an empty one (`PORT=` in a .env file) both mean "use the default". */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -190,6 +191,26 @@ export const configSchema = z.object({
   MAX_LIBRARY_BYTES: optional(integer(1024, 1024 * 1024 * 1024 * 1024).default(5 * 1024 * 1024 * 1024)),
   /** Below this much free space in DATA_DIR, raw bodies are no longer stored (summaries still are). */
   MIN_FREE_DISK_MB: optional(integer(0, 10_000_000).default(1024)),
+  /**
+   * Below this much free space in DATA_DIR, new calls are refused (503) before anything is
+   * written: what is left is the outbox's reserve, to record the attempts of what was accepted.
+   */
+  REFUSE_FREE_DISK_MB: optional(integer(0, 10_000_000).default(64)),
+  /**
+   * The key auth codes are sealed with while they wait to be sent (32 bytes, base64 or hex). Unset
+   * on SQLite: a key file created in DATA_DIR at first start. Required on PostgreSQL, the same on
+   * every instance.
+   */
+  CODE_ENCRYPTION_KEY: optional(
+    z
+      .string()
+      .trim()
+      .refine(
+        (v) => secretKeyBytes(v) !== undefined,
+        'must be 32 random bytes in base64 or hex, e.g. the output of `openssl rand -base64 32`',
+      )
+      .optional(),
+  ),
 });
 
 // apps/server/src/config.ts and the bundled apps/server/dist/server.js both sit two levels below
@@ -212,6 +233,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const result = configSchema
     .superRefine(checkProviderConfig)
     .superRefine((c, ctx) => {
+      if (c.DATABASE_URL !== undefined && c.CODE_ENCRYPTION_KEY === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['CODE_ENCRYPTION_KEY'],
+          message:
+            'is required with DATABASE_URL: every instance sharing the database must seal auth codes with the same key (generate one with `openssl rand -base64 32`)',
+        });
+      }
       if ((c.ADMIN_USERNAME === undefined) !== (c.ADMIN_PASSWORD === undefined)) {
         ctx.addIssue({
           code: 'custom',

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { BOOK_CHUNK_BYTES, bookPath, readFully } from './books/blobs.js';
+import { KEY_FILE, loadSealer, type Sealer } from './secrets/sealer.js';
 import { isPostgresUrl, type OpenedDatabase, openDatabase } from './store/db.js';
 import { COPIED_TABLES, type Database } from './store/schema.js';
 
@@ -22,6 +23,10 @@ their bytes, calls, deliveries, delivery attempts and limit slots. Sessions are 
 log in again. Both databases are first brought to the latest schema.
 
 Stop the server using DATA_DIR first: what it records after the copy starts is not copied.
+
+SMS still waiting to be sent keep their text sealed under DATA_DIR's key file; they are sealed
+again under CODE_ENCRYPTION_KEY, the key the PostgreSQL instances will use: set it in this
+command's environment when there are any (the copy is refused otherwise).
 
   --from <dir>   the SQLite server's DATA_DIR
   --to <url>     the PostgreSQL database (DATABASE_URL of the new deployment); it must hold no
@@ -159,6 +164,8 @@ async function copyTable(
   table: CopiedTable,
   columns: readonly { name: string; text: boolean }[],
   total: number,
+  /** Changes a row on its way (an SMS's sealed text sealed again under the target's key). */
+  transform: (row: Record<string, unknown>) => void = () => {},
 ): Promise<TableCopy> {
   const names = columns.map((c) => c.name);
   const textColumns = columns.filter((c) => c.text).map((c) => c.name);
@@ -202,6 +209,7 @@ async function copyTable(
       // is gone (the SQLite server would mark it interrupted at its next start); an expired lease
       // lets the first PostgreSQL instance do the same.
       if (table === 'deliveries' && row.status === 'sending' && row.lease_until == null) row.lease_until = 0;
+      transform(row);
     }
     await sql`
       INSERT INTO ${sql.table(table)} (${sql.join(names.map((n) => sql.ref(n)))})
@@ -283,6 +291,44 @@ async function advanceIdentities(dst: Transaction<Database>): Promise<void> {
   }
 }
 
+/**
+ * SMS waiting to be sent keep their text sealed under the SQLite server's key file (or, from a
+ * release before sealing, in clear in the payload). The PostgreSQL instances seal with
+ * CODE_ENCRYPTION_KEY: each such text is opened and sealed again under it, so those codes are still
+ * sent. Without CODE_ENCRYPTION_KEY in the environment the copy is refused when there are any.
+ */
+function reseal(dataDir: string): (row: Record<string, unknown>) => void {
+  const sourceKey = path.join(dataDir, KEY_FILE);
+  let from: Sealer | undefined;
+  let to: Sealer | undefined;
+  const targetKey = process.env.CODE_ENCRYPTION_KEY;
+  return (row) => {
+    if (row.kind !== 'sms') return;
+    const payload = JSON.parse(String(row.payload)) as { text?: unknown; maskedText?: unknown };
+    const legacy =
+      typeof payload.text === 'string' && ['pending', 'sending', 'dead'].includes(String(row.status));
+    if (row.secret == null && !legacy) {
+      if (payload.text !== undefined) row.payload = JSON.stringify({ maskedText: payload.maskedText ?? '' });
+      return;
+    }
+    if (targetKey === undefined)
+      throw new Error(
+        'Some SMS still wait to be sent: set CODE_ENCRYPTION_KEY to the key the PostgreSQL instances will use (the same on every instance), and run again.',
+      );
+    to ??= loadSealer({ key: targetKey, dataDir });
+    let text: string;
+    if (legacy) text = payload.text as string;
+    else {
+      if (!fs.existsSync(sourceKey))
+        throw new Error(`${sourceKey}, the key the SQLite server sealed auth codes with, is missing.`);
+      from ??= loadSealer({ dataDir });
+      text = from.open(String(row.secret), String(row.idempotency_key));
+    }
+    row.secret = to.seal(text, String(row.idempotency_key));
+    row.payload = JSON.stringify({ maskedText: payload.maskedText ?? '' });
+  };
+}
+
 async function migrate(options: Options): Promise<void> {
   const dbFile = path.join(options.from, 'school-messaging.db');
   // openDatabase would create an empty store; a mistyped --from should say so instead.
@@ -300,6 +346,13 @@ async function migrate(options: Options): Promise<void> {
       databaseUrl: options.to,
       poolSize: 2,
     });
+    if (target.dialect === 'postgres' && !target.availability.status().up) {
+      target.stopStarting();
+      throw new Error(
+        `${redact(options.to)} cannot be reached: ${target.availability.status().reason ?? 'unknown'}.`,
+      );
+    }
+    const resealTexts = reseal(options.from);
     const sourceColumns = await columnsOf(source.db);
     const targetColumns = await columnsOf(target.db);
     // A table this command does not know (a later migration) must not be left behind silently.
@@ -345,7 +398,14 @@ async function migrate(options: Options): Promise<void> {
         let books = { files: 0, bytes: 0, chunks: 0 };
         for (const table of TABLES) {
           const expected = await count(src, table);
-          const copied = await copyTable(src, trx, table, sourceColumns.get(table) ?? [], expected);
+          const copied = await copyTable(
+            src,
+            trx,
+            table,
+            sourceColumns.get(table) ?? [],
+            expected,
+            table === 'deliveries' ? resealTexts : undefined,
+          );
           tables.set(table, { ...copied, expected });
           print(`  ${table}: ${copied.rows} rows`);
           if (table === 'books') {

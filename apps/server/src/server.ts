@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
@@ -42,7 +43,16 @@ async function main(): Promise<void> {
   process.on('SIGINT', onStop);
   process.on('SIGTERM', onStop);
 
-  const app = await buildApp(config);
+  let built: FastifyInstance | undefined;
+  const app = await buildApp(config, {
+    // Found after start and not mended by waiting (credentials refused once the database could
+    // be reached): stop, non-zero, as a bad configuration at start does.
+    onFatal: () => {
+      if (!built) process.exit(1);
+      void built.close().finally(() => process.exit(1));
+    },
+  });
+  built = app;
   // Errors and other signals close the same way; SIGINT and SIGTERM come through `stop`.
   const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an uncaught error');

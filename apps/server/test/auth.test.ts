@@ -2,6 +2,7 @@ import { AUDIT_ACTIONS, CSRF_HEADER, CSRF_HEADER_VALUE, type Session, type User 
 import type { InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NOT_LOGGED_IN, ROLE_REFUSED } from '../src/auth/plugin.js';
+import { loadSealer } from '../src/secrets/sealer.js';
 import { CONSOLE_HEADERS, startTestApp, TEST_ADMIN, type TestApp } from './helpers.js';
 
 const OPERATOR = { username: 'olga', password: 'operator password 1' };
@@ -811,17 +812,17 @@ describe('audit log', () => {
       });
       const callId = sms.json().id as number;
       // Sent at once through the log provider; then made dead as a failed one would be, with
-      // its text still there (a settled SMS keeps only the masked text and cannot be resent).
+      // its sealed text still there (a settled SMS keeps only the masked text and cannot be resent).
       await t.app.dispatcher.idle();
       const [delivery] = await t.app.store.deliveries.search({ callId }, { limit: 1 });
       await t.app.store.db
         .updateTable('deliveries')
         .set({
           status: 'dead',
-          payload: JSON.stringify({
-            text: 'Your verification code is 1234',
-            maskedText: 'Your verification code is ***',
-          }),
+          secret: loadSealer({ dataDir: t.dataDir }).seal(
+            'Your verification code is 1234',
+            delivery?.idempotency_key ?? '',
+          ),
         })
         .where('id', '=', delivery?.id ?? 0)
         .execute();

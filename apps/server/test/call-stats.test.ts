@@ -5,7 +5,7 @@ import { matches } from '../src/api/mapping.js';
 import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/store/call-stats.js';
 import { type CallRow, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
-import { callRow, type TestApp, tempDataDir } from './helpers.js';
+import { callRow, type TestApp, tempDataDir, testSealer } from './helpers.js';
 import { DIALECTS, type FreshDatabase, freshPostgres, startTestAppOn } from './pg.js';
 
 const HOUR = 3_600_000;
@@ -65,6 +65,7 @@ describe.each(DIALECTS)('call statistics on %s', (dialect) => {
       synchronous: 'NORMAL',
       databaseUrl: fresh?.url,
       poolSize: 4,
+      sealer: testSealer(),
     });
     cleanup.unshift(() => store.close());
   });

@@ -3,11 +3,10 @@ import { deliveryPayloadJson, parseDeliveryPayload } from '../src/store/index.js
 
 describe('delivery payloads', () => {
   it('reads and writes each kind, the kind kept in the row, not the JSON', () => {
-    const sms = deliveryPayloadJson({ kind: 'sms', text: 'Code 1234', maskedText: 'Code ***' });
-    expect(sms).toBe('{"text":"Code 1234","maskedText":"Code ***"}');
+    const sms = deliveryPayloadJson({ kind: 'sms', maskedText: 'Code ***' });
+    expect(sms).toBe('{"maskedText":"Code ***"}');
     expect(parseDeliveryPayload({ kind: 'sms', payload: sms })).toEqual({
       kind: 'sms',
-      text: 'Code 1234',
       maskedText: 'Code ***',
     });
     const push = deliveryPayloadJson({ kind: 'push', title: 'T', body: 'B', data: { id: '1' } });
@@ -20,13 +19,11 @@ describe('delivery payloads', () => {
     });
   });
 
-  it('keeps only the masked text of a settled SMS', () => {
-    const settled = deliveryPayloadJson({ kind: 'sms', maskedText: 'Code ***' });
-    expect(settled).toBe('{"maskedText":"Code ***"}');
-    expect(parseDeliveryPayload({ kind: 'sms', payload: settled })).toEqual({
-      kind: 'sms',
-      maskedText: 'Code ***',
-    });
+  it('never reads an SMS text from the payload, even one a release before sealing kept there', () => {
+    // The clear text lives only sealed, in the row's `secret` column (deliveries.openText).
+    expect(
+      parseDeliveryPayload({ kind: 'sms', payload: '{"text":"Code 1234","maskedText":"Code ***"}' }),
+    ).toEqual({ kind: 'sms', maskedText: 'Code ***' });
   });
 
   it('reads missing fields as empty', () => {

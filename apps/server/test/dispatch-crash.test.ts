@@ -1,14 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { DeliveryDetail, DeliveryList } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleFetch, TEST_ADMIN, tempDataDir } from './helpers.js';
-import { freePort } from './server-process.js';
-
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { consoleFetch, tempDataDir } from './helpers.js';
+import { type ServerProcess, startServerProcess } from './server-process.js';
 
 async function until<T>(
   check: () => Promise<T | undefined> | T | undefined,
@@ -59,30 +54,20 @@ describe('a dispatcher killed mid-batch and restarted', () => {
     data.remove();
   });
 
-  async function start(): Promise<{ child: ChildProcess; url: string }> {
-    const port = await freePort();
-    const child = spawn(process.execPath, [path.join(serverDir, 'dist/server.js')], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        PORT: String(port),
-        HOST: '127.0.0.1',
+  /** The server on the test's one data folder, so that the second start finds what the first left. */
+  const start = (): Promise<ServerProcess> =>
+    startServerProcess(
+      {
         DATA_DIR: data.dir,
-        LOG_LEVEL: 'warn',
         PUSH_PROVIDER: 'webhook',
         PUSH_WEBHOOK_URL: hookUrl,
         PUSH_WEBHOOK_SECRET: 'a-shared-secret-for-the-test',
         DISPATCH_CONCURRENCY: '2',
         PROVIDER_TIMEOUT_MS: '60000',
         DISPATCH_POLL_MS: '50',
-        ADMIN_USERNAME: TEST_ADMIN.username,
-        ADMIN_PASSWORD: TEST_ADMIN.password,
       },
-      stdio: 'ignore',
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await until(async () => (await fetch(`${url}/healthz`)).ok || undefined, 'health');
-    return { child, url };
-  }
+      { until: 'listening' },
+    );
 
   it('loses nothing and sends nothing twice', async () => {
     const first = await start();
@@ -102,7 +87,7 @@ describe('a dispatcher killed mid-batch and restarted', () => {
     // Two attempts are under way (the concurrency), the provider has them, and the server dies.
     await until(() => held.length === 2 || undefined, 'two attempts in flight');
     first.child.kill('SIGKILL');
-    await new Promise((r) => first.child.once('exit', r));
+    await first.exited;
     holding = false;
 
     const second = await start();
@@ -124,8 +109,7 @@ describe('a dispatcher killed mid-batch and restarted', () => {
       expect(outcomes.filter((o) => o.join() === 'interrupted,sent')).toHaveLength(2);
       expect(outcomes.filter((o) => o.join() === 'sent')).toHaveLength(3);
     } finally {
-      second.child.kill('SIGTERM');
-      await new Promise((r) => second.child.once('exit', r));
+      await second.stop();
     }
   });
 });

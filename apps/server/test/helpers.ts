@@ -3,8 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { CSRF_HEADER, CSRF_HEADER_VALUE } from '@school/contract';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { vi } from 'vitest';
 import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
+import { createSealer } from '../src/secrets/sealer.js';
 import type { NewCall } from '../src/store/index.js';
 
 /** A fresh data folder under the system's temp directory, removed by the returned function. */
@@ -12,6 +14,12 @@ export function tempDataDir(): { dir: string; remove: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-messaging-test-'));
   return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** The key auth codes are sealed with on PostgreSQL, where CODE_ENCRYPTION_KEY is required. */
+export const TEST_CODE_KEY = Buffer.alloc(32, 7).toString('base64');
+
+/** A sealer for tests that open the store themselves. */
+export const testSealer = () => createSealer(Buffer.from(TEST_CODE_KEY, 'base64'));
 
 /** The admin every test app starts with (ADMIN_USERNAME / ADMIN_PASSWORD). */
 export const TEST_ADMIN = { username: 'admin', password: 'correct horse battery' } as const;
@@ -51,8 +59,14 @@ export async function startTestApp(
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
     ASMX_LIMIT_PER_IP: 'off',
+    // Whatever this machine's free space, records keep their bodies and calls are taken; the
+    // disk's thresholds have tests of their own.
+    MIN_FREE_DISK_MB: '0',
+    REFUSE_FREE_DISK_MB: '0',
     ADMIN_USERNAME: TEST_ADMIN.username,
     ADMIN_PASSWORD: TEST_ADMIN.password,
+    // On PostgreSQL the key is required; on SQLite the key file in DATA_DIR is used.
+    ...(env.DATABASE_URL ? { CODE_ENCRYPTION_KEY: TEST_CODE_KEY } : {}),
     ...env,
   });
   const app = await buildApp(config, { logger: logger ?? false });
@@ -158,4 +172,17 @@ export function callRow(overrides: Partial<NewCall> = {}): NewCall {
     response_bytes: 20,
     ...overrides,
   };
+}
+
+/** Waits until `check` holds, looking every `intervalMs` (50), for `timeoutMs` (10 s) at most. */
+export function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  { timeoutMs = 10_000, intervalMs = 50, what = 'the condition' } = {},
+): Promise<void> {
+  return vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: intervalMs },
+  );
 }

@@ -152,7 +152,7 @@ describe('hostile envelopes under the body limit', () => {
     }
   });
 
-  it('keeps a reader\'s error short in the record, however long the tag it quotes', async () => {
+  it("keeps a reader's error short in the record, however long the tag it quotes", async () => {
     const name = 'a'.repeat(300_000);
     const res = await t.app.inject({
       method: 'POST',

@@ -154,6 +154,6 @@ describe('WSDL, DISCO and help pages', () => {
   it('answers /healthz once the store is ready', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    expect(res.json()).toEqual({ status: 'ok', database: 'up', disk: 'ok' });
   });
 });

@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOK_CHUNK_BYTES, bookPath } from '../src/books/blobs.js';
+import { createSealer } from '../src/secrets/sealer.js';
 import { type OpenedDatabase, openDatabase } from '../src/store/db.js';
 import { COPIED_TABLES } from '../src/store/schema.js';
 import { callRow, startTestApp, tempDataDir } from './helpers.js';
@@ -18,10 +19,15 @@ const command = path.join(serverDir, 'dist/migrate-data.js');
 const TABLES = COPIED_TABLES;
 
 function migrateData(...args: string[]) {
+  return migrateDataWith({}, ...args);
+}
+
+function migrateDataWith(env: Record<string, string>, ...args: string[]) {
   const run = spawnSync(process.execPath, [command, ...args], {
     cwd: serverDir,
     encoding: 'utf8',
     timeout: 60_000,
+    env: { ...process.env, CODE_ENCRYPTION_KEY: undefined, ...env },
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -243,4 +249,57 @@ describe.skipIf(!TEST_DATABASE_URL)('migrate-data: a SQLite store into PostgreSQ
     expect(nowhere.stderr).toContain('There is no SQLite store in');
     expect(fs.existsSync(path.join(data.dir, 'nowhere'))).toBe(false);
   });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('migrate-data: SMS still waiting to be sent', () => {
+  it("seals their text again under the PostgreSQL instances' key, and refuses without one", async () => {
+    const data = tempDataDir();
+    const target = await freshPostgres();
+    try {
+      // A gateway nobody answers: the codes stay pending, their text sealed with the key file.
+      const t = await startTestApp(
+        {
+          SMS_PROVIDER: 'http',
+          SMS_HTTP_URL: 'http://127.0.0.1:9/send',
+          SMS_HTTP_BODY: 'to={to}&text={text}',
+        },
+        data.dir,
+      );
+      try {
+        const res = await t.app.inject(soap11('AuthCode', '<code>Q4RT7Z</code><phone>+447911123456</phone>'));
+        expect(res.statusCode).toBe(200);
+      } finally {
+        await t.close();
+      }
+      const [pending] = sqliteRows(data.dir, 'deliveries');
+      expect(pending?.status).toBe('pending');
+      expect(String(pending?.secret)).not.toContain('Q4RT7Z');
+
+      const refused = migrateData('--from', data.dir, '--to', target.url);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain(
+        'set CODE_ENCRYPTION_KEY to the key the PostgreSQL instances will use',
+      );
+
+      const key = Buffer.alloc(32, 9).toString('base64');
+      const copied = migrateDataWith({ CODE_ENCRYPTION_KEY: key }, '--from', data.dir, '--to', target.url);
+      expect(copied.status, copied.stderr).toBe(0);
+      const pg = await openDatabase({ dataDir: data.dir, synchronous: 'NORMAL', databaseUrl: target.url });
+      try {
+        const [row] = await pgRows(pg, 'deliveries');
+        expect(row?.secret).not.toBe(pending?.secret);
+        expect(String(row?.payload)).not.toContain('Q4RT7Z');
+        const opened = createSealer(Buffer.from(key, 'base64')).open(
+          String(row?.secret),
+          String(row?.idempotency_key),
+        );
+        expect(opened).toBe('Your verification code is Q4RT7Z');
+      } finally {
+        await pg.db.destroy();
+      }
+    } finally {
+      await target.drop();
+      data.remove();
+    }
+  }, 60_000);
 });

@@ -298,7 +298,7 @@ describe('retention', () => {
         kind: 'sms' as const,
         provider: 'log',
         recipient: '+447911123456',
-        payload: { maskedText: 'x' },
+        payload: { text: 'x 1234', maskedText: 'x ***' },
       };
       await first.app.store.calls.record({ ...base, at: now - 40 * day }, [sms]);
       const nearly = await first.app.store.calls.record({ ...base, at: now - 29.5 * day }, [sms]);

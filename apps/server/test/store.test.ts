@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { idempotencyKey } from '../src/store/deliveries.js';
 import { type Claimed, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
-import { tempDataDir } from './helpers.js';
+import { tempDataDir, testSealer } from './helpers.js';
 import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
 
 /**
@@ -77,6 +77,7 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
         synchronous: 'NORMAL',
         databaseUrl: fresh?.url,
         poolSize: 8,
+        sealer: testSealer(),
       });
       cleanup.unshift(() => s.close());
       return s;
@@ -90,7 +91,7 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
 
   it('is ready once migrated, and says which database it is', async () => {
     expect(opened.store.dialect).toBe(dialect);
-    expect(await opened.store.readiness()).toEqual({ database: true, migrations: true });
+    expect(opened.store.readiness()).toMatchObject({ database: true, migrations: true });
     // Reopening runs no migration twice; a database a newer release has migrated further still
     // opens (a rolling upgrade, a rollback): its migrations only add.
     await opened.store.db
@@ -99,11 +100,11 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       .execute();
     if (dialect === 'postgres') {
       const second = await opened.another();
-      expect(await second.readiness()).toEqual({ database: true, migrations: true });
+      expect(second.readiness()).toMatchObject({ database: true, migrations: true });
     } else {
       await opened.store.close();
       const again = await opened.another();
-      expect(await again.readiness()).toEqual({ database: true, migrations: true });
+      expect(again.readiness()).toMatchObject({ database: true, migrations: true });
     }
   });
 
@@ -310,9 +311,15 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       const sent = await store.deliveries.findById(a.delivery.id);
       expect(sent).toMatchObject({ status: 'sent', provider_id: 'SM1', sent_at: now, lease_until: null });
       expect(JSON.parse(sent?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
+      // Settled: the sealed text is destroyed.
+      expect(sent?.secret).toBeNull();
       const later = await store.deliveries.findById(b.delivery.id);
       expect(later).toMatchObject({ status: 'pending', next_attempt_at: now + 5000, last_error: 'busy' });
-      expect(JSON.parse(later?.payload ?? '{}').text).toBe('Your code is 123456');
+      // Still to be sent: its text is kept, sealed, never in the payload.
+      expect(JSON.parse(later?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
+      expect(later?.secret).toMatch(/^v1\./);
+      expect(later?.secret).not.toContain('123456');
+      expect(store.deliveries.openText(later as NonNullable<typeof later>)).toBe('Your code is 123456');
       expect(await store.deliveries.attemptsOf(b.delivery.id)).toEqual([
         expect.objectContaining({
           outcome: 'transient',
@@ -559,7 +566,7 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     'commits calls with FULL durability around the outbox bookkeeping that does not wait for the disk',
     async () => {
       const data = tempDataDir();
-      const store = await openStore({ dataDir: data.dir, synchronous: 'FULL' });
+      const store = await openStore({ dataDir: data.dir, synchronous: 'FULL', sealer: testSealer() });
       try {
         const level = async () =>
           (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(store.db)).rows[0]?.synchronous;

@@ -255,11 +255,17 @@ export const serviceInfoSchema = z
     /** The region national phone numbers are read in, when one is configured. */
     defaultPhoneRegion: z.string().nullable(),
     providers: z.object({ sms: providerInfoSchema, push: providerInfoSchema }),
-    /** The data folder's free space; raw request and response bodies stop being stored below the minimum. */
+    /**
+     * The data folder's free space: raw request and response bodies stop being stored below the
+     * minimum, and new calls are refused below the refusal threshold (null freeBytes: not checked,
+     * PostgreSQL).
+     */
     storage: z.object({
       freeBytes: z.number().nullable(),
       minFreeBytes: z.number(),
+      refuseFreeBytes: z.number(),
       rawBodiesStored: z.boolean(),
+      refusingCalls: z.boolean(),
     }),
     groups: z.array(
       z.object({

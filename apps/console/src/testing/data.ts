@@ -40,7 +40,13 @@ export const serviceInfo: ServiceInfo = {
         'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
     },
   },
-  storage: { freeBytes: 50_000_000_000, minFreeBytes: 1_000_000_000, rawBodiesStored: true },
+  storage: {
+    freeBytes: 50_000_000_000,
+    minFreeBytes: 1_000_000_000,
+    refuseFreeBytes: 64 * 1024 * 1024,
+    rawBodiesStored: true,
+    refusingCalls: false,
+  },
   groups: groups.map((g) => ({
     name: g.name,
     title: g.title,

@@ -8,7 +8,6 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type DeliveryCursor, deliveryState } from '../store/delivery-filters.js';
-import { parseDeliveryPayload } from '../store/index.js';
 import { toAttempt, toDelivery } from './catalog-mapping.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -101,8 +100,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       const { id } = request.params;
       const row = await store.deliveries.findById(id);
       if (!row) return sendProblem(reply, problem(404, `There is no delivery ${id}.`));
-      const payload = parseDeliveryPayload(row);
-      if (row.status === 'dead' && payload.kind === 'sms' && payload.text === undefined) {
+      if (row.status === 'dead' && row.kind === 'sms' && row.secret === null) {
         return sendProblem(
           reply,
           problem(

@@ -9,7 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type CallExchange, recordAndAnswer, runOperation } from '../calls/exchange.js';
-import { problem } from './problem.js';
+import { problem, unavailableDetail } from './problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
@@ -36,10 +36,21 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
           200: operationResultSchema,
           '4xx': problemSchema,
           500: problemSchema,
+          503: problemSchema,
         },
       },
     },
     async (request, reply) => {
+      // Sends the service cannot take now are refused before anything is written.
+      const refusal = app.readiness.refusal();
+      if (refusal) {
+        app.metrics.observeRefusal(refusal.cause);
+        return reply
+          .code(503)
+          .header('retry-after', String(refusal.retryAfterSeconds))
+          .type(PROBLEM_TYPE)
+          .send(problem(503, unavailableDetail(refusal.cause)));
+      }
       const { name } = request.params;
       const op = operationByName(name);
       const body = request.body ?? {};
@@ -124,11 +135,17 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
               ...(ex.error ? { error: ex.error } : {}),
             },
           }),
-        unrecordable: () =>
-          reply
-            .code(500)
-            .type(PROBLEM_TYPE)
-            .send(problem(500, 'The call could not be recorded; nothing was done.')),
+        unrecordable: (unavailable) =>
+          unavailable
+            ? reply
+                .code(503)
+                .header('retry-after', '5')
+                .type(PROBLEM_TYPE)
+                .send(problem(503, unavailableDetail('database')))
+            : reply
+                .code(500)
+                .type(PROBLEM_TYPE)
+                .send(problem(500, 'The call could not be recorded; nothing was done.')),
       });
     },
   );

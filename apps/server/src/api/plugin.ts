@@ -10,11 +10,12 @@ import {
 } from 'fastify-type-provider-zod';
 import { withAccess } from '../auth/plugin.js';
 import { BusyError } from '../plugins/request-limits.js';
+import { isDiskFullError, isUnavailableError } from '../store/index.js';
 import { callRoutes } from './calls.js';
 import { catalogRoutes } from './catalog.js';
 import { deliveryRoutes } from './deliveries.js';
 import { operationRoutes } from './operations.js';
-import { problem, sendProblem } from './problem.js';
+import { problem, sendProblem, unavailableDetail } from './problem.js';
 import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
 import { userRoutes } from './users.js';
@@ -81,6 +82,13 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
       return sendProblem(
         reply.header('retry-after', '5').header('connection', 'close'),
         problem(503, error.message),
+      );
+    }
+    // The database away or the disk full: try again, not a fault of the server's own.
+    if (isUnavailableError(error)) {
+      return sendProblem(
+        reply.header('retry-after', '5'),
+        problem(503, unavailableDetail(isDiskFullError(error) ? 'disk' : 'database')),
       );
     }
     const status =

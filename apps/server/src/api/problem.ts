@@ -26,3 +26,10 @@ export function problem(status: number, detail: string, extra: Partial<Problem> 
 export function sendProblem(reply: FastifyReply, body: Problem): FastifyReply {
   return reply.code(body.status).type('application/problem+json').send(body);
 }
+
+/** What staff are told when the service cannot take work now; nothing was done. */
+export function unavailableDetail(cause: 'database' | 'disk'): string {
+  return cause === 'disk'
+    ? 'The disk where the history is kept is nearly full: nothing was sent. Free some space, then try again.'
+    : 'The database cannot be reached just now: nothing was done. Try again in a few seconds.';
+}

@@ -229,7 +229,8 @@ export function createAsmxAnswers(app: FastifyInstance) {
   ): Promise<FastifyReply> | FastifyReply {
     if (ex.unrecorded) return reply.code(ex.status).headers(ex.headers).send(ex.body);
     return recordAndAnswer(app, request, reply, ex, {
-      unrecordable: () => {
+      unrecordable: (unavailable) => {
+        if (unavailable) return answerUnavailable(reply, ex.binding, UNAVAILABLE_RETRY_AFTER_S);
         const message =
           'Server was unable to process request. ---> The call could not be recorded; nothing was done.';
         const soap = soapVersionOf(ex.binding);
@@ -250,3 +251,34 @@ export function createAsmxAnswers(app: FastifyInstance) {
 }
 
 export type AsmxAnswers = ReturnType<typeof createAsmxAnswers>;
+
+/** Retry-After when a call found the database away or the disk full as it was recorded. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/**
+ * The answer while calls cannot be taken (docs/faults.md#when-the-service-cannot-take-calls):
+ * nothing was done and nothing recorded. SOAP: a `500` Server/Receiver fault, as ASMX answered a
+ * failure inside the server, so every SOAP client reads it; HTTP GET/POST: `503` in plain text.
+ * Both carry `Retry-After`. Its words say nothing of the cause: the log and /readyz do.
+ */
+export function answerUnavailable(
+  reply: FastifyReply,
+  binding: Binding,
+  retryAfterSeconds: number,
+): FastifyReply {
+  const soap = soapVersionOf(binding);
+  const retry = String(retryAfterSeconds);
+  if (soap) {
+    return reply
+      .code(500)
+      .headers({ 'content-type': soapContentType(soap), 'cache-control': FAULT_CACHE, 'retry-after': retry })
+      .send(faultEnvelope(soap, 'Server', `Server was unable to process request. ---> ${UNAVAILABLE_TEXT}`));
+  }
+  return reply
+    .code(503)
+    .headers({ 'content-type': TEXT, 'cache-control': FAULT_CACHE, 'retry-after': retry })
+    .send(UNAVAILABLE_TEXT);
+}
+
+export const UNAVAILABLE_TEXT =
+  'The service is temporarily unavailable; nothing was done. Try again in a few seconds.';

@@ -2,7 +2,7 @@ import { type GroupDef, groups } from '@school/contract';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { BusyError } from '../plugins/request-limits.js';
 import { HELP_PAGE_HEADERS, NO_SECURITY_HEADERS } from '../plugins/security-headers.js';
-import { bindingOf, createAsmxAnswers, failure, TEXT } from './answers.js';
+import { answerUnavailable, bindingOf, createAsmxAnswers, failure, TEXT } from './answers.js';
 import { checkCallers } from './callers.js';
 import { registerHttpRoutes } from './http-bindings.js';
 import { createMetadataPages } from './metadata.js';
@@ -33,6 +33,16 @@ export const asmxPlugin: FastifyPluginAsync = async (app) => {
     route.config = { ...route.config, securityHeaders: route.config?.securityHeaders ?? NO_SECURITY_HEADERS };
   });
   checkCallers(app, answers);
+  // Calls the service cannot take now (the database away, the disk nearly full) are refused
+  // before their body is read, and not recorded: nothing could be written.
+  app.addHook('onRequest', async (request, reply) => {
+    const { asmxGroup, asmxKind } = request.routeOptions.config;
+    if (!asmxGroup || asmxKind === undefined) return;
+    const refusal = app.readiness.refusal();
+    if (!refusal) return;
+    app.metrics.observeRefusal(refusal.cause);
+    return answerUnavailable(reply, bindingOf(request, asmxKind), refusal.retryAfterSeconds);
+  });
 
   // Every body arrives as bytes: the bindings decide what they accept and answer in their terms.
   app.removeAllContentTypeParsers();

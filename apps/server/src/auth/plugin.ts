@@ -4,7 +4,7 @@ import { CSRF_HEADER, type Role } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { problem, sendProblem } from '../api/problem.js';
-import type { NewAuditEntry, SessionWithUser } from '../store/index.js';
+import { isUnavailableError, type NewAuditEntry, type SessionWithUser } from '../store/index.js';
 import { hashPassword } from './password.js';
 
 /**
@@ -230,7 +230,15 @@ export const authPlugin = fp(
     });
 
     // --- the first admin ---------------------------------------------------------------------------
+    // Once the database has been reached: at once, unless the server started without it.
     app.addHook('onReady', async () => {
+      const setUp = store.whenReady(firstAdmin, (err) =>
+        app.log.error({ err }, 'could not set up the first admin'),
+      );
+      // Reached already (the usual case): the admin exists before the server listens.
+      if (store.readiness().migrations) await setUp;
+    });
+    async function firstAdmin(): Promise<void> {
       if ((await store.users.count()) > 0) return;
       if (config.ADMIN_USERNAME && config.ADMIN_PASSWORD) {
         const created = await store.users.createFirst({
@@ -251,14 +259,14 @@ export const authPlugin = fp(
         { setupUrl: `${base}/setup?token=${token}` },
         'No staff user exists yet. Open the set-up URL within an hour to create the first admin (or set ADMIN_USERNAME and ADMIN_PASSWORD); restart for a new one.',
       );
-    });
+    }
 
     // Ended sessions are removed now and then (a session is checked on every use anyway).
     const sweep = setInterval(() => {
       const now = Date.now();
-      store.sessions
-        .removeExpired(now, now - idleMs)
-        .catch((err) => app.log.error({ err }, 'session sweep failed'));
+      store.sessions.removeExpired(now, now - idleMs).catch((err) => {
+        if (!isUnavailableError(err)) app.log.error({ err }, 'session sweep failed');
+      });
     }, 3_600_000);
     sweep.unref();
     app.addHook('onClose', async () => clearInterval(sweep));

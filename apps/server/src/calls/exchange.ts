@@ -4,7 +4,7 @@ import { maskParams, type OperationDef, secretParamNames } from '@school/contrac
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationResult } from '../operations/run.js';
 import type { CallOutcome } from '../plugins/metrics.js';
-import type { Binding, NewDelivery, Outcome } from '../store/index.js';
+import { type Binding, isUnavailableError, type NewDelivery, type Outcome } from '../store/index.js';
 import { formatRequest, formatResponse } from './http-message.js';
 import { callRecord, outcomeOf } from './record.js';
 
@@ -65,8 +65,12 @@ export async function runOperation(
 }
 
 export interface AnswerOptions {
-  /** The answer when the call could not be recorded: nothing may be reported as done. */
-  readonly unrecordable: () => FastifyReply;
+  /**
+   * The answer when the call could not be recorded: nothing may be reported as done.
+   * `unavailable`: because the database cannot be reached or the disk is full (the caller is told
+   * to try again: 503, or a SOAP Server fault, with Retry-After), not for a fault of the server's.
+   */
+  readonly unrecordable: (unavailable: boolean) => FastifyReply;
   /** What is sent instead of the exchange's body, once the record's id is known. */
   readonly body?: (id: number) => unknown;
   /** Runs once the record is committed, before the answer (e.g. the audit entry of a console Send). */
@@ -113,9 +117,11 @@ export async function recordAndAnswer(
   } catch (err) {
     if (body && typeof body === 'object' && 'destroy' in body && typeof body.destroy === 'function')
       body.destroy();
-    request.log.error({ err }, 'could not record the call');
+    const unavailable = isUnavailableError(err);
+    // An outage is logged where it is seen (the store's watch, the disk check), not per call.
+    if (!unavailable) request.log.error({ err }, 'could not record the call');
     observe(app, reply, ex, 'unrecorded');
-    return options.unrecordable();
+    return options.unrecordable(unavailable);
   }
   observe(app, reply, ex, outcomeOf(ex.status, ex.outcome));
   ex.afterCommit?.();

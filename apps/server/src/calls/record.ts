@@ -81,5 +81,7 @@ function headLine(message: string): { text: string; bytes: number } {
 const MAX_ERROR_CHARS = 2000;
 
 function shortened(text: string): string {
-  return text.length <= MAX_ERROR_CHARS ? text : `${text.slice(0, MAX_ERROR_CHARS)}… [${text.length - MAX_ERROR_CHARS} more characters]`;
+  return text.length <= MAX_ERROR_CHARS
+    ? text
+    : `${text.slice(0, MAX_ERROR_CHARS)}… [${text.length - MAX_ERROR_CHARS} more characters]`;
 }

@@ -1,13 +1,25 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PushProvider, SendResult, SmsProvider } from '../providers/types.js';
+import { SealedValueError } from '../secrets/sealer.js';
 import {
   type AttemptResult,
   type Claimed,
   type DeliveryKind,
   type Handoff,
+  isUnavailableError,
   parseDeliveryPayload,
   type Store,
 } from '../store/index.js';
+
+/**
+ * After the database comes back, leases that ran out meanwhile are not taken over for this long:
+ * every instance first records the attempts it finished while it could not (docs/operations.md#faults).
+ */
+export const RECOVERY_GRACE_MS = 5000;
+/** While the database cannot take what the dispatcher has to write, the log says so at most this often. */
+const TROUBLE_LOG_EVERY_MS = 10_000;
+/** Finished attempts that could not be recorded are tried again after this long (or when the database is back). */
+const RERECORD_MS = 1000;
 
 /** How one provider kind is sent: how many at once, and how fast at most. */
 export interface LaneOptions {
@@ -122,44 +134,87 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let woken = false;
   /** The passes under way, if any. */
   let passing: Promise<void> | undefined;
-  /** Start-up recovery, awaited by stop. */
+  /** Start-up recovery, awaited by stop once begun. */
   let starting: Promise<void> | undefined;
+  let begun = false;
   let poll: NodeJS.Timeout | undefined;
   let idleWaiters: (() => void)[] = [];
   /** Attempts that ended and are not recorded yet: recorded together, in one commit. */
   let finished: { claimed: Claimed; now: number; result: AttemptResult }[] = [];
+  /**
+   * Deliveries this dispatcher holds: an attempt under way, or finished and not yet recorded. Its
+   * own sweep never takes them back, whatever their lease says: a finished attempt that could not
+   * be recorded (the database unreachable, the disk full) is kept and recorded later, never sent
+   * again.
+   */
+  const held = new Set<number>();
+  let lastTroubleLog = 0;
+  /** Logs trouble the dispatcher rides out (the database away): once per TROUBLE_LOG_EVERY_MS. */
+  function trouble(err: unknown, message: string, extra: object = {}): void {
+    if (!isUnavailableError(err)) {
+      log.error({ err, ...extra }, message);
+      return;
+    }
+    const now = Date.now();
+    if (now - lastTroubleLog < TROUBLE_LOG_EVERY_MS) return;
+    lastTroubleLog = now;
+    log.warn({ reason: err instanceof Error ? err.message : String(err), ...extra }, message);
+  }
+  /** The database is usable now (the dispatcher waits, rather than fails, while it is not). */
+  const databaseUp = () => store.availability.status().up;
   /** The recording under way: ended attempts are recorded beside the claims, never ahead of them. */
   let recording: Promise<void> | undefined;
 
   /** Records what ended, batch after batch, while claims go on (a claim never waits for it). */
   function record(): void {
-    if (recording) return;
+    if (recording || rerecord) return;
     recording = (async () => {
-      while (finished.length > 0) await recordFinished();
-    })().finally(() => {
+      while (finished.length > 0) {
+        if (!(await recordFinished())) return false;
+      }
+      return true;
+    })().then((done) => {
       recording = undefined;
-      if (finished.length > 0) record();
+      if (!done) {
+        // Again in a second, or as soon as the database is back.
+        rerecord = setTimeout(retryRecording, RERECORD_MS);
+        rerecord.unref();
+      } else if (finished.length > 0) record();
       else if (inflight.size === 0 && idleWaiters.length > 0) wake();
     });
   }
+  function retryRecording(): void {
+    if (rerecord) clearTimeout(rerecord);
+    rerecord = undefined;
+    record();
+  }
 
-  async function recordFinished(): Promise<void> {
-    if (finished.length === 0) return;
+  /** Waits before recording again what could not be recorded: the database back, or a second. */
+  let rerecord: NodeJS.Timeout | undefined;
+
+  async function recordFinished(): Promise<boolean> {
+    if (finished.length === 0) return true;
     const batch = finished;
     finished = [];
     try {
       await store.deliveries.finishAttempts(batch);
-      // A retry is claimed when it comes due.
-      let retryAt = Number.POSITIVE_INFINITY;
-      for (const { result } of batch)
-        if (result.outcome !== 'sent' && result.retryAt !== undefined)
-          retryAt = Math.min(retryAt, result.retryAt);
-      if (retryAt !== Number.POSITIVE_INFINITY) wakeAt(retryAt);
     } catch (err) {
-      // Not lost: the deliveries stay `sending` until their lease runs out, then are recovered
-      // and sent again with the same idempotency key.
-      log.error({ err, attempts: batch.length }, 'could not record finished attempts');
+      // Kept, in order, ahead of what ended since, and recorded once the database takes it: the
+      // deliveries stay held (their sweep leaves them), so none is sent twice for want of a record.
+      finished = batch.concat(finished);
+      trouble(err, 'could not record finished attempts: kept, and recorded again shortly', {
+        attempts: finished.length,
+      });
+      return false;
     }
+    for (const { claimed } of batch) held.delete(claimed.delivery.id);
+    // A retry is claimed when it comes due.
+    let retryAt = Number.POSITIVE_INFINITY;
+    for (const { result } of batch)
+      if (result.outcome !== 'sent' && result.retryAt !== undefined)
+        retryAt = Math.min(retryAt, result.retryAt);
+    if (retryAt !== Number.POSITIVE_INFINITY) wakeAt(retryAt);
+    return true;
   }
 
   function toAttempt(claimed: Claimed, result: SendResult, now: number): AttemptResult {
@@ -192,7 +247,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         payload.kind === 'sms'
           ? await options.sms.send({
               to: delivery.recipient,
-              text: payload.text ?? '',
+              text: store.deliveries.openText(delivery),
               maskedText: payload.maskedText,
               idempotencyKey: delivery.idempotency_key,
             })
@@ -204,9 +259,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
               idempotencyKey: delivery.idempotency_key,
             });
     } catch (err) {
-      // Providers do not throw; if one does, the attempt is a transient failure, not a crash.
-      log.error({ err, delivery: delivery.id }, 'provider threw');
-      result = { ok: false, kind: 'transient', error: 'The provider failed unexpectedly.' };
+      if (err instanceof SealedValueError) {
+        // Sealed under another key (instances with different CODE_ENCRYPTION_KEYs): no retry helps.
+        log.error({ delivery: delivery.id }, err.message);
+        result = { ok: false, kind: 'permanent', error: err.message };
+      } else {
+        // Providers do not throw; if one does, the attempt is a transient failure, not a crash.
+        log.error({ err, delivery: delivery.id }, 'provider threw');
+        result = { ok: false, kind: 'transient', error: 'The provider failed unexpectedly.' };
+      }
     }
     const now = Date.now();
     if (!result.ok && result.status === 429) {
@@ -226,8 +287,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Starts the attempt of a claimed delivery, its slot in `lane` already taken. */
   function launch(lane: Lane, c: Claimed): void {
+    held.add(c.delivery.id);
     const done: Promise<void> = attempt(c)
-      .catch((err: unknown) => log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed'))
+      .catch((err: unknown) => {
+        held.delete(c.delivery.id);
+        log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed');
+      })
       .finally(() => {
         lane.busy--;
         inflight.delete(done);
@@ -270,9 +335,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** One pass: claims what is due, each kind up to the room it has. */
   async function pass(): Promise<void> {
-    if (!running) return;
+    // While the database is away nothing can be claimed: the pass after it is back does.
+    if (!running || !databaseUp()) return;
     const now = Date.now();
     let claimed: Claimed[] = [];
+    /** A claim failed: nothing can be said of what is due, so nobody waiting for idle is told. */
+    let failed = false;
     for (const lane of lanes) {
       if (!lane.due) continue;
       const n = room(lane, now);
@@ -282,7 +350,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         got = await store.deliveries.claimDue(now, n, now + options.leaseMs, lane.kind);
         if (got.length < n) lane.due = false;
       } catch (err) {
-        log.error({ err }, 'dispatcher pass failed');
+        failed = true;
+        trouble(err, 'dispatcher pass failed');
       }
       if (lane.perSecond !== null) {
         lane.tokens -= got.length;
@@ -294,7 +363,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       for (const c of got) launch(lane, c);
       claimed = claimed.concat(got);
     }
-    if (claimed.length === 0 && inflight.size === 0 && finished.length === 0 && !recording) {
+    if (!failed && claimed.length === 0 && inflight.size === 0 && finished.length === 0 && !recording) {
       for (const resolve of idleWaiters) resolve();
       idleWaiters = [];
     }
@@ -328,57 +397,81 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Expiry and lease recovery, by one instance at a time. */
   async function sweep(): Promise<void> {
+    const status = store.availability.status();
+    if (!status.up) return;
+    if (finished.length > 0) retryRecording();
     try {
       await store.exclusively('delivery-sweep', async () => {
         const now = Date.now();
         await store.deliveries.expireStale(now);
+        // Just back from an outage, every instance first records what it finished meanwhile.
+        if (now - status.since < RECOVERY_GRACE_MS) return;
         // A lease runs out when an attempt outlived it or its instance stopped (kill -9): the
-        // delivery is due again, here or on another instance.
-        const recovered = await store.deliveries.recoverInterrupted(now);
+        // delivery is due again, here or on another instance. What this dispatcher holds stays.
+        const recovered = await store.deliveries.recoverInterrupted(now, { except: held });
         if (recovered > 0) log.warn({ recovered }, 'deliveries whose lease ran out are due again');
       });
     } catch (err) {
-      log.error({ err }, 'dispatcher sweep failed');
+      trouble(err, 'dispatcher sweep failed');
     }
     mayBeDue();
   }
+
+  /** The database is back: what ended meanwhile is recorded first, then sending goes on. */
+  const onUp = () => {
+    retryRecording();
+    mayBeDue();
+  };
 
   return {
     start() {
       if (running) return;
       running = true;
-      starting = (async () => {
-        // An embedded database has one process: whatever is still `sending` at start was left by
-        // a process that stopped mid-attempt, whatever its lease said. On PostgreSQL other
-        // instances may be mid-attempt: only leases that ran out are taken over.
-        try {
-          const recovered = await store.deliveries.recoverInterrupted(Date.now(), {
-            ignoreLeases: store.dialect === 'sqlite',
-          });
-          if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
-        } catch (err) {
-          log.error({ err }, 'could not recover interrupted deliveries');
-        }
-        if (!running) return;
-        store.deliveries.events.on('queued', onQueued);
-        // One process owns an embedded database: what it queues it may claim as it commits.
-        if (store.dialect === 'sqlite') store.deliveries.handoff = handoff;
-        poll = setInterval(() => void sweep(), options.pollMs);
-        poll.unref();
-        wake();
-      })();
+      // Once the database has been reached (at once, unless it was down when the server started).
+      starting = store.whenReady(
+        async () => {
+          begun = true;
+          // An embedded database has one process: whatever is still `sending` at start was left by
+          // a process that stopped mid-attempt, whatever its lease said. On PostgreSQL other
+          // instances may be mid-attempt: only leases that ran out are taken over.
+          try {
+            const recovered = await store.deliveries.recoverInterrupted(Date.now(), {
+              ignoreLeases: store.dialect === 'sqlite',
+            });
+            if (recovered > 0) log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
+          } catch (err) {
+            trouble(err, 'could not recover interrupted deliveries');
+          }
+          if (!running) return;
+          store.availability.events.on('up', onUp);
+          store.deliveries.events.on('queued', onQueued);
+          // One process owns an embedded database: what it queues it may claim as it commits.
+          if (store.dialect === 'sqlite') store.deliveries.handoff = handoff;
+          poll = setInterval(() => void sweep(), options.pollMs);
+          poll.unref();
+          wake();
+        },
+        (err) => log.error({ err }, 'the dispatcher could not start'),
+      );
     },
     async stop() {
       running = false;
-      await starting;
+      // Waited for once begun; before that it waits for a database that may never come, and ends
+      // with the store.
+      if (begun) await starting;
       if (store.deliveries.handoff === handoff) store.deliveries.handoff = undefined;
       if (poll) clearInterval(poll);
       if (timer) clearTimeout(timer);
+      if (rerecord) clearTimeout(rerecord);
       store.deliveries.events.off('queued', onQueued);
+      store.availability.events.off('up', onUp);
       await passing;
       await Promise.all(inflight);
       await recording;
-      await recordFinished();
+      // One last try; what still cannot be recorded is taken back by a sweep once its lease runs
+      // out, and sent again with the same idempotency key.
+      if (!(await recordFinished()))
+        log.error({ attempts: finished.length }, 'finished attempts left unrecorded at stop');
       for (const resolve of idleWaiters) resolve();
       idleWaiters = [];
     },

@@ -4,6 +4,9 @@ import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { ipAllowList } from '../net/ip-allow-list.js';
 import type { Provider, PushProvider, SendResult, SmsProvider } from '../providers/types.js';
+import { isUnavailableError } from '../store/index.js';
+import type { DiskSpace } from './disk-space.js';
+import type { Readiness, Refusal } from './readiness.js';
 
 /**
  * Prometheus metrics (docs/operations.md#metrics): a registry of the server's own, so that two
@@ -41,6 +44,10 @@ export interface Metrics {
     readonly outcome: ProviderOutcome;
     readonly seconds: number;
   }): void;
+  /** A call refused before anything was written: the database away, or the disk nearly full. */
+  observeRefusal(cause: Refusal['cause']): void;
+  /** Reports readiness and the disk at each scrape. */
+  watchReadiness(readiness: Readiness, disk: DiskSpace): void;
   /** The exposition text, the outbox read from the database first. */
   scrape(): Promise<string>;
 }
@@ -88,8 +95,58 @@ export const metricsPlugin = fp(
       registers: [registry],
     });
 
+    const refused = new Counter({
+      name: 'school_calls_refused_total',
+      help: 'Calls refused with 503 before anything was written, by cause (database: unreachable or not migrated; disk: nearly full).',
+      labelNames: ['cause'] as const,
+      registers: [registry],
+    });
+    /** Read at each scrape, once the readiness plugin has given them. */
+    let watched: { readiness: Readiness; disk: DiskSpace } | undefined;
+    new Gauge({
+      name: 'school_ready',
+      help: '1 while calls are taken, 0 while they are refused (what /readyz says).',
+      registers: [registry],
+      collect() {
+        if (watched) this.set(watched.readiness.report().ready ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'school_database_up',
+      help: '1 while the database can be reached and is migrated, else 0.',
+      registers: [registry],
+      collect() {
+        const report = watched?.readiness.report();
+        if (report) this.set(report.database && report.migrations ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'school_disk_free_bytes',
+      help: 'Free bytes in DATA_DIR at the last check (SQLite only).',
+      registers: [registry],
+      collect() {
+        const free = watched?.disk.status().freeBytes;
+        if (free === undefined || free === null) this.reset();
+        else this.set(free);
+      },
+    });
+    new Gauge({
+      name: 'school_disk_refusing_calls',
+      help: '1 while new calls are refused because free space is below REFUSE_FREE_DISK_MB (SQLite only).',
+      registers: [registry],
+      collect() {
+        if (watched) this.set(watched.disk.status().refusingCalls ? 1 : 0);
+      },
+    });
+
     const metrics: Metrics = {
       registry,
+      observeRefusal(cause) {
+        refused.inc({ cause });
+      },
+      watchReadiness(readiness, disk) {
+        watched = { readiness, disk };
+      },
       observeCall({ operation, binding, outcome, seconds }) {
         const op = operation ?? 'unknown';
         calls.inc({ operation: op, binding, outcome });
@@ -100,6 +157,8 @@ export const metricsPlugin = fp(
       },
       async scrape() {
         try {
+          // The database away: school_database_up says so; the outbox series go missing.
+          app.store.availability.check();
           const now = Date.now();
           const outbox = await app.store.deliveries.outbox(now);
           for (const status of DELIVERY_STATUSES) deliveries.set({ status }, outbox.byStatus[status] ?? 0);
@@ -107,7 +166,7 @@ export const metricsPlugin = fp(
           oldestDueAge.set(outbox.oldestDueAt === null ? 0 : Math.max(0, now - outbox.oldestDueAt) / 1000);
         } catch (err) {
           // The rest is still worth scraping; the outbox series go missing rather than lie.
-          app.log.error({ err }, 'could not read the outbox for /metrics');
+          if (!isUnavailableError(err)) app.log.error({ err }, 'could not read the outbox for /metrics');
           deliveries.reset();
           outboxDue.reset();
           oldestDueAge.reset();

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import { Transform } from 'node:stream';
 import fp from 'fastify-plugin';
 
@@ -7,16 +6,6 @@ declare module 'fastify' {
     /** The route streams its body to disk rather than holding it (book uploads): not budgeted. */
     streamsBody?: boolean;
   }
-  interface FastifyInstance {
-    /** Free space in DATA_DIR, and whether raw bodies are still stored in call records. */
-    readonly diskSpace: DiskSpace;
-  }
-}
-
-export interface DiskSpace {
-  /** Bytes of raw request and response a call record may keep now: 0 when space is low. */
-  recordBytes(): number;
-  status(): { freeBytes: number | null; minFreeBytes: number; rawBodiesStored: boolean };
 }
 
 /** Too many bytes being received at once: the request is refused with 503, never recorded. */
@@ -28,15 +17,13 @@ export class BusyError extends Error {
   }
 }
 
-const DISK_CHECK_MS = 10_000;
 const BUSY_LOG_MS = 10_000;
 
 /**
  * What one caller can make the server hold (docs/security.md): connections at once
  * (MAX_CONNECTIONS), bytes of bodies being received at once across all requests
  * (MAX_INFLIGHT_BODY_BYTES: a request that would go over is refused with 503 before its body is
- * read), and the disk (below MIN_FREE_DISK_MB free, call records keep their summaries but no
- * longer their raw bodies).
+ * read). The disk is disk-space.ts's.
  */
 export const requestLimitsPlugin = fp(
   async (app) => {
@@ -110,37 +97,6 @@ export const requestLimitsPlugin = fp(
           return counted;
         },
       });
-    });
-
-    // --- the disk ------------------------------------------------------------------------------
-    const minFree = config.MIN_FREE_DISK_MB * 1024 * 1024;
-    let freeBytes: number | null = null;
-    const check = async () => {
-      try {
-        const stats = await fs.promises.statfs(config.dataDir);
-        const free = stats.bavail * stats.bsize;
-        const wasLow = freeBytes !== null && freeBytes < minFree;
-        freeBytes = free;
-        if (free < minFree && !wasLow) {
-          app.log.warn(
-            { freeBytes: free, minFreeBytes: minFree },
-            'free disk space is low: call records no longer keep raw bodies (MIN_FREE_DISK_MB)',
-          );
-        } else if (free >= minFree && wasLow) {
-          app.log.info({ freeBytes: free }, 'free disk space is back: call records keep raw bodies again');
-        }
-      } catch (err) {
-        app.log.error({ err }, 'could not read the free disk space');
-      }
-    };
-    await check();
-    const timer = setInterval(check, DISK_CHECK_MS);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
-    const low = () => freeBytes !== null && freeBytes < minFree;
-    app.decorate('diskSpace', {
-      recordBytes: () => (low() ? 0 : config.RECORD_MAX_BYTES),
-      status: () => ({ freeBytes, minFreeBytes: minFree, rawBodiesStored: !low() }),
     });
   },
   { name: 'request-limits', dependencies: ['config'] },

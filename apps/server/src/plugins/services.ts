@@ -5,6 +5,7 @@ import { createAuthCodeLimits } from '../limits/authcode.js';
 import { createOperationRunner, type OperationRunner } from '../operations/run.js';
 import { createPushProvider, createSmsProvider } from '../providers/index.js';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
+import { loadSealer } from '../secrets/sealer.js';
 import { openStore, type Store } from '../store/index.js';
 import { instrumentProviders } from './metrics.js';
 
@@ -36,27 +37,52 @@ export const configPlugin = fp<{ config: Config }>(
   { name: 'config' },
 );
 
-/** The database; what is pending is committed and it is closed with the server. */
-export const storePlugin = fp(
-  async (app) => {
+/**
+ * The database; what is pending is committed and it is closed with the server. PostgreSQL that
+ * cannot be reached at start does not stop the server: it starts, answers 503, and connects when
+ * it can (docs/operations.md#faults).
+ */
+export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
+  async (app, { onFatal }) => {
     const { config } = app;
+    const log = app.log.child({ component: 'store' });
     const store = await openStore({
       dataDir: config.dataDir,
       synchronous: config.SQLITE_SYNCHRONOUS,
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
-      onWarning: (message, err) => app.log.warn({ err }, message),
+      log,
+      sealer: loadSealer({ key: config.CODE_ENCRYPTION_KEY, dataDir: config.dataDir }),
+      onWarning: (message, err) => log.warn({ err }, message),
+      onDiskFull: () => app.diskSpace.checkNow(),
     });
     app.log.info(
-      { database: store.dialect, instance: store.instance },
+      { database: store.dialect, instance: store.instance, up: store.availability.status().up },
       store.dialect === 'postgres' ? 'store: PostgreSQL' : 'store: SQLite',
     );
     app.decorate('store', store);
+    // Not reached at start, then refused for good (credentials, a failing migration): stop.
+    void store.whenReady(
+      () => {},
+      (err) => {
+        const fatal = err instanceof Error ? err : new Error(String(err));
+        log.fatal({ err: fatal }, `the database cannot be used: ${fatal.message}`);
+        onFatal?.(fatal);
+      },
+    );
+    // Auth codes a release before sealing kept in clear are sealed now.
+    void store.whenReady(
+      async () => {
+        const sealed = await store.deliveries.sealLegacyTexts();
+        if (sealed > 0) log.info({ sealed }, 'auth codes waiting to be sent are sealed now');
+      },
+      (err) => log.error({ err }, 'could not seal the auth codes waiting to be sent'),
+    );
     app.addHook('onClose', async () => {
       await store.close();
     });
   },
-  { name: 'store', dependencies: ['config'] },
+  { name: 'store', dependencies: ['config', 'disk-space'] },
 );
 
 export const providersPlugin = fp(
@@ -168,7 +194,8 @@ export const retentionPlugin = fp(
     };
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
-      void sweep();
+      // Once the database has been reached (it may not be yet, when the server starts without it).
+      void store.whenReady(sweep, () => {});
       timer = setInterval(sweep, 86_400_000);
       timer.unref();
     });

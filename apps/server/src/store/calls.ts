@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
 import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
+import type { Sealer } from '../secrets/sealer.js';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
 import { bucketCounts, type StatsRow } from './call-stats.js';
 import type { OpenedDatabase } from './db.js';
@@ -12,8 +13,8 @@ import {
   newDeliveryRows,
 } from './deliveries.js';
 import { onSqliteConnection } from './dialect.js';
-import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-feed.js';
 import { createPgSearch } from './pg-search.js';
+import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-watch.js';
 import type { CallsTable, Database, DeliveryKind } from './schema.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
 import { createWalSync, type WalSync } from './wal-sync.js';
@@ -189,6 +190,7 @@ function sqliteWriter(
   sqlite: SQLite.Database,
   outbox: { readonly handoff: Handoff | undefined },
   wal: WalSync | undefined,
+  sealer: Sealer,
 ): BatchWriter {
   // With a WalSync the commit itself does not wait for the disk (NORMAL); the batch is answered
   // once the WAL is flushed, off the event loop (see wal-sync.ts).
@@ -198,10 +200,10 @@ function sqliteWriter(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
   const insertDelivery = sqlite.prepare(
-    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at,
-       lease_until, expires_at, idempotency_key, created_at, updated_at)
-     VALUES (@call_id, @kind, @provider, @recipient, @payload, @status, @attempts, @next_attempt_at,
-       @lease_until, @expires_at, @idempotency_key, @created_at, @updated_at)`,
+    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, secret, status, attempts,
+       next_attempt_at, lease_until, expires_at, idempotency_key, created_at, updated_at)
+     VALUES (@call_id, @kind, @provider, @recipient, @payload, @secret, @status, @attempts,
+       @next_attempt_at, @lease_until, @expires_at, @idempotency_key, @created_at, @updated_at)`,
   );
   const insertAttempt = sqlite.prepare(
     'INSERT INTO delivery_attempts (delivery_id, started_at) VALUES (@delivery_id, @started_at)',
@@ -217,7 +219,7 @@ function sqliteWriter(
       batch.map(({ call, deliveries: items }) => {
         const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
         if (!items || items.length === 0) return id;
-        for (const row of newDeliveryRows(id, items, now)) {
+        for (const row of newDeliveryRows(id, items, now, sealer)) {
           const live = row.expires_at === null || row.expires_at > now;
           if (!(handoff && live && handoff.reserve(row.kind, now))) {
             insertDelivery.run(row);
@@ -279,7 +281,7 @@ function sqliteWriter(
  * deliveries go in multi-row INSERTs, and the commit announces the ids to the other instances
  * (NOTIFY is delivered on commit, and only then).
  */
-function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
+function postgresWriter(db: Kysely<Database>, instance: string, sealer: Sealer): BatchWriter {
   return (batch) =>
     db.transaction().execute(async (trx) => {
       const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
@@ -293,7 +295,7 @@ function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
           .values(calls.slice(i, i + INSERT_CHUNK))
           .execute();
       const deliveries = batch.flatMap(({ deliveries: items }, i) =>
-        items && items.length > 0 ? newDeliveryRows(ids[i] as number, items, now) : [],
+        items && items.length > 0 ? newDeliveryRows(ids[i] as number, items, now, sealer) : [],
       );
       for (let i = 0; i < deliveries.length; i += INSERT_CHUNK)
         await trx
@@ -320,7 +322,14 @@ function postgresWriter(db: Kysely<Database>, instance: string): BatchWriter {
 export function createCallRepository(
   opened: OpenedDatabase,
   deliveries: { notify(): void; readonly handoff: Handoff | undefined },
-  options: { searchMaxJobs?: number; instance: string },
+  options: {
+    searchMaxJobs?: number;
+    instance: string;
+    /** Seals an SMS's text as its delivery is inserted. */
+    sealer: Sealer;
+    /** A commit failed: what it says of the database (a full disk, a lost connection). */
+    onFailure?: (err: unknown) => void;
+  },
 ): CallRepository {
   const { db } = opened;
   let queue: Pending[] = [];
@@ -336,8 +345,8 @@ export function createCallRepository(
       : undefined;
   const write =
     opened.dialect === 'sqlite'
-      ? sqliteWriter(db, opened.sqlite, deliveries, wal)
-      : postgresWriter(db, options.instance);
+      ? sqliteWriter(db, opened.sqlite, deliveries, wal, options.sealer)
+      : postgresWriter(db, options.instance, options.sealer);
   /** Batches being committed: flush and close wait for them. */
   const committing = new Set<Promise<void>>();
 
@@ -351,6 +360,7 @@ export function createCallRepository(
     try {
       ({ ids, queued } = await write(batch));
     } catch (err) {
+      options.onFailure?.(err);
       for (const p of batch) p.reject(err);
       return;
     }

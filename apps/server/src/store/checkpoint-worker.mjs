@@ -36,7 +36,11 @@ function tick() {
   try {
     result = pass();
   } catch (err) {
-    parentPort.postMessage({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    parentPort.postMessage({
+      type: 'error',
+      message: err instanceof Error ? err.message : String(err),
+      code: err?.code,
+    });
     return;
   }
   // The log restarted (the main thread's first write after a complete checkpoint): back to the
@@ -57,7 +61,7 @@ parentPort.on('message', (message) => {
     try {
       result = pass();
     } catch (err) {
-      result = { error: err instanceof Error ? err.message : String(err) };
+      result = { error: err instanceof Error ? err.message : String(err), code: err?.code };
     }
     pausing = false;
     // The log restarts with the main thread's next write, when this pass copied all of it; if a

@@ -60,8 +60,11 @@ const PAUSE_LIMIT_MS = 2000;
 
 type WorkerMessage =
   | { type: 'pause' }
-  | { type: 'resume'; log?: number; checkpointed?: number; error?: string }
-  | { type: 'error'; message: string };
+  | { type: 'resume'; log?: number; checkpointed?: number; error?: string; code?: string }
+  | { type: 'error'; message: string; code?: string };
+
+/** A checkpoint that keeps failing (a full disk) is reported at most this often. */
+const FAILURE_WARN_EVERY_MS = 60_000;
 
 export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
   const { sqlite } = options;
@@ -111,12 +114,21 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
       .catch((err) => warn('The WAL checkpoint could not pause the writer.', err));
   }
 
+  let lastFailureWarning = 0;
+  /** A pass failed (it is tried again at the next tick): said once a minute, with SQLite's code. */
+  function failed(message: string, code: string | undefined): void {
+    const now = Date.now();
+    if (now - lastFailureWarning < FAILURE_WARN_EVERY_MS) return;
+    lastFailureWarning = now;
+    warn(`A WAL checkpoint failed: ${message}`, Object.assign(new Error(message), { code }));
+  }
+
   worker.on('message', (message: WorkerMessage) => {
     if (message.type === 'pause') pause();
     else if (message.type === 'resume') {
       endPause?.();
-      if (message.error) warn(`A WAL checkpoint failed: ${message.error}`);
-    } else if (message.type === 'error') warn(`A WAL checkpoint failed: ${message.message}`);
+      if (message.error) failed(message.error, message.code);
+    } else if (message.type === 'error') failed(message.message, message.code);
   });
   worker.on('error', (err) => {
     warn('The WAL checkpoint worker failed; SQLite checkpoints on commit again.', err);

@@ -1,29 +1,67 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+} from 'kysely';
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
+import {
+  type Availability,
+  alwaysAvailable,
+  configurationProblem,
+  describeError,
+  isConnectionError,
+  isDiskFullError,
+  trackAvailability,
+} from './availability.js';
 import { NulToReplacementPlugin } from './dialect.js';
 import { type DialectName, migrationProvider } from './migrations.js';
 import type { Database } from './schema.js';
 
 export type { DialectName };
 
+/** What the store says in the log while it starts (pino's shape). */
+export interface DbLog {
+  info(obj: object, message: string): void;
+  warn(obj: object, message: string): void;
+}
+
+const SILENT: DbLog = { info() {}, warn() {} };
+
 export interface DbOptions {
   readonly dataDir: string;
   readonly synchronous: 'FULL' | 'NORMAL';
   /** `postgres://…`: PostgreSQL; unset: SQLite in `dataDir`. */
   readonly databaseUrl?: string | undefined;
-  /** PostgreSQL: connections in the pool (besides the one that listens for notifications). */
+  /** PostgreSQL: connections in the pool (besides the one that watches the database). */
   readonly poolSize?: number | undefined;
+  /** PostgreSQL: a query that takes longer than this fails, and its connection is closed (ms). */
+  readonly queryTimeoutMs?: number | undefined;
+  readonly log?: DbLog | undefined;
+  /** SQLite: a statement found the disk full (SQLITE_FULL); the disk is checked again at once. */
+  readonly onDiskFull?: (() => void) | undefined;
 }
 
 /** The database behind the store, of either dialect. */
-export type OpenedDatabase =
+export type OpenedDatabase = {
+  readonly db: Kysely<Database>;
+  /** Whether the database can be used now (availability.ts). */
+  readonly availability: Availability;
+  /**
+   * Resolves once the database has been reached and migrated: at once on SQLite and when
+   * PostgreSQL answered at start; later when it did not (it is retried meanwhile). Rejects on a
+   * problem no retry mends (credentials refused, a migration that fails).
+   */
+  readonly ready: Promise<void>;
+} & (
   | {
       readonly dialect: 'sqlite';
-      readonly db: Kysely<Database>;
       /** The SQLite handle itself, for the few hot statements prepared once. */
       readonly sqlite: SQLite.Database;
       /** SQLITE_SYNCHRONOUS: FULL makes each recorded call durable before it is answered. */
@@ -31,11 +69,14 @@ export type OpenedDatabase =
     }
   | {
       readonly dialect: 'postgres';
-      readonly db: Kysely<Database>;
-      readonly pool: pg.Pool;
-      /** Where to connect for a client of one's own (LISTEN). */
+      /** The pool, as every query reaches it: refused at once while the database is down. */
+      readonly pool: PostgresPool;
+      /** Where to connect for a client of one's own (the watch connection). */
       readonly connectionString: string;
-    };
+      /** Stops the start-up retries (close before the database was reached). */
+      stopStarting(): void;
+    }
+);
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -57,15 +98,17 @@ export function isPostgresUrl(url: string | undefined): url is string {
 }
 
 /**
- * Opens the database and brings its schema up to date before anything is served: PostgreSQL when
- * `databaseUrl` is a postgres:// URL, otherwise the embedded SQLite file under DATA_DIR (WAL).
+ * Opens the database and brings its schema up to date: PostgreSQL when `databaseUrl` is a
+ * postgres:// URL, otherwise the embedded SQLite file under DATA_DIR (WAL). SQLite is migrated
+ * before this resolves. PostgreSQL is tried once; if it cannot be reached, this resolves anyway
+ * and keeps trying in the background (`ready`), so the server starts, listens and answers 503
+ * meanwhile (docs/operations.md#faults). Credentials refused or a failed migration throw.
  */
 export async function openDatabase(options: DbOptions): Promise<OpenedDatabase> {
-  const opened = isPostgresUrl(options.databaseUrl)
-    ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
-    : openSqlite(options);
+  if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options);
+  const opened = openSqlite(options);
   try {
-    await migrate(opened.db, opened.dialect);
+    await migrate(opened.db, 'sqlite');
   } catch (err) {
     await opened.db.destroy();
     throw err;
@@ -73,7 +116,7 @@ export async function openDatabase(options: DbOptions): Promise<OpenedDatabase> 
   return opened;
 }
 
-function openSqlite(options: DbOptions): OpenedDatabase {
+function openSqlite(options: DbOptions): OpenedDatabase & { dialect: 'sqlite' } {
   fs.mkdirSync(options.dataDir, { recursive: true });
   const sqlite = new SQLite(path.join(options.dataDir, 'school-messaging.db'));
   sqlite.pragma('journal_mode = WAL');
@@ -85,49 +128,251 @@ function openSqlite(options: DbOptions): OpenedDatabase {
   // the indexes' tops; a full export streams through the table without needing more.
   sqlite.pragma('cache_size = -8000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { dialect: 'sqlite', db, sqlite, synchronous: options.synchronous };
+  // What is deleted or overwritten is overwritten with zeros, in the database file and in the
+  // pages the WAL holds, so a settled delivery's sealed code leaves no copy behind
+  // (docs/security.md#what-is-masked-and-where).
+  sqlite.pragma('secure_delete = ON');
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite, options.onDiskFull ?? (() => {})) }),
+  });
+  return {
+    dialect: 'sqlite',
+    db,
+    sqlite,
+    synchronous: options.synchronous,
+    availability: alwaysAvailable(),
+    ready: Promise.resolve(),
+  };
 }
 
 /**
  * Kysely's SQLite driver prepares every query it runs: for the outbox's claims and finishes, many
  * a second, that was 5 % of a busy server's CPU. The same SQL text gets the same prepared
  * statement here (one connection, statements run one at a time; one still iterating is not
- * handed out again).
+ * handed out again). A statement that finds the disk full says so (`onDiskFull`) and fails as
+ * SQLite made it fail: its transaction is rolled back whole.
  */
-function withStatementCache(sqlite: SQLite.Database) {
-  const statements = new LRUCache<string, SQLite.Statement>({ max: 256 });
+function withStatementCache(sqlite: SQLite.Database, onDiskFull: () => void) {
+  type Cached = { readonly statement: SQLite.Statement; readonly guarded: SQLite.Statement };
+  const statements = new LRUCache<string, Cached>({ max: 256 });
+  const guard = <T>(work: () => T): T => {
+    try {
+      return work();
+    } catch (err) {
+      if (isDiskFullError(err)) onDiskFull();
+      throw err;
+    }
+  };
+  const guarded = (statement: SQLite.Statement) =>
+    ({
+      reader: statement.reader,
+      all: (...params: unknown[]) => guard(() => statement.all(...params)),
+      run: (...params: unknown[]) => guard(() => statement.run(...params)),
+      iterate: (...params: unknown[]) => guard(() => statement.iterate(...params)),
+    }) as unknown as SQLite.Statement;
   return {
     close: () => sqlite.close(),
     prepare(sql: string): SQLite.Statement {
       const cached = statements.get(sql);
-      if (cached && !cached.busy) return cached;
+      if (cached && !cached.statement.busy) return cached.guarded;
       const statement = sqlite.prepare(sql);
-      statements.set(sql, statement);
-      return statement;
+      const entry = { statement, guarded: guarded(statement) };
+      statements.set(sql, entry);
+      return entry.guarded;
     },
   };
 }
 
-function openPostgres(connectionString: string, max: number): OpenedDatabase {
-  const pool = new pg.Pool({
-    connectionString,
-    max,
-    types,
-    // A request waits at most this long for a free connection, then fails (and is answered 500
-    // or 503) instead of queueing without end.
-    connectionTimeoutMillis: 10_000,
-    idleTimeoutMillis: 30_000,
+/** Start-up retries: the first after this long, doubling up to RETRY_MAX_MS. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 10_000;
+/** While the database is not reached at start, the log says so at most this often. */
+const START_LOG_EVERY_MS = 10_000;
+
+async function openPostgres(
+  connectionString: string,
+  options: DbOptions,
+): Promise<OpenedDatabase & { dialect: 'postgres' }> {
+  const log = options.log ?? SILENT;
+  const availability = trackAvailability('not connected yet');
+  const raw = newPool(connectionString, availability, {
+    max: options.poolSize ?? 10,
+    // A query the server does not answer (a network that hangs) fails rather than hold its
+    // request and its connection forever; that connection is then closed (gated, below).
+    query_timeout: options.queryTimeoutMs ?? 30_000,
     application_name: 'school-messaging',
   });
-  // An idle client whose connection drops (a database restart) emits here; without a listener the
-  // process would crash. The pool replaces it on the next checkout.
-  pool.on('error', () => {});
+  const pool = gated(raw, availability, true);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     plugins: [new NulToReplacementPlugin()],
   });
-  return { dialect: 'postgres', db, pool, connectionString };
+  // Migrations run before the database is known up, so not through the gate, and on a connection
+  // of their own without a query timeout: building an index on a large table may take minutes.
+  const migrations = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: gated(
+        newPool(connectionString, availability, { max: 1, application_name: 'school-messaging-migrate' }),
+        availability,
+        false,
+      ),
+    }),
+  });
+
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const attempt = async (): Promise<'done' | 'unreachable'> => {
+    try {
+      await migrate(migrations, 'postgres');
+      return 'done';
+    } catch (err) {
+      const cause = err instanceof MigrationError ? err.cause : err;
+      const problem = configurationProblem(cause);
+      if (problem) throw new Error(problem);
+      if (!isConnectionError(cause)) throw err;
+      availability.markDown(describeError(cause));
+      return 'unreachable';
+    }
+  };
+  const first = await attempt().catch(async (err: unknown) => {
+    await migrations.destroy();
+    await db.destroy();
+    throw err;
+  });
+  let ready: Promise<void>;
+  if (first === 'done') {
+    await migrations.destroy();
+    availability.markUp();
+    ready = Promise.resolve();
+  } else {
+    // Not reached: the server starts anyway and keeps trying, the pause doubling up to 10 s.
+    ready = (async () => {
+      let delay = RETRY_FIRST_MS;
+      let lastLog = 0;
+      const since = Date.now();
+      for (let tries = 1; ; tries++) {
+        const now = Date.now();
+        if (now - lastLog >= START_LOG_EVERY_MS) {
+          log.warn(
+            { tries, waitedMs: now - since, retryInMs: delay },
+            'the database cannot be reached yet: calls are refused with 503, connecting is retried',
+          );
+          lastLog = now;
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        if (stopped) throw new Error('The store was closed before the database could be reached.');
+        if ((await attempt()) === 'done') break;
+        delay = Math.min(delay * 2, RETRY_MAX_MS);
+      }
+      log.info({ waitedMs: Date.now() - since }, 'the database was reached and is up to date');
+      availability.markUp();
+    })().finally(() => migrations.destroy());
+    // Whoever waits for it handles a failure; an unawaited rejection must not end the process.
+    ready.catch(() => {});
+  }
+  return {
+    dialect: 'postgres',
+    db,
+    pool,
+    connectionString,
+    availability,
+    ready,
+    stopStarting() {
+      stopped = true;
+      wake?.();
+    },
+  };
+}
+
+/**
+ * A pool of PostgreSQL connections. Every client handles `error` for its whole life: the pool
+ * listens only while a client is idle, and a connection lost while checked out (a transaction
+ * between statements, an advisory-lock session) would otherwise emit it with no listener and end
+ * the process. What is lost is shown to `availability`.
+ */
+function newPool(
+  connectionString: string,
+  availability: Availability,
+  options: { max: number; application_name: string; query_timeout?: number },
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    types,
+    // A request waits at most this long for a free connection, then fails (and is answered 503)
+    // instead of queueing without end.
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    ...options,
+  });
+  pool.on('connect', (client) => {
+    client.on('error', (err) => availability.observe(err));
+  });
+  pool.on('error', (err) => availability.observe(err));
+  return pool;
+}
+
+/**
+ * The pool as Kysely (and the store's own sessions) reach it. With `gate`, a connection is refused
+ * at once while the database is known to be down (no request waits for a connect that will fail).
+ * Every failure is shown to `availability` (a lost connection asks for a check now), and a client
+ * whose connection failed or whose query timed out is closed when released, never reused.
+ */
+export function gated(raw: pg.Pool, availability: Availability, gate: boolean): PostgresPool {
+  // One wrapper per client: Kysely keeps a connection object per client it is given.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    let wrapper = wrappers.get(client);
+    if (wrapper) return wrapper;
+    let broken: Error | undefined;
+    const fail = (err: unknown) => {
+      availability.observe(err);
+      if (isConnectionError(err)) broken ??= err as Error;
+    };
+    wrapper = {
+      query(...args: unknown[]) {
+        const result = (client.query as (...a: unknown[]) => unknown)(...args);
+        if (result && typeof (result as Promise<unknown>).then === 'function') {
+          return (result as Promise<unknown>).catch((err: unknown) => {
+            fail(err);
+            throw err;
+          });
+        }
+        return result;
+      },
+      release() {
+        const err = broken;
+        broken = undefined;
+        if (err) wrappers.delete(client);
+        client.release(err);
+      },
+    } as PostgresPoolClient;
+    wrappers.set(client, wrapper);
+    return wrapper;
+  };
+  return {
+    async connect() {
+      if (gate) availability.check();
+      try {
+        return wrap(await raw.connect());
+      } catch (err) {
+        availability.observe(err);
+        throw err;
+      }
+    },
+    end: () => raw.end(),
+  };
+}
+
+/** A migration, or reading which are applied, failed; `cause` is the database's error. */
+export class MigrationError extends Error {
+  override name = 'MigrationError';
 }
 
 export async function migrate(db: Kysely<Database>, dialect: DialectName): Promise<void> {
@@ -136,8 +381,13 @@ export async function migrate(db: Kysely<Database>, dialect: DialectName): Promi
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    const cause = error instanceof Error ? error.message : String(error ?? '');
-    throw new Error(`Database migration ${failed?.migrationName ?? ''} failed: ${cause}`.trim());
+    const cause = error instanceof Error ? error.message : String(error ?? 'unknown error');
+    // Which migration failed, or that none could run (the database, or its migration table,
+    // could not be read).
+    const message = failed
+      ? `Database migration ${failed.migrationName} failed: ${cause}`
+      : `Database migrations could not be run: ${cause}`;
+    throw new MigrationError(message, { cause: error });
   }
 }
 
@@ -155,17 +405,12 @@ async function migratedByNewerRelease(db: Kysely<Database>, migrator: Migrator):
       .select('name' as never)
       .execute();
     applied = rows.map((r) => String((r as { name: string }).name));
-  } catch {
+  } catch (err) {
+    if (isConnectionError(err))
+      throw new MigrationError(`Database migrations could not be run: ${String(err)}`, { cause: err });
     return false; // A fresh database: no migration table yet.
   }
   const known = await migrator.getMigrations();
   const names = new Set(known.map((m) => m.name));
   return applied.some((n) => !names.has(n)) && known.every((m) => m.executedAt !== undefined);
-}
-
-/** Whether every migration this build knows has been applied (for /readyz). */
-export async function migrationsApplied(db: Kysely<Database>, dialect: DialectName): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
-  const all = await migrator.getMigrations();
-  return all.every((m) => m.executedAt !== undefined);
 }

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { DELIVERY_STATUSES, type DeliveryState, LOG_PROVIDER } from '@school/contract';
 import type SQLite from 'better-sqlite3';
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Sealer } from '../secrets/sealer.js';
 import {
   applyDeliveryFilters,
   type DeliveryCursor,
@@ -24,10 +25,17 @@ export type AttemptRow = Selectable<DeliveryAttemptsTable>;
 
 /** What an SMS delivery carries. */
 export interface SmsPayload {
-  /** The text to send. Absent once the delivery has settled: it holds the auth code in clear. */
-  readonly text?: string;
-  /** The text with the auth code masked: what the console shows and what is kept. */
+  /** The text with the auth code masked: what the console shows and what the `payload` column keeps. */
   readonly maskedText: string;
+}
+
+/**
+ * What an operation queues for an SMS: the masked text, and the text to send, which holds the
+ * auth code in clear. That text is stored only sealed (the `secret` column, secrets/sealer.ts) and
+ * destroyed when the delivery settles.
+ */
+export interface NewSmsPayload extends SmsPayload {
+  readonly text: string;
 }
 
 /** What a push delivery carries. */
@@ -38,9 +46,15 @@ export interface PushPayload {
   readonly data: Readonly<Record<string, string>>;
 }
 
-/** The payload of each kind of delivery (one entry per DELIVERY_KINDS). */
+/** The payload of each kind of delivery (one entry per DELIVERY_KINDS), as stored. */
 export interface PayloadOfKind {
   readonly sms: SmsPayload;
+  readonly push: PushPayload;
+}
+
+/** The payload of each kind of delivery as an operation queues it. */
+export interface NewPayloadOfKind {
+  readonly sms: NewSmsPayload;
   readonly push: PushPayload;
 }
 
@@ -49,17 +63,13 @@ export type DeliveryPayload = { [K in DeliveryKind]: { readonly kind: K } & Payl
 
 /**
  * The payload stored in a row's `payload` column. The column holds the JSON of the payload
- * without its kind (the row has its own `kind` column): {text, maskedText} for SMS ({maskedText}
- * once settled), {title, body, data} for pushes.
+ * without its kind (the row has its own `kind` column): {maskedText} for SMS, {title, body, data}
+ * for pushes. An SMS's own text is never in it: it is sealed in the `secret` column.
  */
 export function parseDeliveryPayload(row: Pick<DeliveryRow, 'kind' | 'payload'>): DeliveryPayload {
   const json = JSON.parse(row.payload) as Record<string, unknown>;
   const text = (value: unknown): string => String(value ?? '');
-  if (row.kind === 'sms') {
-    return json.text === undefined
-      ? { kind: 'sms', maskedText: text(json.maskedText) }
-      : { kind: 'sms', text: text(json.text), maskedText: text(json.maskedText) };
-  }
+  if (row.kind === 'sms') return { kind: 'sms', maskedText: text(json.maskedText) };
   return {
     kind: 'push',
     title: text(json.title),
@@ -68,10 +78,10 @@ export function parseDeliveryPayload(row: Pick<DeliveryRow, 'kind' | 'payload'>)
   };
 }
 
-/** The `payload` column for a payload (see parseDeliveryPayload). */
+/** The `payload` column for a payload (see parseDeliveryPayload): an SMS's clear text never. */
 export function deliveryPayloadJson(payload: DeliveryPayload): string {
   return payload.kind === 'sms'
-    ? JSON.stringify({ text: payload.text, maskedText: payload.maskedText })
+    ? JSON.stringify({ maskedText: payload.maskedText })
     : JSON.stringify({ title: payload.title, body: payload.body, data: payload.data });
 }
 
@@ -81,7 +91,7 @@ export type NewDelivery = {
     readonly kind: K;
     readonly provider: string;
     readonly recipient: string;
-    readonly payload: PayloadOfKind[K];
+    readonly payload: NewPayloadOfKind[K];
     /** Auth codes: not sent after this (epoch ms). */
     readonly expiresAt?: number;
   };
@@ -159,10 +169,14 @@ export interface DeliveryRepository {
   /**
    * Deliveries left `sending` by a process that stopped mid-attempt (or whose lease ran out):
    * their attempt is marked `interrupted` and they are due again (with the same idempotency key).
-   * `ignoreLeases` (SQLite at start, when this process owns the database alone) takes every one.
+   * `ignoreLeases` (SQLite at start, when this process owns the database alone) takes every one;
+   * `except` names deliveries the caller still holds (an attempt under way or not yet recorded).
    * Returns how many.
    */
-  recoverInterrupted(now: number, options?: { ignoreLeases?: boolean }): Promise<number>;
+  recoverInterrupted(
+    now: number,
+    options?: { ignoreLeases?: boolean; except?: ReadonlySet<number> },
+  ): Promise<number>;
   /**
    * Auth codes past their validity become `expired`. (A claim never takes one that is past it, so
    * this sweep only has to run now and then.) Returns how many.
@@ -185,6 +199,16 @@ export interface DeliveryRepository {
   /** Records what the provider reported later about the message it accepted; false if unknown. */
   recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
   attemptsOf(id: number): Promise<AttemptRow[]>;
+  /**
+   * The text to send of a claimed SMS, opened from its sealed `secret`; throws SealedValueError
+   * when it does not open (another key), and answers '' when it is gone (settled).
+   */
+  openText(row: Pick<DeliveryRow, 'secret' | 'idempotency_key'>): string;
+  /**
+   * Seals the clear text of SMS queued by a release that kept it in the `payload` column; runs at
+   * start. Returns how many.
+   */
+  sealLegacyTexts(): Promise<number>;
   /** Newest first by (created_at, id), after the cursor `after`. */
   search(
     query: DeliveryQuery,
@@ -197,24 +221,17 @@ export interface DeliveryRepository {
 }
 
 /**
- * Once sent or expired, an SMS payload keeps only the masked text: auth codes are not kept in
- * clear. A dead SMS keeps its text while its code is valid, so staff can retry it; the expiry
- * sweep masks it then.
+ * Once sent or expired, an SMS keeps only its masked text: its sealed text (`secret`) is
+ * destroyed. A dead SMS keeps it while its code is valid, so staff can retry it; the expiry sweep
+ * destroys it then.
  */
 const SETTLED: readonly DeliveryStatus[] = ['sent', 'expired'];
 
-/** An SMS payload with only its masked text. */
-function settledPayload(row: Pick<DeliveryRow, 'kind' | 'payload'>): string {
-  if (row.kind !== 'sms') return row.payload;
-  const payload = parseDeliveryPayload(row);
-  return payload.kind === 'sms'
-    ? deliveryPayloadJson({ kind: 'sms', maskedText: payload.maskedText })
-    : row.payload;
-}
-
-/** The payload of a delivery to be queued, with its kind. */
+/** The stored payload of a delivery to be queued, with its kind: an SMS's masked text alone. */
 const payloadOf = (item: NewDelivery): DeliveryPayload =>
-  item.kind === 'sms' ? { kind: 'sms', ...item.payload } : { kind: 'push', ...item.payload };
+  item.kind === 'sms'
+    ? { kind: 'sms', maskedText: item.payload.maskedText }
+    : { kind: 'push', ...item.payload };
 
 /**
  * A new delivery's idempotency key: a UUID of version 7 (RFC 9562), the time in milliseconds and
@@ -231,23 +248,30 @@ export function idempotencyKey(now: number): string {
   return `${time.slice(0, 8)}-${time.slice(8)}-7${randomUUID().slice(15)}`;
 }
 
-/** The rows a call's deliveries are inserted as (in the call's transaction, by the call recorder). */
-export function newDeliveryRows(callId: number, items: readonly NewDelivery[], now: number) {
-  return items.map((item) => ({
-    call_id: callId,
-    kind: item.kind,
-    provider: item.provider,
-    recipient: item.recipient,
-    payload: deliveryPayloadJson(payloadOf(item)),
-    status: 'pending' as const,
-    attempts: 0,
-    next_attempt_at: now,
-    lease_until: null,
-    expires_at: item.expiresAt ?? null,
-    idempotency_key: idempotencyKey(now),
-    created_at: now,
-    updated_at: now,
-  }));
+/**
+ * The rows a call's deliveries are inserted as (in the call's transaction, by the call recorder):
+ * an SMS's text sealed for its idempotency key.
+ */
+export function newDeliveryRows(callId: number, items: readonly NewDelivery[], now: number, sealer: Sealer) {
+  return items.map((item) => {
+    const key = idempotencyKey(now);
+    return {
+      call_id: callId,
+      kind: item.kind,
+      provider: item.provider,
+      recipient: item.recipient,
+      payload: deliveryPayloadJson(payloadOf(item)),
+      secret: item.kind === 'sms' ? sealer.seal(item.payload.text, key) : null,
+      status: 'pending' as const,
+      attempts: 0,
+      next_attempt_at: now,
+      lease_until: null,
+      expires_at: item.expiresAt ?? null,
+      idempotency_key: key,
+      created_at: now,
+      updated_at: now,
+    };
+  });
 }
 
 type Ended = {
@@ -268,7 +292,7 @@ type Ended = {
     provider_id: string | null;
     last_error: string | null;
     sent_at: number | null;
-    payload: string;
+    secret: string | null;
     updated_at: number;
   };
 };
@@ -291,14 +315,14 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
   const deliveries = sql.join(
     ended.map(
       ({ delivery: d }) =>
-        sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.payload}::text, ${d.updated_at}::bigint)`,
+        sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint)`,
     ),
   );
   await sql`UPDATE deliveries AS d SET status = v.status, lease_until = NULL,
       next_attempt_at = v.next_attempt_at, provider_id = v.provider_id, last_error = v.last_error,
-      sent_at = v.sent_at, payload = v.payload, updated_at = v.updated_at
+      sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at
     FROM (VALUES ${deliveries})
-      AS v(id, attempts, status, next_attempt_at, provider_id, last_error, sent_at, payload, updated_at)
+      AS v(id, attempts, status, next_attempt_at, provider_id, last_error, sent_at, secret, updated_at)
     WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts`.execute(trx);
 }
 
@@ -313,7 +337,7 @@ function sqliteFinisher(sqlite: SQLite.Database): (ended: readonly Ended[]) => v
     WHERE id = @id AND outcome IS NULL`);
   const settle = sqlite.prepare(`UPDATE deliveries SET status = @status, lease_until = NULL,
       next_attempt_at = @next_attempt_at, provider_id = @provider_id, last_error = @last_error,
-      sent_at = @sent_at, payload = @payload, updated_at = @updated_at
+      sent_at = @sent_at, secret = @secret, updated_at = @updated_at
     WHERE id = @id AND status = 'sending' AND attempts = @attempts`);
   return sqlite.transaction((ended: readonly Ended[]) => {
     for (const e of ended) {
@@ -330,6 +354,7 @@ const EXPIRED = 'Not sent within its validity; an auth code is never sent late.'
 export function createDeliveryRepository(
   db: Kysely<Database>,
   dialect: DialectPieces,
+  sealer: Sealer,
   sqlite?: SQLite.Database,
 ): DeliveryRepository {
   const events = new EventEmitter<{ queued: [] }>();
@@ -340,7 +365,7 @@ export function createDeliveryRepository(
    * SMS keeps only its masked text (the auth code is gone), so it could only be sent empty.
    */
   const resendable = (eb: ExpressionBuilder<Database, 'deliveries'>) =>
-    eb.or([eb('kind', '=', 'push'), dialect.jsonHasKey('payload', 'text')]);
+    eb.or([eb('kind', '=', 'push'), eb('secret', 'is not', null)]);
 
   /** Locks the rows a sweep or claim selects, skipping those another transaction holds (PostgreSQL). */
   const skipLocked = <Q extends { forUpdate(): Q; skipLocked(): Q }>(qb: Q): Q =>
@@ -412,7 +437,7 @@ export function createDeliveryRepository(
             provider_id: sent ? (result.providerId ?? null) : delivery.provider_id,
             last_error: sent ? null : result.error,
             sent_at: sent ? now : null,
-            payload: SETTLED.includes(status) ? settledPayload(delivery) : delivery.payload,
+            secret: SETTLED.includes(status) ? null : delivery.secret,
             updated_at: now,
           },
         };
@@ -430,7 +455,8 @@ export function createDeliveryRepository(
       return dialect.outboxTransaction(async (trx) => {
         let stuck = trx.selectFrom('deliveries').select('id').where('status', '=', 'sending');
         if (!options.ignoreLeases) stuck = stuck.where('lease_until', '<', now);
-        const ids = (await skipLocked(stuck).execute()).map((r) => r.id);
+        const except = options.except;
+        const ids = (await skipLocked(stuck).execute()).map((r) => r.id).filter((id) => !except?.has(id));
         if (ids.length === 0) return 0;
         for (let i = 0; i < ids.length; i += 1000) {
           const chunk = ids.slice(i, i + 1000);
@@ -454,35 +480,34 @@ export function createDeliveryRepository(
         const stale = await skipLocked(
           trx
             .selectFrom('deliveries')
-            .select(['id', 'kind', 'payload', 'status'])
+            .select(['id', 'status'])
             .where('expires_at', 'is not', null)
             .where('expires_at', '<=', now)
             .where((eb) =>
               eb.or([
                 eb('status', '=', 'pending'),
-                eb.and([eb('status', '=', 'dead'), dialect.jsonHasKey('payload', 'text')]),
+                eb.and([eb('status', '=', 'dead'), eb('secret', 'is not', null)]),
               ]),
             ),
         ).execute();
-        let expired = 0;
-        for (const row of stale) {
-          if (row.status === 'dead') {
-            // Past its validity a dead code cannot be retried: its text goes, the status stays.
-            await trx
-              .updateTable('deliveries')
-              .set({ payload: settledPayload(row), updated_at: now })
-              .where('id', '=', row.id)
-              .execute();
-            continue;
-          }
+        const dead = stale.filter((r) => r.status === 'dead').map((r) => r.id);
+        const pending = stale.filter((r) => r.status !== 'dead').map((r) => r.id);
+        for (let i = 0; i < dead.length; i += 1000) {
+          // Past its validity a dead code cannot be retried: its sealed text goes, the status stays.
           await trx
             .updateTable('deliveries')
-            .set({ status: 'expired', payload: settledPayload(row), last_error: EXPIRED, updated_at: now })
-            .where('id', '=', row.id)
+            .set({ secret: null, updated_at: now })
+            .where('id', 'in', dead.slice(i, i + 1000))
             .execute();
-          expired++;
         }
-        return expired;
+        for (let i = 0; i < pending.length; i += 1000) {
+          await trx
+            .updateTable('deliveries')
+            .set({ status: 'expired', secret: null, last_error: EXPIRED, updated_at: now })
+            .where('id', 'in', pending.slice(i, i + 1000))
+            .execute();
+        }
+        return pending.length;
       });
     },
     async pendingPushes() {
@@ -544,6 +569,35 @@ export function createDeliveryRepository(
     },
     findById(id) {
       return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    openText(row) {
+      return row.secret === null ? '' : sealer.open(row.secret, row.idempotency_key);
+    },
+    async sealLegacyTexts() {
+      // Unsettled SMS only: a settled one already kept just its masked text.
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['id', 'payload', 'idempotency_key'])
+        .where('kind', '=', 'sms')
+        .where('status', 'in', ['pending', 'sending', 'dead'])
+        .where('secret', 'is', null)
+        .execute();
+      let sealed = 0;
+      for (const row of rows) {
+        const json = JSON.parse(row.payload) as { text?: unknown; maskedText?: unknown };
+        if (typeof json.text !== 'string') continue;
+        await db
+          .updateTable('deliveries')
+          .set({
+            secret: sealer.seal(json.text, row.idempotency_key),
+            payload: deliveryPayloadJson({ kind: 'sms', maskedText: String(json.maskedText ?? '') }),
+          })
+          .where('id', '=', row.id)
+          .where('secret', 'is', null)
+          .execute();
+        sealed++;
+      }
+      return sealed;
     },
     attemptsOf(id) {
       return db

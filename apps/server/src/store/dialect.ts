@@ -50,14 +50,14 @@ export interface DialectPieces {
    * committed as outboxTransaction commits, while holding Kysely's connection.
    */
   outboxSync<T>(work: () => T): Promise<T>;
-  /** True when the SQL expression reads a JSON text column's top-level key as present. */
-  jsonHasKey(column: string, key: string): ReturnType<typeof sql<boolean>>;
 }
 
 export function dialectPieces(
   name: DialectName,
   db: Kysely<Database>,
   sqlite?: { handle: SQLite.Database; synchronous: 'FULL' | 'NORMAL' },
+  /** What a failed write says of the database (a full disk): told before it is thrown on. */
+  observe: (err: unknown) => void = () => {},
 ): DialectPieces {
   const full = sqlite?.synchronous === 'FULL' ? sqlite.handle : undefined;
   const relax = full?.prepare('PRAGMA synchronous = NORMAL');
@@ -82,6 +82,9 @@ export function dialectPieces(
         relax?.run();
         try {
           return work();
+        } catch (err) {
+          observe(err);
+          throw err;
         } finally {
           restore?.run();
         }
@@ -97,11 +100,6 @@ export function dialectPieces(
         }
         return fn(trx);
       });
-    },
-    jsonHasKey(column, key) {
-      return name === 'postgres'
-        ? sql<boolean>`(${sql.ref(column)}::jsonb ->> ${sql.lit(key)}) IS NOT NULL`
-        : sql<boolean>`json_extract(${sql.ref(column)}, ${sql.lit(`$.${key}`)}) IS NOT NULL`;
     },
   };
 }

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type pg from 'pg';
+import type { Kysely, PostgresPool } from 'kysely';
+import type { Sealer } from '../secrets/sealer.js';
+import {
+  type Availability,
+  type DatabaseStatus,
+  isConnectionError,
+  isDiskFullError,
+} from './availability.js';
 import { type CallRepository, createCallRepository } from './calls.js';
 import {
   type BookRepository,
@@ -11,11 +17,11 @@ import {
   type TemplateRepository,
 } from './catalog.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
-import { type DbOptions, type DialectName, migrationsApplied, openDatabase } from './db.js';
+import { type DbOptions, type DialectName, openDatabase } from './db.js';
 import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
 import { dialectPieces } from './dialect.js';
 import { createLimitRepository, type LimitRepository } from './limits.js';
-import { listenForCalls } from './pg-feed.js';
+import { watchPostgres } from './pg-watch.js';
 import type { Database } from './schema.js';
 import {
   type AuditRepository,
@@ -26,6 +32,13 @@ import {
   type UserRepository,
 } from './users.js';
 
+export type { Availability, DatabaseStatus } from './availability.js';
+export {
+  DatabaseUnavailableError,
+  isConnectionError,
+  isDiskFullError,
+  isUnavailableError,
+} from './availability.js';
 export type {
   CallCursor,
   CallQuery,
@@ -75,8 +88,18 @@ export interface Store {
   readonly instance: string;
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
+  /**
+   * Whether the database can be used now (PostgreSQL: reached and migrated, watched every 2 s;
+   * SQLite: always, once open). Queries fail at once with DatabaseUnavailableError while it is not.
+   */
+  readonly availability: Availability;
   /** Whether the database answers and every migration this build knows is applied (for /readyz). */
-  readiness(): Promise<{ database: boolean; migrations: boolean }>;
+  readiness(): { database: boolean; migrations: boolean; status: DatabaseStatus };
+  /**
+   * Runs `job` once the database has been reached and migrated: now, when it has (the usual
+   * case, and always on SQLite), else as soon as it is. What fails is given to `onError`.
+   */
+  whenReady(job: () => Promise<void> | void, onError: (err: unknown) => void): Promise<void>;
   /**
    * Runs `job` unless another instance is running the same one (a PostgreSQL session advisory
    * lock, held while it runs); on SQLite there is no other instance. Answers whether it ran.
@@ -100,7 +123,7 @@ const NOT_TAKEN = Symbol('not taken');
  * answers NOT_TAKEN when another session holds it.
  */
 async function withSessionLock<T>(
-  pool: pg.Pool,
+  pool: PostgresPool,
   key: string,
   mode: 'wait' | 'try',
   job: () => Promise<T>,
@@ -119,7 +142,12 @@ async function withSessionLock<T>(
     try {
       return await job();
     } finally {
-      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+      // A session that was lost meanwhile has lost its lock with it; releasing then closes it.
+      await client
+        .query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key])
+        .catch((err: unknown) => {
+          if (!isConnectionError(err)) throw err;
+        });
     }
   } finally {
     client.release();
@@ -144,11 +172,17 @@ function localQueue() {
 export interface StoreOptions extends DbOptions {
   /** Trouble the store works around and someone should know of (a failed WAL checkpoint). */
   readonly onWarning?: (message: string, err?: unknown) => void;
+  /** Seals auth codes while their SMS wait to be sent (secrets/sealer.ts). */
+  readonly sealer: Sealer;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
   const opened = await openDatabase(options);
-  const { db, dialect } = opened;
+  const { db, dialect, availability } = opened;
+  /** A write that failed: a full disk is checked again at once (PostgreSQL's pool sees its own). */
+  const observe = (err: unknown) => {
+    if (isDiskFullError(err)) options.onDiskFull?.();
+  };
   // SQLite: WAL checkpoints in a worker thread, the writer paused only for the last few frames.
   const checkpointer: Checkpointer | undefined =
     opened.dialect === 'sqlite'
@@ -156,7 +190,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
           sqlite: opened.sqlite,
           synchronous: options.synchronous,
           pauseWrites: (work) => db.connection().execute(() => work()),
-          onWarning: options.onWarning,
+          onWarning: (message, err) => {
+            observe(err);
+            options.onWarning?.(message, err);
+          },
         })
       : undefined;
   // SQLite: a statement of its own, so that /healthz does not queue behind a transaction or a
@@ -168,28 +205,44 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect,
     db,
     opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: options.synchronous } : undefined,
+    observe,
   );
   const deliveries = createDeliveryRepository(
     db,
     pieces,
+    options.sealer,
     opened.dialect === 'sqlite' ? opened.sqlite : undefined,
   );
-  const calls = createCallRepository(opened, deliveries, { instance });
-  const feed =
-    opened.dialect === 'postgres'
-      ? listenForCalls(
-          opened.connectionString,
-          instance,
-          (ids, queued) => {
-            calls.committedElsewhere(ids);
-            // Another instance queued deliveries: this one's dispatcher helps send them at once
-            // rather than at its next poll (claims skip what another instance holds).
-            if (queued) deliveries.notify();
-          },
-          () => {},
-        )
-      : undefined;
+  const calls = createCallRepository(opened, deliveries, {
+    instance,
+    sealer: options.sealer,
+    onFailure: observe,
+  });
   let closing = false;
+  /** Every migration this build knows is applied (it stays so: migrations only add). */
+  let migrated = false;
+  // PostgreSQL: the watch connection (LISTEN for other instances' calls, and the check that says
+  // whether the database is up), once the database has been reached.
+  let watch: { close(): Promise<void> } | undefined;
+  opened.ready.then(
+    () => {
+      migrated = true;
+      if (closing || opened.dialect !== 'postgres') return;
+      watch = watchPostgres({
+        connectionString: opened.connectionString,
+        self: instance,
+        availability,
+        log: options.log ?? { info() {}, warn() {} },
+        onCalls: (ids, queued) => {
+          calls.committedElsewhere(ids);
+          // Another instance queued deliveries: this one's dispatcher helps send them at once
+          // rather than at its next poll (claims skip what another instance holds).
+          if (queued) deliveries.notify();
+        },
+      });
+    },
+    () => {},
+  );
   const inProcess = localQueue();
   return {
     dialect,
@@ -208,11 +261,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       if (sqlitePing) sqlitePing.get();
       else await db.selectFrom('calls').select('id').limit(1).execute();
     },
-    async readiness() {
+    availability,
+    readiness() {
+      const status = availability.status();
+      return { database: status.up, migrations: migrated, status };
+    },
+    async whenReady(job, onError) {
       try {
-        return { database: true, migrations: await migrationsApplied(db, dialect) };
-      } catch {
-        return { database: false, migrations: false };
+        await opened.ready;
+        if (closing) return;
+        await job();
+      } catch (err) {
+        if (!closing) onError(err);
       }
     },
     async exclusively(name, job) {
@@ -235,9 +295,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     },
     async close() {
       closing = true;
+      if (opened.dialect === 'postgres') opened.stopStarting();
       await calls.flush();
       await calls.close();
-      await feed?.close();
+      await watch?.close();
       await checkpointer?.close();
       await db.destroy();
     },

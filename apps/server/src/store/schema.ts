@@ -53,6 +53,11 @@ export interface DeliveriesTable {
   recipient: string;
   /** JSON of the kind's payload: read and written only by parseDeliveryPayload / deliveryPayloadJson (deliveries.ts). */
   payload: string;
+  /**
+   * An SMS's text (it holds the auth code), sealed (secrets/sealer.ts) for the idempotency key;
+   * null for pushes and once the SMS has settled (sent or expired) or can no longer be retried.
+   */
+  secret: string | null;
   /** pending waits for next_attempt_at; sending is claimed until lease_until (see DELIVERY_STATUSES). */
   status: DeliveryStatus;
   attempts: number;

@@ -99,18 +99,16 @@ describe('Logging in', () => {
     expect(requests.filter((r) => r.method === 'POST')).toHaveLength(0);
   });
 
-  it.each([
-    '//evil.example/phish',
-    '/.//evil.example/x',
-    '/..//evil.example/x',
-    '/%2e%2e//evil.example/x',
-  ])('never follows a `next` that leads off the console: %s', async (next) => {
-    loggedOutServer();
-    const { user, location } = renderApp(`/login?next=${encodeURIComponent(next)}`);
-    await logIn(user);
-    await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
-    expect(screen.getByRole('heading', { level: 1 })).toBeInTheDocument();
-  });
+  it.each(['//evil.example/phish', '/.//evil.example/x', '/..//evil.example/x', '/%2e%2e//evil.example/x'])(
+    'never follows a `next` that leads off the console: %s',
+    async (next) => {
+      loggedOutServer();
+      const { user, location } = renderApp(`/login?next=${encodeURIComponent(next)}`);
+      await logIn(user);
+      await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
+      expect(screen.getByRole('heading', { level: 1 })).toBeInTheDocument();
+    },
+  );
 
   it('sends someone already logged in on from the login page', async () => {
     const { location } = renderApp('/login?next=/service');

@@ -18,7 +18,13 @@ describe('Service', () => {
       http.get('*/api/service', () =>
         HttpResponse.json({
           ...serviceInfo,
-          storage: { freeBytes: 200 * 1024 * 1024, minFreeBytes: 1024 * 1024 * 1024, rawBodiesStored: false },
+          storage: {
+            freeBytes: 200 * 1024 * 1024,
+            minFreeBytes: 1024 * 1024 * 1024,
+            refuseFreeBytes: 64 * 1024 * 1024,
+            rawBodiesStored: false,
+            refusingCalls: false,
+          },
         }),
       ),
     );
@@ -26,6 +32,27 @@ describe('Service', () => {
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('Free disk space is low');
     expect(alert).toHaveTextContent('without their request and response bodies');
+  });
+
+  it('says calls are refused while the disk is nearly full', async () => {
+    server.use(
+      http.get('*/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          storage: {
+            freeBytes: 30 * 1024 * 1024,
+            minFreeBytes: 1024 * 1024 * 1024,
+            refuseFreeBytes: 64 * 1024 * 1024,
+            rawBodiesStored: false,
+            refusingCalls: true,
+          },
+        }),
+      ),
+    );
+    renderApp('/service');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The disk is nearly full: calls are refused');
+    expect(alert).toHaveTextContent('Free some space');
   });
 
   it('says nothing of the disk while there is room', async () => {

@@ -31,7 +31,17 @@ function ServiceView({ info }: { info: ServiceInfo }) {
   const { storage } = info;
   return (
     <>
-      {storage.rawBodiesStored ? null : (
+      {storage.refusingCalls ? (
+        <div className="status status-error" role="alert">
+          <p className="status-title">The disk is nearly full: calls are refused</p>
+          <p>
+            Only {storage.freeBytes === null ? 'an unknown amount' : formatBytes(storage.freeBytes)} is free
+            where the history is kept. Below {formatBytes(storage.refuseFreeBytes)} the service refuses new
+            calls (callers are told to try again later) so that what was already accepted is still sent. Free
+            some space: calls are taken again within seconds.
+          </p>
+        </div>
+      ) : storage.rawBodiesStored ? null : (
         <div className="status status-error" role="alert">
           <p className="status-title">Free disk space is low</p>
           <p>

@@ -1,0 +1,190 @@
+import pg from 'pg';
+import { type Availability, describeError as describe } from './availability.js';
+
+/** The channel committed calls are announced on, to every instance (LISTEN/NOTIFY). */
+export const CALLS_CHANNEL = 'school_calls';
+
+/** A notification's payload: which instance committed which calls. Kept well under 8000 bytes. */
+export interface CallsNotice {
+  /** The instance that committed them (it has told its own listeners already). */
+  readonly from: string;
+  readonly ids: readonly number[];
+  /** Some of these calls queued deliveries: every instance's dispatcher may claim them now. */
+  readonly queued?: boolean;
+}
+
+/** Ids per notification: 350 ids of up to 16 digits and commas stay under PostgreSQL's 8000-byte payload limit. */
+export const IDS_PER_NOTICE = 350;
+
+/** What the watch says in the log (pino's shape). */
+export interface WatchLog {
+  info(obj: object, message: string): void;
+  warn(obj: object, message: string): void;
+}
+
+export interface WatchOptions {
+  readonly connectionString: string;
+  /** This instance's id: its own notices are not news to it. */
+  readonly self: string;
+  readonly availability: Availability;
+  /** Calls committed by other instances, and whether some queued deliveries. */
+  readonly onCalls: (ids: number[], queued: boolean) => void;
+  readonly log: WatchLog;
+  /** Between checks while the database is up (ms). */
+  readonly upIntervalMs?: number;
+  /** Between attempts while it is down (ms). */
+  readonly downIntervalMs?: number;
+  /** A check taking longer than this counts as failed (ms). */
+  readonly timeoutMs?: number;
+  /** Opening the watch connection (connect and LISTEN) taking longer than this counts as failed (ms). */
+  readonly connectTimeoutMs?: number;
+}
+
+export interface PgWatch {
+  close(): Promise<void>;
+}
+
+/** While the database stays down, the log says so again at most this often. */
+const DOWN_LOG_EVERY_MS = 10_000;
+
+/**
+ * The watch connection (PostgreSQL): one connection of its own, outside the pool, that LISTENs for
+ * calls committed by other instances (a pooled connection cannot hold a LISTEN) and checks the
+ * database every `upIntervalMs` (`SELECT 1`, bounded by `timeoutMs`). It is what says the database
+ * is up or down (availability.ts): a failure (a check, or the connection dropping) is tried again
+ * at once on a new connection, and a second one in a row makes it down — one slow answer on a busy
+ * machine, or one connection an administrator ended, is not an outage. While down it tries every
+ * `downIntervalMs`, and the first connection that LISTENs and answers makes it up again. A failed query elsewhere asks for a check
+ * at once (`check`), so an outage is known within a round trip rather than at the next interval.
+ * Notifications sent while it was down are not replayed: the live tail misses them, History has
+ * every call.
+ */
+export function watchPostgres(options: WatchOptions): PgWatch {
+  const { availability, log } = options;
+  const upIntervalMs = options.upIntervalMs ?? 2000;
+  const downIntervalMs = options.downIntervalMs ?? 500;
+  const timeoutMs = options.timeoutMs ?? 3000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  let client: pg.Client | undefined;
+  let closed = false;
+  /** Cuts the current pause short (a check asked for, the connection lost, close). */
+  let interrupt: (() => void) | undefined;
+  let lastDownLog = 0;
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        interrupt = undefined;
+        resolve();
+      }
+      interrupt = done;
+    });
+
+  const dropClient = () => {
+    const c = client;
+    client = undefined;
+    // Ending a connection that already failed can itself fail: nothing more to do with it.
+    c?.end().catch(() => {});
+  };
+
+  async function open(): Promise<pg.Client> {
+    const c = new pg.Client({
+      connectionString: options.connectionString,
+      application_name: 'school-messaging-watch',
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: timeoutMs,
+      keepAlive: true,
+    });
+    // Every connection handles `error`: one without a listener would end the process.
+    c.on('error', () => {
+      if (client === c) {
+        dropClient();
+        interrupt?.();
+      }
+    });
+    c.on('end', () => {
+      if (client === c) {
+        client = undefined;
+        interrupt?.();
+      }
+    });
+    c.on('notification', (message) => {
+      if (message.channel !== CALLS_CHANNEL || !message.payload) return;
+      try {
+        const notice = JSON.parse(message.payload) as CallsNotice;
+        if (notice.from !== options.self && Array.isArray(notice.ids))
+          options.onCalls(notice.ids.map(Number), notice.queued === true);
+      } catch {
+        // Not ours (another program on the channel): ignored.
+      }
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${CALLS_CHANNEL}`);
+    } catch (err) {
+      c.end().catch(() => {});
+      throw err;
+    }
+    return c;
+  }
+
+  const onCheck = () => interrupt?.();
+  availability.events.on('check', onCheck);
+
+  async function run(): Promise<void> {
+    /** Failures in a row: the first one after being up is retried at once. */
+    let failures = 0;
+    while (!closed) {
+      try {
+        if (!client) client = await open();
+        if (closed) break;
+        await client.query('SELECT 1');
+        failures = 0;
+        const status = availability.status();
+        // Said only after an outage this watch reported (not at start).
+        if (!status.up && lastDownLog > 0) {
+          log.info(
+            { downForMs: Date.now() - status.since },
+            'the database can be reached again: calls are taken again',
+          );
+          lastDownLog = 0;
+        }
+        availability.markUp();
+        await pause(upIntervalMs);
+      } catch (err) {
+        dropClient();
+        if (closed) break;
+        failures++;
+        // One dropped connection (an idle kill, a failover's first moment) is tried again at once.
+        if (failures === 1 && availability.status().up) continue;
+        const reason = describe(err);
+        availability.markDown(reason);
+        const now = Date.now();
+        if (now - lastDownLog >= DOWN_LOG_EVERY_MS) {
+          const since = availability.status().since;
+          log.warn(
+            { reason, downForMs: now - since },
+            'the database cannot be reached: calls are refused with 503 until it answers again',
+          );
+          lastDownLog = now;
+        }
+        await pause(downIntervalMs);
+      }
+    }
+  }
+
+  const running = run();
+  return {
+    async close() {
+      closed = true;
+      availability.events.off('check', onCheck);
+      interrupt?.();
+      await running;
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type net from 'node:net';
+
+/**
+ * A fake SMS gateway for tests: a real HTTP server taking what the `http` provider sends
+ * (`POST /send`, a form with `to` and `text`, an `Idempotency-Key` header) and, as a real gateway
+ * with idempotency keys does, sending a key's message once however often it is asked.
+ */
+export interface SmsGateway {
+  readonly url: string;
+  /** Messages sent to phones, in order: one per idempotency key. */
+  readonly sent: { key: string; to: string; text: string }[];
+  /** Requests received, repeats of a key included. */
+  requests: number;
+  /** Requests received per idempotency key. */
+  readonly requestsByKey: Map<string, number>;
+  /** How long each send takes (ms). */
+  delayMs: number;
+  /** While true, requests are held without an answer (a gateway that hangs). */
+  hanging: boolean;
+  close(): Promise<void>;
+}
+
+export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
+  const byKey = new Map<string, string>();
+  const gateway: SmsGateway = {
+    url: '',
+    sent: [],
+    requests: 0,
+    requestsByKey: new Map(),
+    delayMs,
+    hanging: false,
+    close: async () => {},
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      gateway.requests++;
+      const form = new URLSearchParams(body);
+      const key = req.headers['idempotency-key'];
+      const to = form.get('to');
+      const text = form.get('text');
+      if (req.method !== 'POST' || req.url !== '/send' || typeof key !== 'string' || !to || !text) {
+        res.writeHead(400).end('bad request');
+        return;
+      }
+      gateway.requestsByKey.set(key, (gateway.requestsByKey.get(key) ?? 0) + 1);
+      if (gateway.hanging) return;
+      setTimeout(() => {
+        let id = byKey.get(key);
+        if (!id) {
+          id = `msg-${byKey.size + 1}`;
+          byKey.set(key, id);
+          gateway.sent.push({ key, to, text });
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }));
+      }, gateway.delayMs);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return Object.assign(gateway, {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
+}
+
+/** The provider settings that send SMS through `gateway`. */
+export const gatewayEnv = (gateway: SmsGateway): Record<string, string> => ({
+  SMS_PROVIDER: 'http',
+  SMS_HTTP_URL: `${gateway.url}/send`,
+  SMS_HTTP_BODY: 'to={to}&text={text}',
+  SMS_TEMPLATE: 'Your code is {code}',
+});
