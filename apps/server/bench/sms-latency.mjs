@@ -18,6 +18,10 @@ const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 20);
 const QUEUE_CONNECTIONS = 64;
 const TARGET_P99_MS = 300;
 const TARGET_DRAIN_PER_S = 1000;
+/** Codes a second while the primary fails (a school's logins, not a flood). */
+const FAILOVER_RATE = Number(process.env.BENCH_FAILOVER_RATE ?? 50);
+const TARGET_FAILOVER_REFUSING_P99_MS = 5000;
+const TARGET_FAILOVER_HANGING_P99_MS = 10_000;
 const extraEnv = JSON.parse(process.env.BENCH_SMS_ENV ?? '{}');
 // A held answer is given anyway before the server's provider timeout (PROVIDER_TIMEOUT_MS, 10 s by
 // default) would end the attempt and resend it: queueing the backlog may take longer than that.
@@ -46,6 +50,10 @@ async function startGateway() {
     /** Answers held back, with their timers. */
     held: new Map(),
     holding: false,
+    /** `refuse`: every request answered 503 and nothing sent; `hang`: never answered. */
+    failing: undefined,
+    /** Requests received, repeats and refusals included. */
+    requests: 0,
     hold() {
       gateway.holding = true;
     },
@@ -66,6 +74,12 @@ async function startGateway() {
     });
     req.on('end', () => {
       const at = now();
+      gateway.requests++;
+      if (gateway.failing === 'hang') return;
+      if (gateway.failing === 'refuse') {
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
+        return;
+      }
       const form = new URLSearchParams(body);
       const key = req.headers['idempotency-key'];
       const to = form.get('to');
@@ -318,10 +332,99 @@ async function measureDrain(env) {
   }
 }
 
+/**
+ * A fallback SMS provider taking over: the primary gateway `refuse`s every request (503) or
+ * `hang`s (never answers; PROVIDER_TIMEOUT_MS 2000), FAILOVER_RATE calls a second for SECONDS;
+ * how long from each answer to the fallback's first arrival of its code. Then the primary works
+ * again: after its circuit's cool-down, codes go back to it.
+ */
+async function measureFailover(env, failing) {
+  const primary = await startGateway();
+  const fallback = await startGateway();
+  primary.failing = failing;
+  const server = await startServer({
+    ...env,
+    SMS_HTTP_URL: primary.url,
+    SMS_FALLBACK_PROVIDER: 'http',
+    SMS_FALLBACK_HTTP_URL: fallback.url,
+    SMS_FALLBACK_HTTP_BODY: 'to={to}&text={text}',
+    PROVIDER_TIMEOUT_MS: '2000',
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: QUEUE_CONNECTIONS });
+  const paced = async (prefix, first, count, rate) => {
+    const calls = new Map();
+    const pending = [];
+    const start = now();
+    for (let i = 0; i < count; i++) {
+      const wait = start + (i * 1000) / rate - now();
+      if (wait > 0) await sleep(wait);
+      const code = `${prefix}${String(i).padStart(6, '0')}`;
+      const call = { phone: phoneFor(first + i), status: 0, answeredAt: 0 };
+      calls.set(code, call);
+      pending.push(
+        authCode(server.url, agent, code, call.phone).then((r) => {
+          call.status = r.status;
+          call.answeredAt = r.at;
+        }),
+      );
+    }
+    await Promise.all(pending);
+    return calls;
+  };
+  try {
+    const calls = await paced(
+      failing === 'refuse' ? 'R' : 'H',
+      100_000,
+      FAILOVER_RATE * SECONDS,
+      FAILOVER_RATE,
+    );
+    const answered = [...calls].filter(([, c]) => c.status === 200);
+    await until(() => tally(calls, fallback).byCode.size >= answered.length, WAIT_SECONDS);
+    const { byCode, twice, mismatched } = tally(calls, fallback);
+    const delays = answered
+      .map(([code, c]) => (byCode.has(code) ? byCode.get(code).at - c.answeredAt : Number.POSITIVE_INFINITY))
+      .sort((a, b) => a - b);
+    const failingRequests = primary.requests;
+    // The primary works again; its circuit is probed after the cool-down (15 s) and closes.
+    primary.failing = undefined;
+    await sleep(16_000);
+    const probeCalls = await paced('P', 200_000, 20, 10);
+    await until(
+      () => tally(probeCalls, primary).byCode.size + tally(probeCalls, fallback).byCode.size >= 20,
+      20,
+    );
+    const lastCalls = await paced('B', 250_000, 20, 10);
+    await until(
+      () => tally(lastCalls, primary).byCode.size + tally(lastCalls, fallback).byCode.size >= 20,
+      20,
+    );
+    return {
+      answered: answered.length,
+      total: calls.size,
+      received: byCode.size,
+      missing: answered.filter(([code]) => !byCode.has(code)).length,
+      resends: fallback.resends,
+      twice,
+      mismatched: mismatched + fallback.bad,
+      primaryRequests: failingRequests,
+      p50: percentile(delays, 50),
+      p99: percentile(delays, 99),
+      max: delays.at(-1) ?? Number.NaN,
+      backToPrimary: tally(lastCalls, primary).byCode.size,
+    };
+  } finally {
+    agent.destroy();
+    await stopServer(server.child);
+    await primary.close();
+    await fallback.close();
+  }
+}
+
 // --- the run ---------------------------------------------------------------------------------
 
 const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'school-sms-bench-'));
 const results = [];
+const failover = {};
 const admin = await connectAdmin();
 console.log(
   `SMS latency: ${RATE} SOAP 1.1 AuthCode calls/s for ${SECONDS} s, fake gateway answering in ${GATEWAY_MS} ms; ` +
@@ -340,6 +443,8 @@ try {
     latency: await measureLatency({ DATA_DIR: path.join(dataRoot, 'latency') }),
     drain: await measureDrain({ DATA_DIR: path.join(dataRoot, 'drain') }),
   });
+  failover.refusing = await measureFailover({ DATA_DIR: path.join(dataRoot, 'refusing') }, 'refuse');
+  failover.hanging = await measureFailover({ DATA_DIR: path.join(dataRoot, 'hanging') }, 'hang');
   if (!admin.reason) {
     const store = async (measure) => {
       const database = await createDatabase(admin.client);
@@ -400,3 +505,34 @@ console.log(''.padEnd(40), ...results.map((r) => r.name.padStart(16)));
 for (const [label, value] of rows)
   console.log(label.padEnd(40), ...results.map((r) => value(r).padStart(16)));
 console.log(`load average ${load()} at the end`);
+
+console.log();
+console.log(
+  `Fallback SMS provider (SQLite FULL): ${FAILOVER_RATE} codes/s for ${SECONDS} s while the primary fails; then it works again`,
+);
+const failoverRows = [
+  ['calls answered 200', (f) => `${f.answered} of ${f.total}`],
+  ['codes at the fallback (one each)', (f) => String(f.received)],
+  [`never arrived (within ${WAIT_SECONDS} s)`, (f) => String(f.missing)],
+  ['resends to the fallback / under two keys', (f) => `${f.resends} / ${f.twice}`],
+  ['requests to the failing primary', (f) => String(f.primaryRequests)],
+  ['answer → fallback p50 (ms)', (f) => ms(f.p50)],
+  ['answer → fallback p99 (ms)', (f) => ms(f.p99)],
+  ['answer → fallback max (ms)', (f) => ms(f.max)],
+  ['after recovery: of 20 new codes, to the primary', (f) => String(f.backToPrimary)],
+];
+const columns = [
+  ['primary refusing', failover.refusing, TARGET_FAILOVER_REFUSING_P99_MS],
+  ['primary hanging', failover.hanging, TARGET_FAILOVER_HANGING_P99_MS],
+];
+console.log(''.padEnd(48), ...columns.map(([name]) => name.padStart(18)));
+for (const [label, value] of failoverRows)
+  console.log(label.padEnd(48), ...columns.map(([, f]) => value(f).padStart(18)));
+console.log(
+  'target p99, each once, back to the primary'.padEnd(48),
+  ...columns.map(([, f, target]) =>
+    met(f.p99 <= target && f.missing === 0 && f.twice === 0 && f.resends === 0 && f.backToPrimary === 20)
+      .concat(` (≤ ${target / 1000} s)`)
+      .padStart(18),
+  ),
+);

@@ -20,6 +20,7 @@ import {
   configPlugin,
   dispatcherPlugin,
   operationsPlugin,
+  outboxPlugin,
   providersPlugin,
   retentionPlugin,
   storePlugin,
@@ -83,10 +84,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(configPlugin, { config });
   await app.register(metricsPlugin);
   await app.register(diskSpacePlugin);
+  await app.register(providersPlugin);
+  await app.register(outboxPlugin);
   await app.register(storePlugin, { onFatal: options.onFatal });
   await app.register(readinessPlugin);
   await app.register(bookBlobsPlugin);
-  await app.register(providersPlugin);
   await app.register(dispatcherPlugin);
   await app.register(operationsPlugin);
   await app.register(retentionPlugin);

@@ -43,6 +43,7 @@ type CopiedTable = (typeof TABLES)[number];
 /** Tables deliberately not copied row by row, and why. */
 const NOT_COPIED: Partial<Record<keyof Database, string>> = {
   sessions: 'staff log in again on the new deployment',
+  instances: 'each PostgreSQL instance announces itself when it starts',
   book_chunks: 'built from the book files (SQLite keeps books as files under DATA_DIR/books)',
 };
 

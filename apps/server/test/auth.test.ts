@@ -813,7 +813,7 @@ describe('audit log', () => {
       const callId = sms.json().id as number;
       // Sent at once through the log provider; then made dead as a failed one would be, with
       // its sealed text still there (a settled SMS keeps only the masked text and cannot be resent).
-      await t.app.dispatcher.idle();
+      await t.app.outbox.idle();
       const [delivery] = await t.app.store.deliveries.search({ callId }, { limit: 1 });
       await t.app.store.db
         .updateTable('deliveries')

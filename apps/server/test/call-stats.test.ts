@@ -3,10 +3,10 @@ import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { matches } from '../src/api/mapping.js';
 import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/store/call-stats.js';
-import { type CallRow, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
+import type { CallRow, NewCall, NewDelivery, Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
-import { callRow, type TestApp, tempDataDir, testSealer } from './helpers.js';
-import { DIALECTS, type FreshDatabase, freshPostgres, startTestAppOn } from './pg.js';
+import { callRow, type TestApp } from './helpers.js';
+import { DIALECTS, openTestStoresOn, startTestAppOn, type TestStores } from './pg.js';
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 10, 2, 9, 0, 0);
@@ -48,30 +48,13 @@ describe('latency percentiles from a histogram', () => {
 
 describe.each(DIALECTS)('call statistics on %s', (dialect) => {
   let store: Store;
-  let cleanup: (() => Promise<void>)[] = [];
 
+  let stores: TestStores;
   beforeEach(async () => {
-    cleanup = [];
-    const data = tempDataDir();
-    cleanup.push(async () => data.remove());
-    let fresh: FreshDatabase | undefined;
-    if (dialect === 'postgres') {
-      const db = await freshPostgres();
-      fresh = db;
-      cleanup.unshift(() => db.drop());
-    }
-    store = await openStore({
-      dataDir: data.dir,
-      synchronous: 'NORMAL',
-      databaseUrl: fresh?.url,
-      poolSize: 4,
-      sealer: testSealer(),
-    });
-    cleanup.unshift(() => store.close());
+    stores = await openTestStoresOn(dialect, { poolSize: 4 });
+    store = stores.store;
   });
-  afterEach(async () => {
-    for (const step of cleanup) await step();
-  });
+  afterEach(() => stores.close());
 
   const record = (overrides: Partial<NewCall>, deliveries?: NewDelivery[]) =>
     store.calls.record(callRow({ at: T0, ...overrides }), deliveries);

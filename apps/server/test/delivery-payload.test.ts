@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliveryPayloadJson, parseDeliveryPayload } from '../src/store/index.js';
+import { deliveryPayloadJson, parseDeliveryPayload } from '../src/outbox/payload.js';
 
 describe('delivery payloads', () => {
   it('reads and writes each kind, the kind kept in the row, not the JSON', () => {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { COOL_DOWN_MS } from '../src/outbox/circuit.js';
 import { registerSchool, startTestApp, type TestApp } from './helpers.js';
 
 /** A fake provider: a real HTTP server whose answers a test decides, recording what it received. */
@@ -51,42 +52,54 @@ describe('outbox and dispatcher', () => {
     return t;
   }
 
-  it('sends every SMS exactly once through an outage of the provider', async () => {
-    let down = true;
-    const gateway = await fakeProvider(() =>
-      down ? { status: 503, headers: { 'retry-after': '0' } } : { status: 200 },
-    );
-    cleanups.push(gateway.close);
-    const t = await app({
-      SMS_PROVIDER: 'http',
-      SMS_HTTP_URL: `${gateway.url}/send`,
-      SMS_HTTP_BODY: 'to={to}&text={text}',
-    });
-    const codes = Array.from({ length: 8 }, (_, i) => `C0DE${i}`);
-    for (const code of codes) {
-      const res = await t.inject({
-        method: 'GET',
-        url: `/AuthCodeSending.asmx/AuthCode?code=${code}&phone=%2B447911123456`,
+  it(
+    'sends every SMS exactly once through an outage of the provider, pausing it meanwhile',
+    async () => {
+      let down = true;
+      const gateway = await fakeProvider(() =>
+        down ? { status: 503, headers: { 'retry-after': '0' } } : { status: 200 },
+      );
+      cleanups.push(gateway.close);
+      const t = await app({
+        SMS_PROVIDER: 'http',
+        SMS_HTTP_URL: `${gateway.url}/send`,
+        SMS_HTTP_BODY: 'to={to}&text={text}',
       });
-      expect(res.statusCode).toBe(200);
-    }
-    await until(() => gateway.received.length >= 16, 'failed attempts during the outage');
-    down = false;
-    await until(async () => (await t.app.store.deliveries.counts()).sent === 8, 'all sent');
-    const accepted = gateway.received
-      .filter((r) => r.status === 200)
-      .map((r) => new URLSearchParams(r.body).get('text'));
-    expect(accepted.sort()).toEqual(codes.map((c) => `Your verification code is ${c}`).sort());
-    // Settled deliveries keep no auth code in clear.
-    const payloads = await t.app.store.db.selectFrom('deliveries').select('payload').execute();
-    for (const { payload } of payloads)
-      expect(payload).toBe('{"maskedText":"Your verification code is ***"}');
-    const attempts = await t.app.store.db
-      .selectFrom('delivery_attempts')
-      .select(['outcome', 'status'])
-      .execute();
-    expect(attempts.filter((a) => a.outcome === 'transient').every((a) => a.status === 503)).toBe(true);
-  });
+      const codes = Array.from({ length: 8 }, (_, i) => `C0DE${i}`);
+      for (const code of codes) {
+        const res = await t.inject({
+          method: 'GET',
+          url: `/AuthCodeSending.asmx/AuthCode?code=${code}&phone=%2B447911123456`,
+        });
+        expect(res.statusCode).toBe(200);
+      }
+      // Five failures in a row open the provider's circuit: nothing more goes to it for its cool-down.
+      await until(() => gateway.received.length >= 5, 'failed attempts during the outage');
+      await new Promise((r) => setTimeout(r, 500));
+      expect(gateway.received.length).toBeLessThan(8);
+      down = false;
+      // Then it is probed, works, and everything is sent.
+      await until(
+        async () => (await t.app.store.deliveries.counts()).sent === 8,
+        'all sent',
+        COOL_DOWN_MS + 10_000,
+      );
+      const accepted = gateway.received
+        .filter((r) => r.status === 200)
+        .map((r) => new URLSearchParams(r.body).get('text'));
+      expect(accepted.sort()).toEqual(codes.map((c) => `Your verification code is ${c}`).sort());
+      // Settled deliveries keep no auth code in clear.
+      const payloads = await t.app.store.db.selectFrom('deliveries').select('payload').execute();
+      for (const { payload } of payloads)
+        expect(payload).toBe('{"maskedText":"Your verification code is ***"}');
+      const attempts = await t.app.store.db
+        .selectFrom('delivery_attempts')
+        .select(['outcome', 'status'])
+        .execute();
+      expect(attempts.filter((a) => a.outcome === 'transient').every((a) => a.status === 503)).toBe(true);
+    },
+    COOL_DOWN_MS + 20_000,
+  );
 
   it('logs an SMS of the log provider with its code masked, and never the code', async () => {
     const lines: string[] = [];

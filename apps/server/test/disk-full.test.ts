@@ -78,7 +78,7 @@ describe('a full disk (SQLite)', () => {
     expect(checkNow).toHaveBeenCalled();
     // Nothing half-written: no record, no SMS for the refused calls.
     expect(await t.app.store.calls.count()).toBe(before);
-    await t.app.dispatcher.idle();
+    await t.app.outbox.idle();
     expect(gateway.sent.map((m) => m.text)).toEqual(['Your code is 111111']);
 
     await freeDatabase(t);
@@ -91,15 +91,18 @@ describe('a full disk (SQLite)', () => {
     // Leases of 3 × 100 ms + 5 s: the disk stays full longer than that.
     const { t, gateway } = await start({ PROVIDER_TIMEOUT_MS: '100' });
     const store = t.app.store.deliveries;
-    const finish = store.finishAttempts.bind(store);
+    // The outbox records finished attempts on SQLite through the dialect's outboxSync: it fails
+    // there as SQLite would with the disk full.
+    const pieces = t.app.store.database.pieces;
+    const outboxSync = pieces.outboxSync.bind(pieces);
     let full = true;
     const refused: number[] = [];
-    vi.spyOn(store, 'finishAttempts').mockImplementation(async (finished) => {
+    vi.spyOn(pieces, 'outboxSync').mockImplementation(async (work) => {
       if (full) {
-        refused.push(finished.length);
+        refused.push(Date.now());
         throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
       }
-      return finish(finished);
+      return outboxSync(work);
     });
     const codes = ['510001', '510002', '510003', '510004', '510005'];
     for (const code of codes) {

@@ -6,8 +6,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { vi } from 'vitest';
 import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
+import { createIntake, type OutboxIntake } from '../src/outbox/intake.js';
 import { createSealer } from '../src/secrets/sealer.js';
-import type { NewCall } from '../src/store/index.js';
+import type { NewCall, NewDelivery } from '../src/store/index.js';
 
 /** A fresh data folder under the system's temp directory, removed by the returned function. */
 export function tempDataDir(): { dir: string; remove: () => void } {
@@ -20,6 +21,18 @@ export const TEST_CODE_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** A sealer for tests that open the store themselves. */
 export const testSealer = () => createSealer(Buffer.from(TEST_CODE_KEY, 'base64'));
+
+/**
+ * The outbox's step for a store a test opens itself (no dispatcher runs): a call's deliveries are
+ * inserted with it, pending, their texts sealed with `testSealer`.
+ */
+export function testIntake(): OutboxIntake {
+  return createIntake({
+    sealer: testSealer(),
+    dispatcher: { reserve: () => undefined, release() {}, take() {}, mayBeDue() {} },
+    leaseMs: 30_000,
+  });
+}
 
 /** The admin every test app starts with (ADMIN_USERNAME / ADMIN_PASSWORD). */
 export const TEST_ADMIN = { username: 'admin', password: 'correct horse battery' } as const;
@@ -186,3 +199,20 @@ export function waitUntil(
     { timeout: timeoutMs, interval: intervalMs },
   );
 }
+
+/** An SMS delivery as an operation queues it (the `log` provider's), for seeding. */
+export const sms = (phone = '+447700900123', expiresAt?: number): NewDelivery => ({
+  kind: 'sms',
+  provider: 'log',
+  recipient: phone,
+  payload: { text: 'Your code is 123456', maskedText: 'Your code is ******' },
+  ...(expiresAt === undefined ? {} : { expiresAt }),
+});
+
+/** A push delivery as an operation queues it (the `log` provider's), for seeding. */
+export const push = (topic = 'school-a'): NewDelivery => ({
+  kind: 'push',
+  provider: 'log',
+  recipient: topic,
+  payload: { title: 'T', body: 'B', data: { type: 'x' } },
+});

@@ -169,7 +169,7 @@ describe('/metrics', () => {
   it('shows the outbox: deliveries by status, how many are due and how long the oldest has waited', async () => {
     const t = await app();
     // A dispatcher that has stopped sending: what the outbox gauges are there to catch.
-    await t.app.dispatcher.stop();
+    await t.app.outbox.stop();
     for (const code of ['4821', '4822', '4823'])
       expect((await t.app.inject(soapAuthCode(code))).statusCode).toBe(200);
 

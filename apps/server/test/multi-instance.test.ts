@@ -39,8 +39,8 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
     ...gatewayEnv(gateway),
     SMS_CONCURRENCY: '16',
     DISPATCH_POLL_MS: '200',
-    // Leases of 3 × 1 s + 5 s: an instance killed mid-send has its claims taken over after 8 s.
-    PROVIDER_TIMEOUT_MS: '1000',
+    // PROVIDER_TIMEOUT_MS as by default (10 s): leases of 35 s. A killed instance's claims are
+    // taken over once it has been silent for 6 s, long before its leases run out.
     AUTHCODE_LIMIT_PER_PHONE: '5/15m',
     AUTHCODE_LIMIT_PER_IP: 'off',
     ASMX_LIMIT_PER_IP: 'off',
@@ -144,19 +144,21 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
     expect(b.output()).not.toMatch(/"level":(50|60)/);
   }, 240_000);
 
-  it('loses nothing when one instance is killed mid-load: the other takes its leases over', async () => {
+  it('loses nothing when one instance is killed mid-load: the other resends its codes within seconds', async () => {
     // Slow sends, so that the killed instance surely has claims under way when it dies.
     const slowGateway = gateway;
     slowGateway.delayMs = 300;
     const before = slowGateway.sent.length;
     const ok: number[] = [];
     let killed = false;
+    let killedAt = 0;
     await inParallel(1500, 48, async (i) => {
       const target = i % 2 && !killed ? a : b;
       const status = await authCodeOverGet(target.url, testPhone(20_000 + i), String(300000 + i));
       if (status === 200) ok.push(i);
       if (i === 600 && !killed) {
         killed = true;
+        killedAt = Date.now();
         a.child.kill('SIGKILL');
       }
     });
@@ -182,14 +184,52 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
       async () => (await count("SELECT count(*) AS n FROM deliveries WHERE status <> 'sent'")) === 0,
       60_000,
     );
-    // The killed instance's claims were taken over: their attempts read `interrupted`.
+    // The killed instance's claims were taken over: their attempts read `interrupted`, and the
+    // other sent them again once the killed one had been silent for 6 s (its heartbeat stopped),
+    // not when their 35 s leases ran out.
     expect(
       await count("SELECT count(*) AS n FROM delivery_attempts WHERE outcome = 'interrupted'"),
     ).toBeGreaterThan(0);
+    const resent = await db.query<{ released: string; last: string }>(
+      `SELECT max(cut.finished_at) AS released, max(again.started_at) AS last FROM delivery_attempts cut
+         JOIN delivery_attempts again ON again.delivery_id = cut.delivery_id AND again.id > cut.id
+       WHERE cut.outcome = 'interrupted'`,
+    );
+    const releasedAfterMs = Number(resent.rows[0]?.released) - killedAt;
+    const resentAfterMs = Number(resent.rows[0]?.last) - killedAt;
+    console.info(
+      `killed instance's codes released ${releasedAfterMs} ms and resent ${resentAfterMs} ms after its death (leases: 35 s)`,
+    );
+    expect(resentAfterMs).toBeLessThan(20_000);
     const sent = slowGateway.sent.slice(before);
     const perPhone = new Map<string, number>();
     for (const m of sent) perPhone.set(m.to, (perPhone.get(m.to) ?? 0) + 1);
     expect([...perPhone.values()].every((n) => n === 1)).toBe(true);
     expect(sent.length).toBe(recordedPhones.size);
   }, 180_000);
+
+  it('hands back what it holds at a clean stop, and says it is gone', async () => {
+    // b is the one left; a third starts, takes a share of the work, and is stopped cleanly.
+    const c = await startServerProcess(env());
+    const announced = () => count('SELECT count(*) AS n FROM instances');
+    const before = await announced();
+    const statuses = await inParallel(100, 16, (i) =>
+      authCodeOverGet(i % 2 ? c.url : b.url, testPhone(40_000 + i), String(400000 + i)),
+    );
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    await c.stop();
+    expect(await c.exited).toBe(0);
+    // Nothing is left `sending` for an instance that is gone, and its announcement is gone too.
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM deliveries d WHERE status = 'sending' AND NOT EXISTS (SELECT 1 FROM instances i WHERE i.id = d.leased_by)",
+      ),
+    ).toBe(0);
+    expect(await announced()).toBe(before - 1);
+    await until(
+      'the outbox to settle',
+      async () => (await count("SELECT count(*) AS n FROM deliveries WHERE status <> 'sent'")) === 0,
+      30_000,
+    );
+  }, 60_000);
 });

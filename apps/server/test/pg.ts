@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startTestApp, type TestApp } from './helpers.js';
+import { openStore, type Store } from '../src/store/index.js';
+import { startTestApp, type TestApp, tempDataDir, testIntake } from './helpers.js';
 
 /**
  * PostgreSQL for tests: `TEST_DATABASE_URL` names a server and a database to connect to (CI sets
@@ -63,6 +64,49 @@ export async function startTestAppOn(
     async close() {
       await t.close();
       await fresh?.drop();
+    },
+  };
+}
+
+/** Stores a test opens itself on one database: the first, and more on the same database. */
+export interface TestStores {
+  /** The first store. */
+  readonly store: Store;
+  /** Another store on the same database (a second instance; PostgreSQL only shares it). */
+  another(): Promise<Store>;
+  /** Closes every store opened, and drops the database or removes the folder. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a store on `dialect` (SQLite in a temporary folder, or a fresh PostgreSQL database), with
+ * the outbox's step of a store no dispatcher sends from (testIntake).
+ */
+export async function openTestStoresOn(
+  dialect: (typeof DIALECTS)[number],
+  options: { poolSize?: number } = {},
+): Promise<TestStores> {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  const data = tempDataDir();
+  cleanup.push(() => data.remove());
+  const fresh = dialect === 'postgres' ? await freshPostgres() : undefined;
+  if (fresh) cleanup.unshift(() => fresh.drop());
+  const another = async () => {
+    const store = await openStore({
+      dataDir: data.dir,
+      synchronous: 'NORMAL',
+      databaseUrl: fresh?.url,
+      poolSize: options.poolSize ?? 8,
+      intake: testIntake(),
+    });
+    cleanup.unshift(() => store.close());
+    return store;
+  };
+  return {
+    store: await another(),
+    another,
+    async close() {
+      for (const step of cleanup) await step();
     },
   };
 }

@@ -113,7 +113,7 @@ describe('sealed auth codes', () => {
     });
     await sendCodes(t, CODES);
     // Each code reached the gateway, in clear, exactly as sent.
-    await t.app.dispatcher.idle();
+    await t.app.outbox.idle();
     for (const code of CODES)
       expect(
         gateway.requests.filter((r) => r.body.includes(code)),
@@ -168,7 +168,7 @@ describe('sealed auth codes', () => {
       response: 'HTTP/1.1 200',
       response_bytes: 1,
     });
-    await first.app.dispatcher.stop();
+    await first.app.outbox.stop();
     await first.app.store.db
       .insertInto('deliveries')
       .values({
@@ -235,7 +235,7 @@ describe.skipIf(!cluster.ok)(
         DISPATCH_POLL_MS: '100',
       });
       await sendCodes(t, CODES);
-      await t.app.dispatcher.idle();
+      await t.app.outbox.idle();
       await t.close();
       for (const code of CODES)
         expect(

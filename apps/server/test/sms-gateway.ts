@@ -18,6 +18,10 @@ export interface SmsGateway {
   delayMs: number;
   /** While true, requests are held without an answer (a gateway that hangs). */
   hanging: boolean;
+  /** While set, requests are answered with this status (e.g. 503) and nothing is sent. */
+  refusing: number | undefined;
+  /** When each message was sent (epoch ms), by phone. */
+  readonly sentAt: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -30,6 +34,8 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
     requestsByKey: new Map(),
     delayMs,
     hanging: false,
+    refusing: undefined,
+    sentAt: new Map(),
     close: async () => {},
   };
   const server = http.createServer((req, res) => {
@@ -50,12 +56,17 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
       }
       gateway.requestsByKey.set(key, (gateway.requestsByKey.get(key) ?? 0) + 1);
       if (gateway.hanging) return;
+      if (gateway.refusing !== undefined) {
+        res.writeHead(gateway.refusing, { 'content-type': 'application/json' }).end('{"error":"refused"}');
+        return;
+      }
       setTimeout(() => {
         let id = byKey.get(key);
         if (!id) {
           id = `msg-${byKey.size + 1}`;
           byKey.set(key, id);
           gateway.sent.push({ key, to, text });
+          gateway.sentAt.set(to, Date.now());
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }));
       }, gateway.delayMs);
@@ -80,4 +91,11 @@ export const gatewayEnv = (gateway: SmsGateway): Record<string, string> => ({
   SMS_HTTP_URL: `${gateway.url}/send`,
   SMS_HTTP_BODY: 'to={to}&text={text}',
   SMS_TEMPLATE: 'Your code is {code}',
+});
+
+/** The settings that make `gateway` the fallback SMS provider. */
+export const fallbackGatewayEnv = (gateway: SmsGateway): Record<string, string> => ({
+  SMS_FALLBACK_PROVIDER: 'http',
+  SMS_FALLBACK_HTTP_URL: `${gateway.url}/send`,
+  SMS_FALLBACK_HTTP_BODY: 'to={to}&text={text}',
 });

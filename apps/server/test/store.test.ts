@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { idempotencyKey } from '../src/store/deliveries.js';
-import { type Claimed, type NewCall, type NewDelivery, openStore, type Store } from '../src/store/index.js';
-import { tempDataDir, testSealer } from './helpers.js';
-import { DIALECTS, type FreshDatabase, freshPostgres } from './pg.js';
+import { createOutboxSql } from '../src/outbox/sql.js';
+import type { NewCall, Store } from '../src/store/index.js';
+import { sms, testSealer } from './helpers.js';
+import { DIALECTS, openTestStoresOn, type TestStores } from './pg.js';
 
 /**
  * The store's contract, run on every database it supports: always SQLite, and PostgreSQL when
@@ -36,21 +35,6 @@ function call(overrides: Partial<NewCall> = {}): NewCall {
   };
 }
 
-const sms = (phone = '+447700900123', expiresAt?: number): NewDelivery => ({
-  kind: 'sms',
-  provider: 'log',
-  recipient: phone,
-  payload: { text: 'Your code is 123456', maskedText: 'Your code is ******' },
-  ...(expiresAt === undefined ? {} : { expiresAt }),
-});
-
-const push = (topic = 'school-a'): NewDelivery => ({
-  kind: 'push',
-  provider: 'log',
-  recipient: topic,
-  payload: { title: 'T', body: 'B', data: { type: 'x' } },
-});
-
 interface Opened {
   readonly store: Store;
   /** Another store on the same database (a second instance; PostgreSQL only). */
@@ -59,35 +43,14 @@ interface Opened {
 
 describe.each(DIALECTS)('the store on %s', (dialect) => {
   let opened: Opened;
-  let cleanup: (() => Promise<void>)[] = [];
+  let stores: TestStores;
 
   beforeEach(async () => {
-    cleanup = [];
-    const data = tempDataDir();
-    cleanup.push(async () => data.remove());
-    let fresh: FreshDatabase | undefined;
-    if (dialect === 'postgres') {
-      fresh = await freshPostgres();
-      const db = fresh;
-      cleanup.unshift(() => db.drop());
-    }
-    const open = async () => {
-      const s = await openStore({
-        dataDir: data.dir,
-        synchronous: 'NORMAL',
-        databaseUrl: fresh?.url,
-        poolSize: 8,
-        sealer: testSealer(),
-      });
-      cleanup.unshift(() => s.close());
-      return s;
-    };
-    opened = { store: await open(), another: open };
+    stores = await openTestStoresOn(dialect);
+    opened = { store: stores.store, another: stores.another };
   });
 
-  afterEach(async () => {
-    for (const step of cleanup) await step();
-  });
+  afterEach(() => stores.close());
 
   it('is ready once migrated, and says which database it is', async () => {
     expect(opened.store.dialect).toBe(dialect);
@@ -217,209 +180,19 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
   it('deletes old calls with their deliveries and attempts, in batches', async () => {
     const { store } = opened;
     for (let i = 0; i < 25; i++) await store.calls.record(call({ at: T0 + i }), [sms()]);
-    await store.deliveries.claimDue(Date.now(), 10, Date.now() + 60_000);
+    // Some of them under way, with their attempts: all go with their calls.
+    await createOutboxSql({ ...store.database, sealer: testSealer() }).claimDue({
+      now: Date.now(),
+      limit: 10,
+      leaseUntil: Date.now() + 60_000,
+      kind: 'sms',
+      routedTo: ['log'],
+      provider: 'log',
+      instance: store.instance,
+    });
     expect(await store.calls.deleteOlderThan(T0 + 20, 7)).toBe(20);
     expect(await store.calls.count()).toBe(5);
     expect(await store.deliveries.search({}, { limit: 100 })).toHaveLength(5);
-  });
-
-  describe('the outbox', () => {
-    it('claims due deliveries once each, with an attempt written before the send', async () => {
-      const { store } = opened;
-      await store.calls.record(call(), [sms(), sms(), push()]);
-      const now = Date.now();
-      const first = await store.deliveries.claimDue(now, 2, now + 30_000);
-      const second = await store.deliveries.claimDue(now, 5, now + 30_000);
-      expect(first).toHaveLength(2);
-      expect(second).toHaveLength(1);
-      const claimed = [...first, ...second];
-      expect(new Set(claimed.map((c) => c.delivery.id)).size).toBe(3);
-      for (const c of claimed) {
-        expect(c.delivery).toMatchObject({ status: 'sending', attempts: 1, lease_until: now + 30_000 });
-        const attempts = await store.deliveries.attemptsOf(c.delivery.id);
-        expect(attempts).toEqual([
-          expect.objectContaining({ id: c.attemptId, started_at: now, outcome: null }),
-        ]);
-      }
-      expect(await store.deliveries.claimDue(now, 5, now + 30_000)).toEqual([]);
-    });
-
-    it.runIf(dialect === 'sqlite')(
-      'hands deliveries over in the call commit while there is room, and queues the rest',
-      async () => {
-        const { store } = opened;
-        const taken: Claimed[] = [];
-        let room = 2;
-        const released: string[] = [];
-        store.deliveries.handoff = {
-          leaseMs: 30_000,
-          reserve: () => room-- > 0,
-          release: (kind, count) => released.push(`${kind}×${count}`),
-          take: (claimed) => taken.push(...claimed),
-        };
-        const before = Date.now();
-        const id = await store.calls.record(call(), [sms(), push(), sms('+447700900999')]);
-        // Claimed in the commit: sending, its attempt written, before anyone was told.
-        expect(taken.map((c) => [c.delivery.call_id, c.delivery.kind, c.delivery.status])).toEqual([
-          [id, 'sms', 'sending'],
-          [id, 'push', 'sending'],
-        ]);
-        for (const c of taken) {
-          const row = await store.deliveries.findById(c.delivery.id);
-          expect(row).toMatchObject({ status: 'sending', attempts: 1 });
-          expect(row?.lease_until).toBeGreaterThanOrEqual(before + 30_000);
-          expect(c.delivery).toEqual(row);
-          expect(await store.deliveries.attemptsOf(c.delivery.id)).toEqual([
-            expect.objectContaining({ id: c.attemptId, outcome: null }),
-          ]);
-        }
-        // No room left: the third is queued as before, for a claim pass.
-        const rest = await store.deliveries.claimDue(Date.now(), 5, Date.now() + 30_000);
-        expect(rest.map((c) => c.delivery.recipient)).toEqual(['+447700900999']);
-        // An auth code already past its validity is never handed over.
-        room = 5;
-        await store.calls.record(call(), [sms('+447700900111', before - 1)]);
-        expect(taken).toHaveLength(2);
-        // A commit that fails (here the second record of the batch) gives its slots back.
-        const batch = [store.calls.record(call(), [sms()]), store.calls.record(call({ at: null as never }))];
-        for (const recorded of batch) await expect(recorded).rejects.toThrow();
-        expect(released).toEqual(['sms×1']);
-        expect(taken).toHaveLength(2);
-      },
-    );
-
-    it('settles a sent SMS keeping only its masked text, and retries a transient failure later', async () => {
-      const { store } = opened;
-      await store.calls.record(call(), [sms(), sms()]);
-      const now = Date.now();
-      const [a, b] = await store.deliveries.claimDue(now, 2, now + 30_000);
-      if (!a || !b) throw new Error('not claimed');
-      await store.deliveries.finishAttempts([
-        { claimed: a, now, result: { outcome: 'sent', providerId: 'SM1', response: '{"sid":"SM1"}' } },
-        {
-          claimed: b,
-          now,
-          result: {
-            outcome: 'transient',
-            error: 'busy',
-            status: 503,
-            retryAt: now + 5000,
-            retryAfterMs: 5000,
-          },
-        },
-      ]);
-      const sent = await store.deliveries.findById(a.delivery.id);
-      expect(sent).toMatchObject({ status: 'sent', provider_id: 'SM1', sent_at: now, lease_until: null });
-      expect(JSON.parse(sent?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
-      // Settled: the sealed text is destroyed.
-      expect(sent?.secret).toBeNull();
-      const later = await store.deliveries.findById(b.delivery.id);
-      expect(later).toMatchObject({ status: 'pending', next_attempt_at: now + 5000, last_error: 'busy' });
-      // Still to be sent: its text is kept, sealed, never in the payload.
-      expect(JSON.parse(later?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
-      expect(later?.secret).toMatch(/^v1\./);
-      expect(later?.secret).not.toContain('123456');
-      expect(store.deliveries.openText(later as NonNullable<typeof later>)).toBe('Your code is 123456');
-      expect(await store.deliveries.attemptsOf(b.delivery.id)).toEqual([
-        expect.objectContaining({
-          outcome: 'transient',
-          status: 503,
-          retry_after_ms: 5000,
-          finished_at: now,
-        }),
-      ]);
-      expect(await store.deliveries.recordProviderStatus('SM1', 'delivered', now)).toBe(true);
-      expect(await store.deliveries.recordProviderStatus('SM-unknown', 'delivered', now)).toBe(false);
-      const outbox = await store.deliveries.outbox(now + 6000);
-      expect(outbox).toMatchObject({ due: 1, oldestDueAt: now + 5000 });
-      expect(outbox.byStatus).toMatchObject({ sent: 1, pending: 1, sending: 0 });
-    });
-
-    it('recovers a claim whose lease ran out, and the late finish of the old claim does not settle it', async () => {
-      const { store } = opened;
-      await store.calls.record(call(), [sms()]);
-      const now = Date.now();
-      const [old] = await store.deliveries.claimDue(now, 1, now + 1000);
-      if (!old) throw new Error('not claimed');
-      expect(await store.deliveries.recoverInterrupted(now + 500)).toBe(0);
-      expect(await store.deliveries.recoverInterrupted(now + 1500)).toBe(1);
-      expect(await store.deliveries.attemptsOf(old.delivery.id)).toEqual([
-        expect.objectContaining({ outcome: 'interrupted' }),
-      ]);
-      const [again] = await store.deliveries.claimDue(now + 1500, 1, now + 60_000);
-      expect(again?.delivery).toMatchObject({ id: old.delivery.id, attempts: 2 });
-      await store.deliveries.finishAttempts([
-        {
-          claimed: old,
-          now: now + 1600,
-          result: { outcome: 'permanent', error: 'late', retryAt: undefined },
-        },
-      ]);
-      expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({
-        status: 'sending',
-        attempts: 2,
-      });
-      if (!again) throw new Error('not claimed');
-      await store.deliveries.finishAttempts([
-        { claimed: again, now: now + 1700, result: { outcome: 'sent', response: 'ok' } },
-      ]);
-      expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({ status: 'sent' });
-      const attempts = await store.deliveries.attemptsOf(old.delivery.id);
-      expect(attempts.map((a) => a.outcome)).toEqual(['interrupted', 'sent']);
-    });
-
-    it('expires codes past their validity, masks dead ones, and retries only what can be resent', async () => {
-      const { store } = opened;
-      const queued = Date.now();
-      await store.calls.record(call(), [
-        sms('+447700900001', queued + 1000),
-        sms('+447700900002', queued + 1000),
-        push(),
-      ]);
-      const now = Date.now();
-      const claimed = await store.deliveries.claimDue(now, 3, now + 30_000);
-      const byRecipient = new Map(claimed.map((c) => [c.delivery.recipient, c]));
-      const dead = byRecipient.get('+447700900002');
-      const deadPush = byRecipient.get('school-a');
-      const pending = byRecipient.get('+447700900001');
-      if (!dead || !deadPush || !pending) throw new Error('not claimed');
-      await store.deliveries.finishAttempts([
-        { claimed: dead, now, result: { outcome: 'permanent', error: 'bad number', retryAt: undefined } },
-        { claimed: deadPush, now, result: { outcome: 'permanent', error: 'no topic', retryAt: undefined } },
-        { claimed: pending, now, result: { outcome: 'transient', error: 'busy', retryAt: now + 1000 } },
-      ]);
-      expect(await store.deliveries.expireStale(queued + 2000)).toBe(1);
-      expect(await store.deliveries.findById(pending.delivery.id)).toMatchObject({ status: 'expired' });
-      const masked = await store.deliveries.findById(dead.delivery.id);
-      expect(masked?.status).toBe('dead');
-      expect(JSON.parse(masked?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
-      // The SMS lost its text: only the push can be sent again.
-      expect(await store.deliveries.retry(dead.delivery.id, now)).toBe(false);
-      expect(await store.deliveries.retryAllDead(now)).toBe(1);
-      expect(await store.deliveries.findById(deadPush.delivery.id)).toMatchObject({
-        status: 'pending',
-        attempts: 0,
-      });
-      expect(await store.deliveries.pendingPushes()).toBe(1);
-      expect(await store.deliveries.makePushesDue(now + 5)).toBe(1);
-    });
-
-    it('never hands one delivery to two instances claiming at once', async () => {
-      const { store } = opened;
-      const rows = Array.from({ length: 300 }, () => sms());
-      await store.calls.record(call(), rows);
-      const stores =
-        dialect === 'postgres' ? [store, await opened.another(), await opened.another()] : [store];
-      const now = Date.now();
-      const claims = await Promise.all(
-        Array.from({ length: 30 }, (_, i) =>
-          (stores[i % stores.length] as Store).deliveries.claimDue(now, 13, now + 30_000),
-        ),
-      );
-      const ids = claims.flat().map((c) => c.delivery.id);
-      expect(ids).toHaveLength(300);
-      expect(new Set(ids).size).toBe(300);
-    });
   });
 
   it('takes exactly the limit when hundreds ask at once, and gives slots back', async () => {
@@ -562,49 +335,6 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     },
   );
 
-  it.runIf(dialect === 'sqlite')(
-    'commits calls with FULL durability around the outbox bookkeeping that does not wait for the disk',
-    async () => {
-      const data = tempDataDir();
-      const store = await openStore({ dataDir: data.dir, synchronous: 'FULL', sealer: testSealer() });
-      try {
-        const level = async () =>
-          (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(store.db)).rows[0]?.synchronous;
-        expect(await level()).toBe(2);
-        await store.calls.record(call(), [sms(), sms()]);
-        const now = Date.now();
-        const claimed = await store.deliveries.claimDue(now, 5, now + 30_000);
-        await store.deliveries.finishAttempts(
-          claimed.map((c) => ({ claimed: c, now, result: { outcome: 'sent', response: 'ok' } as const })),
-        );
-        // FULL again for what follows (a call's commit waits for the disk).
-        expect(await level()).toBe(2);
-        expect((await store.deliveries.counts()).sent).toBe(2);
-      } finally {
-        await store.close();
-        data.remove();
-      }
-    },
-  );
-
-  it.runIf(dialect === 'postgres')(
-    "wakes another instance's dispatcher when a commit queues deliveries",
-    async () => {
-      const { store } = opened;
-      const other = await opened.another();
-      let woken = 0;
-      other.deliveries.events.on('queued', () => woken++);
-      await new Promise((r) => setTimeout(r, 300));
-      await store.calls.record(call());
-      await new Promise((r) => setTimeout(r, 300));
-      expect(woken).toBe(0);
-      await store.calls.record(call(), [sms()]);
-      const deadline = Date.now() + 5000;
-      while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(woken).toBe(1);
-    },
-  );
-
   it.runIf(dialect === 'postgres')("shows one instance's calls in another's live tail", async () => {
     const { store } = opened;
     const other = await opened.another();
@@ -615,19 +345,5 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     await new Promise((r) => setTimeout(r, 300));
     const id = await store.calls.record(call({ params: '{"phone":"+447700900999"}' }));
     await expect(seen).resolves.toEqual([id]);
-  });
-});
-
-describe('a delivery idempotency key', () => {
-  it('is a UUID of version 7: unique, and in the order of its time', () => {
-    const t = Date.UTC(2026, 10, 23, 9, 0, 0);
-    const keys = Array.from({ length: 2000 }, (_, i) => idempotencyKey(t + Math.floor(i / 10)));
-    for (const key of keys)
-      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(new Set(keys).size).toBe(keys.length);
-    // The time is its first 48 bits; a later millisecond sorts after, as text too.
-    expect(Number.parseInt(keys[0]?.replace('-', '').slice(0, 12) ?? '', 16)).toBe(t);
-    for (let i = 10; i < keys.length; i += 10)
-      expect((keys[i - 1] as string) < (keys[i] as string)).toBe(true);
   });
 });

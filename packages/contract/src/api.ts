@@ -241,12 +241,19 @@ export const operationResultSchema = z
   .meta({ id: 'OperationResult' });
 export type OperationResult = z.infer<typeof operationResultSchema>;
 
+/** A provider's circuit breaker: closed (sent to), open (not sent to, for a cool-down), half-open (probed). */
+export const CIRCUIT_STATES = ['closed', 'half-open', 'open'] as const;
+
 const providerInfoSchema = z.object({
   /** `log`, `twilio`, `http`, `fcm`, `webhook`. */
   name: z.string(),
+  /** Its id in deliveries and attempts: the name, `-fallback` added for the SMS fallback. */
+  id: z.string(),
   /** Secret-free: what it sends through (e.g. the From number), or that nothing leaves the machine. */
   description: z.string(),
+  circuit: z.object({ state: z.enum(CIRCUIT_STATES), since: z.string() }),
 });
+export type ProviderInfo = z.infer<typeof providerInfoSchema>;
 
 export const serviceInfoSchema = z
   .object({
@@ -254,7 +261,12 @@ export const serviceInfoSchema = z
     baseUrl: z.string(),
     /** The region national phone numbers are read in, when one is configured. */
     defaultPhoneRegion: z.string().nullable(),
-    providers: z.object({ sms: providerInfoSchema, push: providerInfoSchema }),
+    providers: z.object({
+      sms: providerInfoSchema,
+      /** SMS_FALLBACK_PROVIDER's, when one is set. */
+      smsFallback: providerInfoSchema.nullable(),
+      push: providerInfoSchema,
+    }),
     /**
      * The data folder's free space: raw request and response bodies stop being stored below the
      * minimum, and new calls are refused below the refusal threshold (null freeBytes: not checked,
@@ -330,8 +342,16 @@ export const DELIVERY_STATES = ['pending', 'sending', 'sent', 'logged', 'dead', 
 export const deliveryStateSchema = z.enum(DELIVERY_STATES);
 export type DeliveryState = z.infer<typeof deliveryStateSchema>;
 
-/** The providers a delivery can go through: SMS_PROVIDER's, then PUSH_PROVIDER's. */
-export const PROVIDER_NAMES = [LOG_PROVIDER, 'twilio', 'http', 'fcm', 'webhook'] as const;
+/** The providers a delivery can go through: SMS_PROVIDER's, SMS_FALLBACK_PROVIDER's (with `-fallback`), PUSH_PROVIDER's. */
+export const PROVIDER_NAMES = [
+  LOG_PROVIDER,
+  'twilio',
+  'http',
+  'twilio-fallback',
+  'http-fallback',
+  'fcm',
+  'webhook',
+] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** What a delivery carries: an SMS to a phone, or a push to a topic. */
@@ -377,6 +397,8 @@ export type Delivery = z.infer<typeof deliverySchema>;
 export const attemptSchema = z
   .object({
     id: z.number().int(),
+    /** The provider this attempt went to (a fallback's ends in `-fallback`); null for attempts recorded before providers were. */
+    provider: z.string().nullable(),
     startedAt: z.string(),
     finishedAt: z.string().nullable(),
     /** Null while under way; `interrupted` when the server stopped during it. */

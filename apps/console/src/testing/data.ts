@@ -31,13 +31,18 @@ export const serviceInfo: ServiceInfo = {
   providers: {
     sms: {
       name: 'log',
+      id: 'log',
       description:
         'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
+      circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
     },
+    smsFallback: null,
     push: {
       name: 'log',
+      id: 'log',
       description:
         'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
+      circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
     },
   },
   storage: {
@@ -198,6 +203,7 @@ export function deadPush(overrides: Partial<Delivery> = {}): Delivery {
 export function attempt(overrides: Partial<Attempt> = {}): Attempt {
   return {
     id: 100,
+    provider: 'fcm',
     startedAt: '2026-11-20T08:15:30.500Z',
     finishedAt: '2026-11-20T08:15:30.900Z',
     outcome: 'sent',

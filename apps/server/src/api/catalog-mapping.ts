@@ -10,15 +10,9 @@ import {
 } from '@school/contract';
 import { allowedRanges } from '../operations/schools.js';
 import { schoolTopic } from '../operations/topics.js';
+import { parseDeliveryPayload } from '../outbox/payload.js';
 import { deliveryState } from '../store/delivery-filters.js';
-import {
-  type AttemptRow,
-  type BookRow,
-  type DeliveryRow,
-  parseDeliveryPayload,
-  type SchoolRow,
-  type TemplateRow,
-} from '../store/index.js';
+import type { AttemptRow, BookRow, DeliveryRow, SchoolRow, TemplateRow } from '../store/index.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(Number(ms)).toISOString());
 
@@ -53,6 +47,7 @@ export function toAttempt(row: AttemptRow): Attempt {
     id: row.id,
     startedAt: iso(row.started_at) as string,
     finishedAt: iso(row.finished_at),
+    provider: row.provider,
     outcome: row.outcome,
     status: row.status,
     error: row.error,

@@ -26,7 +26,7 @@ function decodeCursor(text: string): DeliveryCursor | undefined {
 /** The outbox: deliveries with their attempts, and retries of dead ones. */
 export const deliveryRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
-  const { store, dispatcher } = app;
+  const { store, outbox } = app;
 
   app.get(
     '/deliveries',
@@ -109,13 +109,12 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
           ),
         );
       }
-      if (!(await store.deliveries.retry(id, Date.now()))) {
+      if (!(await outbox.resend(id))) {
         return sendProblem(
           reply,
           problem(409, `Delivery ${id} is ${deliveryState(row)}; only dead deliveries can be retried.`),
         );
       }
-      dispatcher.wake();
       await app.audit(request, { action: 'delivery-retry', target: `delivery ${id} (${row.recipient})` });
       const updated = await store.deliveries.findById(id);
       const attempts = await store.deliveries.attemptsOf(id);
@@ -133,8 +132,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request) => {
-      const retried = await store.deliveries.retryAllDead(Date.now());
-      dispatcher.wake();
+      const retried = await outbox.resendAllDead();
       await app.audit(request, { action: 'delivery-retry-dead', details: { retried } });
       return { retried };
     },

@@ -1,11 +1,34 @@
 import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema } from '@school/contract';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../asmx/base-url.js';
 import { callStats } from '../store/call-stats.js';
 import { problem, sendProblem } from './problem.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+
+/** Each provider with its circuit (outbox/circuit.ts). */
+function providerInfo(app: FastifyInstance) {
+  const circuits = app.outbox.circuits();
+  const info = (provider: { name: string; describe(): string }, id: string) => {
+    const circuit = circuits.find((c) => c.provider === id);
+    return {
+      name: provider.name,
+      id,
+      description: provider.describe(),
+      circuit: {
+        state: circuit?.state ?? 'closed',
+        since: new Date(circuit?.since ?? Date.now()).toISOString(),
+      },
+    };
+  };
+  const { sms, smsFallback, push } = app.providers;
+  return {
+    sms: info(sms, sms.name),
+    smsFallback: smsFallback ? info(smsFallback, `${smsFallback.name}-fallback`) : null,
+    push: info(push, push.name),
+  };
+}
 const MAX_BUCKETS = 5000;
 
 /** What the service is (endpoints, WSDL, namespace) and how it is used (stats). */
@@ -28,10 +51,7 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
         namespace: config.SERVICE_NAMESPACE,
         baseUrl,
         defaultPhoneRegion: config.DEFAULT_PHONE_REGION ?? null,
-        providers: {
-          sms: { name: app.providers.sms.name, description: app.providers.sms.describe() },
-          push: { name: app.providers.push.name, description: app.providers.push.describe() },
-        },
+        providers: providerInfo(app),
         storage: app.diskSpace.status(),
         groups: groups.map((g) => ({
           name: g.name,

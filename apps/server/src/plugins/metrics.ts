@@ -3,7 +3,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { ipAllowList } from '../net/ip-allow-list.js';
-import type { Provider, PushProvider, SendResult, SmsProvider } from '../providers/types.js';
+import { CIRCUIT_GAUGE } from '../outbox/circuit.js';
+import type { ProviderCircuit } from '../outbox/index.js';
+import type { Provider, SendResult } from '../providers/types.js';
 import { isUnavailableError } from '../store/index.js';
 import type { DiskSpace } from './disk-space.js';
 import type { Readiness, Refusal } from './readiness.js';
@@ -48,6 +50,8 @@ export interface Metrics {
   observeRefusal(cause: Refusal['cause']): void;
   /** Reports readiness and the disk at each scrape. */
   watchReadiness(readiness: Readiness, disk: DiskSpace): void;
+  /** Reports the providers' circuits at each scrape. */
+  watchCircuits(circuits: () => readonly ProviderCircuit[]): void;
   /** The exposition text, the outbox read from the database first. */
   scrape(): Promise<string>;
 }
@@ -103,6 +107,17 @@ export const metricsPlugin = fp(
     });
     /** Read at each scrape, once the readiness plugin has given them. */
     let watched: { readiness: Readiness; disk: DiskSpace } | undefined;
+    let circuits: (() => readonly ProviderCircuit[]) | undefined;
+    new Gauge({
+      name: 'school_provider_circuit',
+      help: "Each provider's circuit breaker, by kind and provider: 0 closed (sent to), 1 half-open (probed), 2 open (not sent to for a cool-down).",
+      labelNames: ['kind', 'provider'] as const,
+      registers: [registry],
+      collect() {
+        for (const c of circuits?.() ?? [])
+          this.set({ kind: c.kind, provider: c.provider }, CIRCUIT_GAUGE[c.state]);
+      },
+    });
     new Gauge({
       name: 'school_ready',
       help: '1 while calls are taken, 0 while they are refused (what /readyz says).',
@@ -146,6 +161,9 @@ export const metricsPlugin = fp(
       },
       watchReadiness(readiness, disk) {
         watched = { readiness, disk };
+      },
+      watchCircuits(read) {
+        circuits = read;
       },
       observeCall({ operation, binding, outcome, seconds }) {
         const op = operation ?? 'unknown';
@@ -202,25 +220,20 @@ export const metricsRoutes: FastifyPluginAsync = async (app) => {
 };
 
 /**
- * The providers with each `send` timed into `school_provider_request_duration_seconds`. A send
- * that throws (none should: see providers/types.ts) is counted as `error` and rethrown.
+ * A provider with each `send` timed into `school_provider_request_duration_seconds`, under
+ * `label` (the fallback's is its name with `-fallback`). A send that throws (none should: see
+ * providers/types.ts) is counted as `error` and rethrown.
  */
-export function instrumentProviders(
-  providers: { readonly sms: SmsProvider; readonly push: PushProvider },
-  metrics: Pick<Metrics, 'observeProviderRequest'>,
-): { readonly sms: SmsProvider; readonly push: PushProvider } {
-  return { sms: timed('sms', providers.sms, metrics), push: timed('push', providers.push, metrics) };
-}
-
-function timed<M>(
+export function instrumentProvider<M>(
   kind: 'sms' | 'push',
   provider: Provider<M>,
   metrics: Pick<Metrics, 'observeProviderRequest'>,
+  label: string = provider.name,
 ): Provider<M> {
   const observe = (outcome: ProviderOutcome, start: bigint) =>
     metrics.observeProviderRequest({
       kind,
-      provider: provider.name,
+      provider: label,
       outcome,
       seconds: Number(process.hrtime.bigint() - start) / 1e9,
     });

@@ -1,18 +1,18 @@
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { createDispatcher, type Dispatcher } from '../delivery/dispatcher.js';
 import { createAuthCodeLimits } from '../limits/authcode.js';
 import { createOperationRunner, type OperationRunner } from '../operations/run.js';
-import { createPushProvider, createSmsProvider } from '../providers/index.js';
+import { createOutbox, type Outbox } from '../outbox/index.js';
+import { createPushProvider, createSmsFallbackProvider, createSmsProvider } from '../providers/index.js';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
 import { loadSealer } from '../secrets/sealer.js';
 import { openStore, type Store } from '../store/index.js';
-import { instrumentProviders } from './metrics.js';
+import { instrumentProvider } from './metrics.js';
 
 /**
  * The server's shared services, one named plugin each, decorated on the root instance and
- * declaring what they need: config → store, providers → dispatcher → operations; retention.
- * Closing runs in reverse (the dispatcher's attempts finish before the store closes).
+ * declaring what they need: config → providers → outbox → store → dispatcher → operations;
+ * retention. Closing runs in reverse (the dispatcher's attempts finish before the store closes).
  */
 
 declare module 'fastify' {
@@ -22,9 +22,14 @@ declare module 'fastify' {
     /** The database and its repositories. */
     store: Store;
     /** The SMS and push providers deliveries go through. */
-    providers: { readonly sms: SmsProvider; readonly push: PushProvider };
-    /** Sends queued deliveries. */
-    dispatcher: Dispatcher;
+    providers: {
+      readonly sms: SmsProvider;
+      /** SMS_FALLBACK_PROVIDER's, when set. */
+      readonly smsFallback: SmsProvider | undefined;
+      readonly push: PushProvider;
+    };
+    /** The deliveries, from their call's commit to the provider (outbox/). */
+    outbox: Outbox;
     /** The operation code every door (the .asmx bindings, the console) calls. */
     operations: OperationRunner;
   }
@@ -35,6 +40,59 @@ export const configPlugin = fp<{ config: Config }>(
     app.decorate('config', config);
   },
   { name: 'config' },
+);
+
+/** The providers, each send timed (school_provider_request_duration_seconds). */
+export const providersPlugin = fp(
+  async (app) => {
+    const { config, metrics } = app;
+    const providerLog = { logger: app.log.child({ component: 'provider' }) };
+    const sms = createSmsProvider(config, providerLog);
+    const smsFallback = createSmsFallbackProvider(config);
+    app.decorate('providers', {
+      sms: instrumentProvider('sms', sms, metrics, sms.name),
+      smsFallback:
+        smsFallback && instrumentProvider('sms', smsFallback, metrics, `${smsFallback.name}-fallback`),
+      push: instrumentProvider('push', createPushProvider(config, providerLog), metrics),
+    });
+  },
+  { name: 'providers', dependencies: ['config', 'metrics'] },
+);
+
+/**
+ * The outbox: made before the store (whose call recorder runs its step in each commit), started by
+ * the dispatcher plugin once the store is open.
+ */
+export const outboxPlugin = fp(
+  async (app) => {
+    const { config, providers } = app;
+    const outbox = createOutbox({
+      sms: providers.sms,
+      smsFallback: providers.smsFallback,
+      push: providers.push,
+      limits: {
+        sms: {
+          concurrency: config.SMS_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 200,
+          perSecond: config.SMS_RATE_LIMIT,
+        },
+        push: {
+          concurrency: config.PUSH_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 32,
+          perSecond: config.PUSH_RATE_LIMIT,
+        },
+      },
+      sealer: loadSealer({ key: config.CODE_ENCRYPTION_KEY, dataDir: config.dataDir }),
+      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+      retryBaseMs: config.DELIVERY_RETRY_BASE_MS,
+      retryMaxMs: config.DELIVERY_RETRY_MAX_MS,
+      pollMs: config.DISPATCH_POLL_MS,
+      // Longer than any attempt can take (each is bounded by the provider timeout).
+      leaseMs: config.PROVIDER_TIMEOUT_MS * 3 + 5000,
+      log: app.log.child({ component: 'outbox' }),
+    });
+    app.decorate('outbox', outbox);
+    app.metrics.watchCircuits(() => outbox.circuits());
+  },
+  { name: 'outbox', dependencies: ['config', 'providers', 'metrics'] },
 );
 
 /**
@@ -52,7 +110,7 @@ export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
       log,
-      sealer: loadSealer({ key: config.CODE_ENCRYPTION_KEY, dataDir: config.dataDir }),
+      intake: app.outbox.intake,
       onWarning: (message, err) => log.warn({ err }, message),
       onDiskFull: () => app.diskSpace.checkNow(),
     });
@@ -70,81 +128,32 @@ export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
         onFatal?.(fatal);
       },
     );
-    // Auth codes a release before sealing kept in clear are sealed now.
-    void store.whenReady(
-      async () => {
-        const sealed = await store.deliveries.sealLegacyTexts();
-        if (sealed > 0) log.info({ sealed }, 'auth codes waiting to be sent are sealed now');
-      },
-      (err) => log.error({ err }, 'could not seal the auth codes waiting to be sent'),
-    );
     app.addHook('onClose', async () => {
       await store.close();
     });
   },
-  { name: 'store', dependencies: ['config', 'disk-space'] },
+  { name: 'store', dependencies: ['config', 'disk-space', 'outbox'] },
 );
 
-export const providersPlugin = fp(
-  async (app) => {
-    const providerLog = { logger: app.log.child({ component: 'provider' }) };
-    // Every send is timed (school_provider_request_duration_seconds).
-    app.decorate(
-      'providers',
-      instrumentProviders(
-        {
-          sms: createSmsProvider(app.config, providerLog),
-          push: createPushProvider(app.config, providerLog),
-        },
-        app.metrics,
-      ),
-    );
-  },
-  { name: 'providers', dependencies: ['config', 'metrics'] },
-);
-
-/** The outbox's dispatcher: started once the server is ready, its attempts finished at close. */
+/** The outbox's dispatcher: started once the server is ready, its attempts finished before the store closes. */
 export const dispatcherPlugin = fp(
   async (app) => {
-    const { config, store, providers } = app;
-    const dispatcher = createDispatcher({
-      store,
-      sms: providers.sms,
-      push: providers.push,
-      lanes: {
-        sms: {
-          concurrency: config.SMS_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 200,
-          perSecond: config.SMS_RATE_LIMIT,
-        },
-        push: {
-          concurrency: config.PUSH_CONCURRENCY ?? config.DISPATCH_CONCURRENCY ?? 32,
-          perSecond: config.PUSH_RATE_LIMIT,
-        },
-      },
-      maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
-      retryBaseMs: config.DELIVERY_RETRY_BASE_MS,
-      retryMaxMs: config.DELIVERY_RETRY_MAX_MS,
-      pollMs: config.DISPATCH_POLL_MS,
-      // Longer than any attempt can take (each is bounded by the provider timeout).
-      leaseMs: config.PROVIDER_TIMEOUT_MS * 3 + 5000,
-      log: app.log.child({ component: 'dispatcher' }),
-    });
-    app.decorate('dispatcher', dispatcher);
+    const { outbox, store } = app;
     app.addHook('onReady', async () => {
-      dispatcher.start();
+      outbox.start(store);
     });
     // Attempts under way finish before the database closes; what is left is picked up next start.
     app.addHook('onClose', async () => {
-      await dispatcher.stop();
+      await outbox.stop();
     });
   },
-  { name: 'dispatcher', dependencies: ['config', 'store', 'providers'] },
+  { name: 'dispatcher', dependencies: ['store', 'outbox'] },
 );
 
 /** The operation runner with its handlers and AuthCode's limits. */
 export const operationsPlugin = fp(
   async (app) => {
-    const { config, store, providers, dispatcher } = app;
+    const { config, store, providers, outbox } = app;
     app.decorate(
       'operations',
       createOperationRunner({
@@ -162,7 +171,7 @@ export const operationsPlugin = fp(
         }),
         pendingPushes: () => store.deliveries.pendingPushes(),
         dispatchPushesNow: () => {
-          void dispatcher.dispatchPushesNow();
+          void outbox.dispatchPushesNow();
         },
       }),
     );
@@ -187,6 +196,8 @@ export const retentionPlugin = fp(
             app.log.info({ removed: audited, days: config.RETENTION_DAYS }, 'old audit entries removed');
           // Limit slots no window can still see (the longest limit window is far below a day).
           await store.limits.sweep(Date.now() - 86_400_000);
+          // Instances that stopped without saying so (their claims were taken over long ago).
+          await store.forgetInstances(Date.now() - 86_400_000);
         });
       } catch (err) {
         app.log.error({ err }, 'retention sweep failed');

@@ -46,35 +46,36 @@ const RESERVED_HEADERS = new Set([
   'connection',
 ]);
 
-const headersJson = z.string().transform((text, ctx): Record<string, string> => {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON object, e.g. {"Authorization":"Bearer …"}' });
-    return z.NEVER;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON object of header names to string values' });
-    return z.NEVER;
-  }
-  const headers: Record<string, string> = {};
-  for (const [name, v] of Object.entries(value)) {
-    if (!HEADER_NAME.test(name)) {
-      ctx.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is not a valid header name` });
-    } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must not set ${name}${name.toLowerCase() === 'content-type' ? ' (use SMS_HTTP_CONTENT_TYPE)' : ''}`,
-      });
-    } else if (typeof v !== 'string' || /[\r\n\0]/.test(v)) {
-      ctx.addIssue({ code: 'custom', message: `the value of ${name} must be a string on one line` });
-    } else {
-      headers[name] = v;
+const headersJson = (contentTypeVariable: string) =>
+  z.string().transform((text, ctx): Record<string, string> => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object, e.g. {"Authorization":"Bearer …"}' });
+      return z.NEVER;
     }
-  }
-  return headers;
-});
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object of header names to string values' });
+      return z.NEVER;
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, v] of Object.entries(value)) {
+      if (!HEADER_NAME.test(name)) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(name)} is not a valid header name` });
+      } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `must not set ${name}${name.toLowerCase() === 'content-type' ? ` (use ${contentTypeVariable})` : ''}`,
+        });
+      } else if (typeof v !== 'string' || /[\r\n\0]/.test(v)) {
+        ctx.addIssue({ code: 'custom', message: `the value of ${name} must be a string on one line` });
+      } else {
+        headers[name] = v;
+      }
+    }
+    return headers;
+  });
 
 /** Every provider variable; see the README's table. */
 export const providerConfigShape = {
@@ -109,9 +110,33 @@ export const providerConfigShape = {
       .pipe(z.enum(['POST', 'GET']))
       .default('POST'),
   ),
-  SMS_HTTP_HEADERS: optional(headersJson.default({})),
+  SMS_HTTP_HEADERS: optional(headersJson('SMS_HTTP_CONTENT_TYPE').default({})),
   SMS_HTTP_BODY: optional(z.string().optional()),
   SMS_HTTP_CONTENT_TYPE: optional(
+    z
+      .string()
+      .trim()
+      .regex(/^[\w.+-]+\/[\w.+-]+\s*(;.*)?$/, 'must be a media type, e.g. application/json')
+      .default('application/x-www-form-urlencoded'),
+  ),
+
+  /**
+   * A second SMS provider, used while the first's circuit is open and after it refused a message
+   * for certain (docs/operations.md#providers-circuits-and-the-fallback).
+   */
+  SMS_FALLBACK_PROVIDER: optional(lowerEnum(['twilio', 'http']).optional()),
+  SMS_FALLBACK_HTTP_URL: optional(httpUrl('https://backup-gateway.example.com/send').optional()),
+  SMS_FALLBACK_HTTP_METHOD: optional(
+    z
+      .string()
+      .trim()
+      .toUpperCase()
+      .pipe(z.enum(['POST', 'GET']))
+      .default('POST'),
+  ),
+  SMS_FALLBACK_HTTP_HEADERS: optional(headersJson('SMS_FALLBACK_HTTP_CONTENT_TYPE').default({})),
+  SMS_FALLBACK_HTTP_BODY: optional(z.string().optional()),
+  SMS_FALLBACK_HTTP_CONTENT_TYPE: optional(
     z
       .string()
       .trim()
@@ -141,8 +166,10 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
     issue('SMS_TEMPLATE', 'must contain {code}, where the auth code goes');
   }
 
-  if (config.SMS_PROVIDER === 'twilio') {
-    if (!config.TWILIO_ACCOUNT_SID) issue('TWILIO_ACCOUNT_SID', 'is required when SMS_PROVIDER=twilio');
+  const usesTwilio = config.SMS_PROVIDER === 'twilio' || config.SMS_FALLBACK_PROVIDER === 'twilio';
+  const twilioBy = config.SMS_PROVIDER === 'twilio' ? 'SMS_PROVIDER=twilio' : 'SMS_FALLBACK_PROVIDER=twilio';
+  if (usesTwilio) {
+    if (!config.TWILIO_ACCOUNT_SID) issue('TWILIO_ACCOUNT_SID', `is required when ${twilioBy}`);
     const keySid = config.TWILIO_API_KEY_SID;
     const keySecret = config.TWILIO_API_KEY_SECRET;
     if (keySid && !keySecret) issue('TWILIO_API_KEY_SECRET', 'is required with TWILIO_API_KEY_SID');
@@ -150,51 +177,36 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
     if (!config.TWILIO_AUTH_TOKEN && !keySid && !keySecret) {
       issue(
         'TWILIO_AUTH_TOKEN',
-        'is required when SMS_PROVIDER=twilio, unless TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET are set',
+        `is required when ${twilioBy}, unless TWILIO_API_KEY_SID and TWILIO_API_KEY_SECRET are set`,
       );
     }
     if (!config.TWILIO_FROM && !config.TWILIO_MESSAGING_SERVICE_SID) {
-      issue(
-        'TWILIO_FROM',
-        'is required when SMS_PROVIDER=twilio, unless TWILIO_MESSAGING_SERVICE_SID is set',
-      );
+      issue('TWILIO_FROM', `is required when ${twilioBy}, unless TWILIO_MESSAGING_SERVICE_SID is set`);
     }
   }
 
-  if (config.SMS_PROVIDER === 'http') {
-    const url = config.SMS_HTTP_URL;
-    const body = config.SMS_HTTP_BODY;
-    if (!url) issue('SMS_HTTP_URL', 'is required when SMS_PROVIDER=http');
-    if (config.SMS_HTTP_METHOD === 'POST' && body === undefined) {
+  if (config.SMS_PROVIDER === 'http')
+    checkHttpGateway(httpGatewayOf(config, 'SMS_HTTP'), 'SMS_PROVIDER=http', issue);
+
+  const fallback = config.SMS_FALLBACK_PROVIDER;
+  if (fallback !== undefined) {
+    if (config.SMS_PROVIDER === 'log') {
       issue(
-        'SMS_HTTP_BODY',
-        'is required when SMS_PROVIDER=http and SMS_HTTP_METHOD=POST, e.g. to={to}&text={text}',
+        'SMS_FALLBACK_PROVIDER',
+        'needs a real SMS_PROVIDER (twilio or http) to fall back from: the log provider sends nothing and never fails',
       );
-    } else {
-      // With GET the placeholders may sit in the URL's query instead of the template.
-      const where = `${body ?? ''}${config.SMS_HTTP_METHOD === 'GET' ? (url ?? '') : ''}`;
-      const missing = ['{to}', '{text}'].filter((p) => !where.includes(p));
-      if (missing.length > 0) {
-        issue(
-          'SMS_HTTP_BODY',
-          `must contain ${missing.join(' and ')}${config.SMS_HTTP_METHOD === 'GET' ? ' (or SMS_HTTP_URL must)' : ''}`,
-        );
-      }
-    }
-    const contentType = config.SMS_HTTP_CONTENT_TYPE;
-    if (body !== undefined && config.SMS_HTTP_METHOD === 'POST' && /[/+]json\b/i.test(contentType)) {
-      const sample = fillTemplate(
-        body,
-        { to: '+15550000000', text: 'a "b"', idempotencyKey: 'k' },
-        encoderFor(contentType),
-      );
-      try {
-        JSON.parse(sample);
-      } catch {
-        issue(
-          'SMS_HTTP_BODY',
-          'is not valid JSON once filled in (put {to} and {text} inside quotes: "{to}")',
-        );
+    } else if (fallback === 'twilio' && config.SMS_PROVIDER === 'twilio') {
+      issue('SMS_FALLBACK_PROVIDER', 'must be another gateway than SMS_PROVIDER: both are Twilio (TWILIO_*)');
+    } else if (fallback === 'http') {
+      const gateway = httpGatewayOf(config, 'SMS_FALLBACK_HTTP');
+      checkHttpGateway(gateway, 'SMS_FALLBACK_PROVIDER=http', issue);
+      if (
+        config.SMS_PROVIDER === 'http' &&
+        gateway.url !== undefined &&
+        config.SMS_HTTP_URL !== undefined &&
+        sameGateway(gateway.url, config.SMS_HTTP_URL)
+      ) {
+        issue('SMS_FALLBACK_HTTP_URL', 'must be another gateway than SMS_HTTP_URL (it is the same one)');
       }
     }
   }
@@ -225,6 +237,86 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
       issue('PUSH_WEBHOOK_SECRET', 'is required when PUSH_PROVIDER=webhook (at least 16 characters)');
     else if (secret.length < 16) issue('PUSH_WEBHOOK_SECRET', 'must be at least 16 characters');
   }
+}
+
+/** The settings of one generic HTTP gateway: SMS_HTTP_* for the primary, SMS_FALLBACK_HTTP_* for the fallback. */
+export interface HttpGatewaySettings {
+  readonly prefix: 'SMS_HTTP' | 'SMS_FALLBACK_HTTP';
+  readonly url: string | undefined;
+  readonly method: 'POST' | 'GET';
+  readonly headers: Record<string, string>;
+  readonly body: string | undefined;
+  readonly contentType: string;
+}
+
+export function httpGatewayOf(
+  config: ProviderValues,
+  prefix: HttpGatewaySettings['prefix'],
+): HttpGatewaySettings {
+  return prefix === 'SMS_HTTP'
+    ? {
+        prefix,
+        url: config.SMS_HTTP_URL,
+        method: config.SMS_HTTP_METHOD,
+        headers: config.SMS_HTTP_HEADERS,
+        body: config.SMS_HTTP_BODY,
+        contentType: config.SMS_HTTP_CONTENT_TYPE,
+      }
+    : {
+        prefix,
+        url: config.SMS_FALLBACK_HTTP_URL,
+        method: config.SMS_FALLBACK_HTTP_METHOD,
+        headers: config.SMS_FALLBACK_HTTP_HEADERS,
+        body: config.SMS_FALLBACK_HTTP_BODY,
+        contentType: config.SMS_FALLBACK_HTTP_CONTENT_TYPE,
+      };
+}
+
+/** The rules of a generic HTTP gateway's settings, each reported on the variable to fix. */
+function checkHttpGateway(
+  gateway: HttpGatewaySettings,
+  chosenBy: string,
+  issue: (variable: string, message: string) => void,
+): void {
+  const { prefix, url, body, method } = gateway;
+  if (!url) issue(`${prefix}_URL`, `is required when ${chosenBy}`);
+  if (method === 'POST' && body === undefined) {
+    issue(
+      `${prefix}_BODY`,
+      `is required when ${chosenBy} and ${prefix}_METHOD=POST, e.g. to={to}&text={text}`,
+    );
+  } else {
+    // With GET the placeholders may sit in the URL's query instead of the template.
+    const where = `${body ?? ''}${method === 'GET' ? (url ?? '') : ''}`;
+    const missing = ['{to}', '{text}'].filter((p) => !where.includes(p));
+    if (missing.length > 0) {
+      issue(
+        `${prefix}_BODY`,
+        `must contain ${missing.join(' and ')}${method === 'GET' ? ` (or ${prefix}_URL must)` : ''}`,
+      );
+    }
+  }
+  if (body !== undefined && method === 'POST' && /[/+]json\b/i.test(gateway.contentType)) {
+    const sample = fillTemplate(
+      body,
+      { to: '+15550000000', text: 'a "b"', idempotencyKey: 'k' },
+      encoderFor(gateway.contentType),
+    );
+    try {
+      JSON.parse(sample);
+    } catch {
+      issue(`${prefix}_BODY`, 'is not valid JSON once filled in (put {to} and {text} inside quotes: "{to}")');
+    }
+  }
+}
+
+/** The same gateway: the same URL, up to the case of its scheme and host and a trailing slash. */
+function sameGateway(a: string, b: string): boolean {
+  const normal = (u: string) => {
+    const url = new URL(u);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
+  };
+  return URL.canParse(a) && URL.canParse(b) && normal(a) === normal(b);
 }
 
 /** The provider variables on their own, with the cross-variable checks. */

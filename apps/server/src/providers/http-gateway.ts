@@ -148,6 +148,7 @@ export function createHttpGatewayProvider(options: HttpGatewayOptions): SmsProvi
           : kind === 'transient'
             ? 'temporarily unavailable'
             : 'refused the message';
+      // It answered: whatever it said, it did not take the message.
       return {
         ok: false,
         kind,
@@ -155,6 +156,7 @@ export function createHttpGatewayProvider(options: HttpGatewayOptions): SmsProvi
         error: `SMS gateway ${what} (HTTP ${answer.status})`,
         status: answer.status,
         response: clean(answer.text),
+        taken: 'no',
       };
     },
   };

@@ -81,18 +81,22 @@ export function httpRequest(request: HttpRequest): Promise<HttpResponse | Failur
         ...(body === undefined ? {} : { 'content-length': String(body.length) }),
       },
     });
-    const fail = (error: string) => {
-      finish({ ok: false, kind: 'transient', error: `${request.what}: ${error}` });
+    const fail = (error: string, taken: 'no' | 'unknown') => {
+      finish({ ok: false, kind: 'transient', error: `${request.what}: ${error}`, taken });
       req.destroy();
     };
-    const timer = setTimeout(() => fail(`no answer within ${request.timeoutMs} ms`), request.timeoutMs);
-    const onAbort = () => fail('request aborted');
+    // A timeout leaves it unknown whether the provider took the message.
+    const timer = setTimeout(
+      () => fail(`no answer within ${request.timeoutMs} ms`, 'unknown'),
+      request.timeoutMs,
+    );
+    const onAbort = () => fail('request aborted', 'unknown');
     if (request.signal?.aborted) {
       onAbort();
       return;
     }
     request.signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('error', (error) => fail(networkError(error)));
+    req.on('error', (error) => fail(networkError(error), neverConnected(error) ? 'no' : 'unknown'));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let total = 0;
@@ -101,7 +105,7 @@ export function httpRequest(request: HttpRequest): Promise<HttpResponse | Failur
         chunks.push(chunk);
         total += chunk.length;
       });
-      res.on('error', (error) => fail(networkError(error)));
+      res.on('error', (error) => fail(networkError(error), 'unknown'));
       res.on('end', () => {
         const headers = new Headers();
         for (const [name, value] of Object.entries(res.headers)) {
@@ -127,6 +131,14 @@ export function httpRequest(request: HttpRequest): Promise<HttpResponse | Failur
 
 export function isFailure(value: HttpResponse | Failure): value is Failure {
   return 'ok' in value;
+}
+
+/** Errors raised before a connection was made: the request never left. */
+const BEFORE_CONNECTING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function neverConnected(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && BEFORE_CONNECTING.has(code);
 }
 
 /** `connection refused (ECONNREFUSED)` rather than a bare system error. */

@@ -2,7 +2,7 @@
  * The SMS and push providers, chosen by configuration (docs/configuration.md#providers). The
  * dispatcher calls `send` and records what comes back; see types.ts.
  */
-import type { ProviderConfig } from './config.js';
+import { httpGatewayOf, type ProviderConfig } from './config.js';
 import { createFcmProvider } from './fcm.js';
 import { createHttpGatewayProvider } from './http-gateway.js';
 import { createLogPushProvider, createLogSmsProvider, type ProviderLogger } from './log.js';
@@ -37,27 +37,37 @@ export function createSmsProvider(config: ProviderConfig, deps: ProviderDeps = {
     case 'log':
       return createLogSmsProvider(deps.logger);
     case 'twilio':
-      return createTwilioProvider({
-        baseUrl: config.TWILIO_BASE_URL,
-        accountSid: required(config.TWILIO_ACCOUNT_SID, 'TWILIO_ACCOUNT_SID'),
-        authToken: config.TWILIO_AUTH_TOKEN,
-        apiKeySid: config.TWILIO_API_KEY_SID,
-        apiKeySecret: config.TWILIO_API_KEY_SECRET,
-        from: config.TWILIO_FROM,
-        messagingServiceSid: config.TWILIO_MESSAGING_SERVICE_SID,
-        statusCallback: config.TWILIO_STATUS_CALLBACK_URL,
-        timeoutMs: config.PROVIDER_TIMEOUT_MS,
-      });
+      return twilio(config);
     case 'http':
-      return createHttpGatewayProvider({
-        url: required(config.SMS_HTTP_URL, 'SMS_HTTP_URL'),
-        method: config.SMS_HTTP_METHOD,
-        headers: config.SMS_HTTP_HEADERS,
-        bodyTemplate: config.SMS_HTTP_BODY,
-        contentType: config.SMS_HTTP_CONTENT_TYPE,
-        timeoutMs: config.PROVIDER_TIMEOUT_MS,
-      });
+      return httpGateway(config, 'SMS_HTTP');
   }
+}
+
+/**
+ * The fallback SMS provider SMS_FALLBACK_PROVIDER names, if any: `twilio` with the TWILIO_*
+ * settings, `http` with its own SMS_FALLBACK_HTTP_* (docs/operations.md#providers-circuits-and-the-fallback).
+ */
+export function createSmsFallbackProvider(config: ProviderConfig): SmsProvider | undefined {
+  switch (config.SMS_FALLBACK_PROVIDER) {
+    case undefined:
+      return undefined;
+    case 'twilio':
+      return twilio(config);
+    case 'http':
+      return httpGateway(config, 'SMS_FALLBACK_HTTP');
+  }
+}
+
+function httpGateway(config: ProviderConfig, prefix: 'SMS_HTTP' | 'SMS_FALLBACK_HTTP'): SmsProvider {
+  const gateway = httpGatewayOf(config, prefix);
+  return createHttpGatewayProvider({
+    url: required(gateway.url, `${prefix}_URL`),
+    method: gateway.method,
+    headers: gateway.headers,
+    bodyTemplate: gateway.body,
+    contentType: gateway.contentType,
+    timeoutMs: config.PROVIDER_TIMEOUT_MS,
+  });
 }
 
 /**
@@ -86,6 +96,20 @@ export function createPushProvider(config: ProviderConfig, deps: ProviderDeps = 
         ...(deps.now ? { now: deps.now } : {}),
       });
   }
+}
+
+function twilio(config: ProviderConfig): SmsProvider {
+  return createTwilioProvider({
+    baseUrl: config.TWILIO_BASE_URL,
+    accountSid: required(config.TWILIO_ACCOUNT_SID, 'TWILIO_ACCOUNT_SID'),
+    authToken: config.TWILIO_AUTH_TOKEN,
+    apiKeySid: config.TWILIO_API_KEY_SID,
+    apiKeySecret: config.TWILIO_API_KEY_SECRET,
+    from: config.TWILIO_FROM,
+    messagingServiceSid: config.TWILIO_MESSAGING_SERVICE_SID,
+    statusCallback: config.TWILIO_STATUS_CALLBACK_URL,
+    timeoutMs: config.PROVIDER_TIMEOUT_MS,
+  });
 }
 
 /** The configuration's checks guarantee these; a config built by hand may not. */

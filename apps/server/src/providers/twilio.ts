@@ -115,6 +115,8 @@ export function createTwilioProvider(options: TwilioOptions): SmsProvider {
         error: truncate(redact(`${label}${meaning ? `: ${meaning}` : ''} (HTTP ${answer.status})`, secrets)),
         status: answer.status,
         response: truncate(redact(answer.text, secrets)),
+        // Twilio answered with an error: it did not take the message.
+        taken: 'no',
       };
     },
   };

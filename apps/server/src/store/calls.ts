@@ -1,21 +1,15 @@
 import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
 import { type Insertable, type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
-import type { Sealer } from '../secrets/sealer.js';
+import type { IntakeBatch, OutboxIntake } from '../outbox/intake.js';
+import type { NewDelivery } from '../outbox/payload.js';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
 import { bucketCounts, type StatsRow } from './call-stats.js';
 import type { OpenedDatabase } from './db.js';
-import {
-  type Claimed,
-  type DeliveryRow,
-  type Handoff,
-  type NewDelivery,
-  newDeliveryRows,
-} from './deliveries.js';
 import { onSqliteConnection } from './dialect.js';
 import { createPgSearch } from './pg-search.js';
 import { CALLS_CHANNEL, type CallsNotice, IDS_PER_NOTICE } from './pg-watch.js';
-import type { CallsTable, Database, DeliveryKind } from './schema.js';
+import type { CallsTable, Database } from './schema.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
 import { createWalSync, type WalSync } from './wal-sync.js';
 
@@ -175,22 +169,22 @@ type BatchWriter = (batch: readonly Pending[]) => Promise<Written>;
 interface Written {
   /** The calls' ids, in the batch's order. */
   readonly ids: number[];
-  /** Deliveries queued `pending` (not handed over): the dispatcher has to claim them. */
+  /** Deliveries queued `pending` that the outbox was not told of yet (PostgreSQL's). */
   readonly queued: number;
 }
 
 /**
  * SQLite: the insert is prepared once and run on better-sqlite3 directly, the whole batch one
  * synchronous transaction, while holding Kysely's connection (so it never lands in a transaction
- * Kysely has open). A delivery the dispatcher has room for is claimed in the same transaction (its
- * attempt row written, one commit for all) and handed over once committed (see Handoff).
+ * Kysely has open). The outbox's step (outbox/intake.ts) inserts each call's deliveries in the same
+ * transaction, claiming those it has room for, and is told once the commit is durable.
  */
 function sqliteWriter(
   db: Kysely<Database>,
   sqlite: SQLite.Database,
-  outbox: { readonly handoff: Handoff | undefined },
+  intake: OutboxIntake,
   wal: WalSync | undefined,
-  sealer: Sealer,
+  instance: string,
 ): BatchWriter {
   // With a WalSync the commit itself does not wait for the disk (NORMAL); the batch is answered
   // once the WAL is flushed, off the event loop (see wal-sync.ts).
@@ -199,89 +193,42 @@ function sqliteWriter(
   const insert = sqlite.prepare(
     `INSERT INTO calls (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
-  const insertDelivery = sqlite.prepare(
-    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, secret, status, attempts,
-       next_attempt_at, lease_until, expires_at, idempotency_key, created_at, updated_at)
-     VALUES (@call_id, @kind, @provider, @recipient, @payload, @secret, @status, @attempts,
-       @next_attempt_at, @lease_until, @expires_at, @idempotency_key, @created_at, @updated_at)`,
-  );
-  const insertAttempt = sqlite.prepare(
-    'INSERT INTO delivery_attempts (delivery_id, started_at) VALUES (@delivery_id, @started_at)',
-  );
-  const insertAll = sqlite.transaction(
-    (
-      batch: readonly Pending[],
-      handoff: Handoff | undefined,
-      now: number,
-      reserved: DeliveryKind[],
-      claimed: Claimed[],
-    ) =>
-      batch.map(({ call, deliveries: items }) => {
-        const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
-        if (!items || items.length === 0) return id;
-        for (const row of newDeliveryRows(id, items, now, sealer)) {
-          const live = row.expires_at === null || row.expires_at > now;
-          if (!(handoff && live && handoff.reserve(row.kind, now))) {
-            insertDelivery.run(row);
-            continue;
-          }
-          reserved.push(row.kind);
-          const sending = {
-            ...row,
-            status: 'sending' as const,
-            attempts: 1,
-            lease_until: now + handoff.leaseMs,
-          };
-          const deliveryId = Number(insertDelivery.run(sending).lastInsertRowid);
-          const attemptId = Number(
-            insertAttempt.run({ delivery_id: deliveryId, started_at: now }).lastInsertRowid,
-          );
-          const delivery: DeliveryRow = {
-            ...sending,
-            id: deliveryId,
-            provider_id: null,
-            provider_status: null,
-            last_error: null,
-            sent_at: null,
-          };
-          claimed.push({ delivery, attemptId });
-        }
-        return id;
-      }),
+  const outbox = intake.sqlite(sqlite);
+  const insertAll = sqlite.transaction((batch: readonly Pending[], step: IntakeBatch, now: number) =>
+    batch.map(({ call, deliveries: items }) => {
+      const id = Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid);
+      if (items && items.length > 0) outbox.insert(step, id, items, now, instance);
+      return id;
+    }),
   );
   return async (batch) => {
-    const { handoff } = outbox;
-    const reserved: DeliveryKind[] = [];
-    const claimed: Claimed[] = [];
+    const step = outbox.begin();
     let ids: number[];
     try {
       ids = await onSqliteConnection(db, () => {
         relax?.run();
         try {
-          return insertAll(batch, handoff, Date.now(), reserved, claimed);
+          return insertAll(batch, step, Date.now());
         } finally {
           restore?.run();
         }
       });
       await wal?.durable();
     } catch (err) {
-      // Not committed, or not known to be on disk: the slots taken for it are free again, and
-      // what was claimed is left to the recovery of `sending` deliveries.
-      for (const kind of reserved) handoff?.release(kind, 1);
+      outbox.failed(step);
       throw err;
     }
-    if (handoff && claimed.length > 0) handoff.take(claimed);
-    const queued = batch.reduce((n, p) => n + (p.deliveries?.length ?? 0), 0) - claimed.length;
-    return { ids, queued };
+    outbox.committed(step);
+    return { ids, queued: 0 };
   };
 }
 
 /**
  * PostgreSQL: the batch's ids are drawn from the sequence first, then the calls and their
- * deliveries go in multi-row INSERTs, and the commit announces the ids to the other instances
- * (NOTIFY is delivered on commit, and only then).
+ * deliveries (the outbox's rows: outbox/intake.ts) go in multi-row INSERTs, and the commit
+ * announces the ids to the other instances (NOTIFY is delivered on commit, and only then).
  */
-function postgresWriter(db: Kysely<Database>, instance: string, sealer: Sealer): BatchWriter {
+function postgresWriter(db: Kysely<Database>, instance: string, intake: OutboxIntake): BatchWriter {
   return (batch) =>
     db.transaction().execute(async (trx) => {
       const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
@@ -295,7 +242,7 @@ function postgresWriter(db: Kysely<Database>, instance: string, sealer: Sealer):
           .values(calls.slice(i, i + INSERT_CHUNK))
           .execute();
       const deliveries = batch.flatMap(({ deliveries: items }, i) =>
-        items && items.length > 0 ? newDeliveryRows(ids[i] as number, items, now, sealer) : [],
+        items && items.length > 0 ? intake.rows(ids[i] as number, items, now) : [],
       );
       for (let i = 0; i < deliveries.length; i += INSERT_CHUNK)
         await trx
@@ -321,12 +268,11 @@ function postgresWriter(db: Kysely<Database>, instance: string, sealer: Sealer):
  */
 export function createCallRepository(
   opened: OpenedDatabase,
-  deliveries: { notify(): void; readonly handoff: Handoff | undefined },
   options: {
     searchMaxJobs?: number;
     instance: string;
-    /** Seals an SMS's text as its delivery is inserted. */
-    sealer: Sealer;
+    /** The outbox's step in each commit: a call's deliveries go in with it. */
+    intake: OutboxIntake;
     /** A commit failed: what it says of the database (a full disk, a lost connection). */
     onFailure?: (err: unknown) => void;
   },
@@ -345,8 +291,8 @@ export function createCallRepository(
       : undefined;
   const write =
     opened.dialect === 'sqlite'
-      ? sqliteWriter(db, opened.sqlite, deliveries, wal, options.sealer)
-      : postgresWriter(db, options.instance, options.sealer);
+      ? sqliteWriter(db, opened.sqlite, options.intake, wal, options.instance)
+      : postgresWriter(db, options.instance, options.intake);
   /** Batches being committed: flush and close wait for them. */
   const committing = new Set<Promise<void>>();
 
@@ -365,7 +311,7 @@ export function createCallRepository(
       return;
     }
     for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
-    if (queued > 0) deliveries.notify();
+    if (queued > 0) options.intake.queued();
     if (events.listenerCount('recorded') > 0) {
       events.emit(
         'recorded',

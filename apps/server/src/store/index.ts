@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type SQLite from 'better-sqlite3';
 import type { Kysely, PostgresPool } from 'kysely';
-import type { Sealer } from '../secrets/sealer.js';
+import type { OutboxIntake } from '../outbox/intake.js';
 import {
   type Availability,
   type DatabaseStatus,
@@ -19,7 +20,7 @@ import {
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type DbOptions, type DialectName, openDatabase } from './db.js';
 import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
-import { dialectPieces } from './dialect.js';
+import { type DialectPieces, dialectPieces } from './dialect.js';
 import { createLimitRepository, type LimitRepository } from './limits.js';
 import { watchPostgres } from './pg-watch.js';
 import type { Database } from './schema.js';
@@ -32,6 +33,7 @@ import {
   type UserRepository,
 } from './users.js';
 
+export type { NewDelivery } from '../outbox/payload.js';
 export type { Availability, DatabaseStatus } from './availability.js';
 export {
   DatabaseUnavailableError,
@@ -51,19 +53,7 @@ export type {
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
 export type { DbOptions, DialectName } from './db.js';
 export { isPostgresUrl } from './db.js';
-export type {
-  AttemptResult,
-  AttemptRow,
-  Claimed,
-  DeliveryPayload,
-  DeliveryRow,
-  Handoff,
-  NewDelivery,
-  OutboxState,
-  PushPayload,
-  SmsPayload,
-} from './deliveries.js';
-export { deliveryPayloadJson, parseDeliveryPayload } from './deliveries.js';
+export type { AttemptRow, DeliveryRow, OutboxState } from './deliveries.js';
 export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
 export type { AttemptOutcome, Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
 export { SearchBusyError, SearchClosedError } from './search.js';
@@ -84,8 +74,21 @@ export interface Store {
   readonly audit: AuditRepository;
   /** Limits shared by every instance (PostgreSQL; SQLite keeps its limits in the one process). */
   readonly limits: LimitRepository;
-  /** This process's id among the instances sharing the database. */
+  /**
+   * This process's id among the instances sharing the database. On PostgreSQL it announces itself
+   * every 2 s (the `instances` table, by the database's clock), so the others can tell when it is
+   * gone (docs/operations.md#the-outbox).
+   */
   readonly instance: string;
+  /** Forgets instances (PostgreSQL) silent since before `before` (epoch ms, the database's clock). */
+  forgetInstances(before: number): Promise<number>;
+  /** The database itself, for the module that keeps SQL of its own: the outbox (outbox/sql.ts). */
+  readonly database: {
+    readonly db: Kysely<Database>;
+    readonly pieces: DialectPieces;
+    /** SQLite's handle, for statements prepared once. */
+    readonly sqlite?: SQLite.Database | undefined;
+  };
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
   /**
@@ -172,8 +175,8 @@ function localQueue() {
 export interface StoreOptions extends DbOptions {
   /** Trouble the store works around and someone should know of (a failed WAL checkpoint). */
   readonly onWarning?: (message: string, err?: unknown) => void;
-  /** Seals auth codes while their SMS wait to be sent (secrets/sealer.ts). */
-  readonly sealer: Sealer;
+  /** The outbox's step in each call's commit: the call's deliveries go in with it (outbox/intake.ts). */
+  readonly intake: OutboxIntake;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -207,17 +210,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: options.synchronous } : undefined,
     observe,
   );
-  const deliveries = createDeliveryRepository(
-    db,
-    pieces,
-    options.sealer,
-    opened.dialect === 'sqlite' ? opened.sqlite : undefined,
-  );
-  const calls = createCallRepository(opened, deliveries, {
-    instance,
-    sealer: options.sealer,
-    onFailure: observe,
-  });
+  const deliveries = createDeliveryRepository(db, dialect);
+  const calls = createCallRepository(opened, { instance, intake: options.intake, onFailure: observe });
   let closing = false;
   /** Every migration this build knows is applied (it stays so: migrations only add). */
   let migrated = false;
@@ -237,7 +231,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
           calls.committedElsewhere(ids);
           // Another instance queued deliveries: this one's dispatcher helps send them at once
           // rather than at its next poll (claims skip what another instance holds).
-          if (queued) deliveries.notify();
+          if (queued) options.intake.queued();
         },
       });
     },
@@ -248,6 +242,12 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect,
     db,
     instance,
+    database: { db, pieces, sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined },
+    async forgetInstances(before) {
+      if (opened.dialect !== 'postgres') return 0;
+      const result = await db.deleteFrom('instances').where('seen_at', '<', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
     calls,
     deliveries,
     schools: createSchoolRepository(db),
@@ -299,6 +299,14 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       await calls.flush();
       await calls.close();
       await watch?.close();
+      if (opened.dialect === 'postgres' && migrated) {
+        // Gone: the others need not wait for its silence (its claims were handed back already).
+        await db
+          .deleteFrom('instances')
+          .where('id', '=', instance)
+          .execute()
+          .catch(() => {});
+      }
       await checkpointer?.close();
       await db.destroy();
     },

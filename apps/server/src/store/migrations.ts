@@ -363,6 +363,20 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
         await db.schema.alterTable('deliveries').addColumn('secret', 'text').execute();
       },
     },
+    '0014_providers_per_attempt_and_instances': {
+      // Each attempt records the provider it went to (a fallback may take over); a claim records
+      // the instance that holds it; instances announce themselves (docs/operations.md#the-outbox).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('delivery_attempts').addColumn('provider', 'text').execute();
+        await db.schema.alterTable('deliveries').addColumn('leased_by', 'text').execute();
+        await db.schema
+          .createTable('instances')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('started_at', 'bigint', (c) => c.notNull())
+          .addColumn('seen_at', 'bigint', (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 

@@ -44,13 +44,17 @@ export interface PgWatch {
   close(): Promise<void>;
 }
 
+/** Now, by the database's clock, in epoch milliseconds: instances compare their heartbeats by it. */
+const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
+
 /** While the database stays down, the log says so again at most this often. */
 const DOWN_LOG_EVERY_MS = 10_000;
 
 /**
  * The watch connection (PostgreSQL): one connection of its own, outside the pool, that LISTENs for
  * calls committed by other instances (a pooled connection cannot hold a LISTEN) and checks the
- * database every `upIntervalMs` (`SELECT 1`, bounded by `timeoutMs`). It is what says the database
+ * database every `upIntervalMs` by writing this instance's heartbeat (the `instances` table,
+ * bounded by `timeoutMs`; outside the pool, so a busy pool never delays it). It is what says the database
  * is up or down (availability.ts): a failure (a check, or the connection dropping) is tried again
  * at once on a new connection, and a second one in a row makes it down — one slow answer on a busy
  * machine, or one connection an administrator ended, is not an outage. While down it tries every
@@ -140,7 +144,13 @@ export function watchPostgres(options: WatchOptions): PgWatch {
       try {
         if (!client) client = await open();
         if (closed) break;
-        await client.query('SELECT 1');
+        // The check is this instance's heartbeat: a write, by the database's clock, that the
+        // others read to tell whether it is alive (outbox: claims of a silent instance are taken over).
+        await client.query(
+          `INSERT INTO instances (id, started_at, seen_at) VALUES ($1, ${DB_NOW_MS}, ${DB_NOW_MS})
+           ON CONFLICT (id) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
+          [options.self],
+        );
         failures = 0;
         const status = availability.status();
         // Said only after an outage this watch reported (not at start).

@@ -47,7 +47,10 @@ export interface DeliveriesTable {
   id: Generated<number>;
   call_id: number;
   kind: DeliveryKind;
-  /** The provider chosen when the delivery was queued (`log`, `twilio`, `fcm`, …). */
+  /**
+   * The provider its next (or current) attempt goes to: the kind's provider when queued, the
+   * fallback after a failover (`log`, `twilio`, `http`, `twilio-fallback`, `fcm`, …).
+   */
   provider: string;
   /** E.164 phone for SMS, topic for pushes. */
   recipient: string;
@@ -63,6 +66,8 @@ export interface DeliveriesTable {
   attempts: number;
   next_attempt_at: number;
   lease_until: number | null;
+  /** The instance whose attempt holds it while `sending` (its heartbeat keeps the claim). */
+  leased_by: string | null;
   /** Auth codes only: not sent after this (epoch ms). */
   expires_at: number | null;
   /** Stable across retries; the provider sees it where it supports one. */
@@ -79,6 +84,8 @@ export interface DeliveriesTable {
 export interface DeliveryAttemptsTable {
   id: Generated<number>;
   delivery_id: number;
+  /** The provider this attempt went to (null: recorded before providers were recorded per attempt). */
+  provider: string | null;
   started_at: number;
   finished_at: number | null;
   /** Null while the attempt is under way. */
@@ -197,6 +204,17 @@ export interface Database {
   audit: AuditTable;
   limit_slots: LimitSlotsTable;
   book_chunks: BookChunksTable;
+  instances: InstancesTable;
+}
+
+/**
+ * The server processes sharing the database (PostgreSQL): each announces itself every 2 s, by
+ * the database's clock, so the others can tell when it has gone silent (docs/operations.md#the-outbox).
+ */
+export interface InstancesTable {
+  id: string;
+  started_at: number;
+  seen_at: number;
 }
 
 /**

@@ -56,6 +56,10 @@ describe('provider configuration: defaults', () => {
       SMS_HTTP_METHOD: 'POST',
       SMS_HTTP_HEADERS: {},
       SMS_HTTP_CONTENT_TYPE: 'application/x-www-form-urlencoded',
+      // No fallback unless SMS_FALLBACK_PROVIDER is set; its gateway's defaults are the primary's.
+      SMS_FALLBACK_HTTP_METHOD: 'POST',
+      SMS_FALLBACK_HTTP_HEADERS: {},
+      SMS_FALLBACK_HTTP_CONTENT_TYPE: 'application/x-www-form-urlencoded',
       PUSH_PROVIDER: 'log',
       FCM_BASE_URL: 'https://fcm.googleapis.com',
       PROVIDER_TIMEOUT_MS: 10_000,

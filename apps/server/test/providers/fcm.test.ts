@@ -407,12 +407,14 @@ describe('FCM: classification of errors', () => {
       ok: false,
       kind: 'transient',
       error: 'FCM: no answer within 200 ms',
+      taken: 'unknown',
     });
     onToken = () => ({ status: 200, body: {}, delayMs: 1500 });
     expect(await fcm({ PROVIDER_TIMEOUT_MS: '200' }).send(message)).toEqual({
       ok: false,
       kind: 'transient',
       error: 'FCM token endpoint: no answer within 200 ms',
+      taken: 'unknown',
     });
     onToken = () => undefined;
     const refused = await refusedUrl();
@@ -420,11 +422,13 @@ describe('FCM: classification of errors', () => {
       ok: false,
       kind: 'transient',
       error: 'FCM: connection refused (ECONNREFUSED)',
+      taken: 'no',
     });
     expect(await fcm({ FCM_TOKEN_URL: `${refused}/token` }).send(message)).toEqual({
       ok: false,
       kind: 'transient',
       error: 'FCM token endpoint: connection refused (ECONNREFUSED)',
+      taken: 'no',
     });
   });
 

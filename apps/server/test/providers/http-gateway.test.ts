@@ -139,6 +139,8 @@ describe('HTTP gateway: classification of answers', () => {
       status: 429,
       error: 'SMS gateway temporarily unavailable (HTTP 429)',
       response: 'slow down',
+      // It answered: it did not take the message (a fallback may have it at once).
+      taken: 'no',
     });
   });
 
@@ -168,13 +170,23 @@ describe('HTTP gateway: classification of answers', () => {
     fake.answer(() => ({ status: 200, delayMs: 1500 }));
     expect(
       await gateway({ SMS_HTTP_BODY: 'to={to}&text={text}', PROVIDER_TIMEOUT_MS: '200' }).send(message),
-    ).toEqual({ ok: false, kind: 'transient', error: 'SMS gateway: no answer within 200 ms' });
+    ).toEqual({
+      ok: false,
+      kind: 'transient',
+      error: 'SMS gateway: no answer within 200 ms',
+      taken: 'unknown',
+    });
     expect(
       await gateway({
         SMS_HTTP_URL: `${await refusedUrl()}/send`,
         SMS_HTTP_BODY: 'to={to}&text={text}',
       }).send(message),
-    ).toEqual({ ok: false, kind: 'transient', error: 'SMS gateway: connection refused (ECONNREFUSED)' });
+    ).toEqual({
+      ok: false,
+      kind: 'transient',
+      error: 'SMS gateway: connection refused (ECONNREFUSED)',
+      taken: 'no',
+    });
   });
 
   it('keeps an echoed message text (the auth code) out of the record', async () => {

@@ -181,7 +181,12 @@ describe('Twilio: classification of answers', () => {
   it('no answer within PROVIDER_TIMEOUT_MS is transient', async () => {
     fake.answer(() => ({ status: 201, body: {}, delayMs: 1500 }));
     const result = await twilio({ PROVIDER_TIMEOUT_MS: '200' }).send(message);
-    expect(result).toEqual({ ok: false, kind: 'transient', error: 'Twilio: no answer within 200 ms' });
+    expect(result).toEqual({
+      ok: false,
+      kind: 'transient',
+      error: 'Twilio: no answer within 200 ms',
+      taken: 'unknown',
+    });
   });
 
   it('connection refused is transient', async () => {
@@ -190,13 +195,19 @@ describe('Twilio: classification of answers', () => {
       ok: false,
       kind: 'transient',
       error: 'Twilio: connection refused (ECONNREFUSED)',
+      taken: 'no',
     });
   });
 
   it('an abort from the dispatcher is transient', async () => {
     fake.answer(() => ({ status: 201, body: {}, delayMs: 1500 }));
     const result = await twilio().send(message, AbortSignal.timeout(100));
-    expect(result).toEqual({ ok: false, kind: 'transient', error: 'Twilio: request aborted' });
+    expect(result).toEqual({
+      ok: false,
+      kind: 'transient',
+      error: 'Twilio: request aborted',
+      taken: 'unknown',
+    });
   });
 
   it('never records the auth token, the API key secret or the Authorization header', async () => {

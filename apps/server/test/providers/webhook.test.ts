@@ -170,11 +170,13 @@ describe('Webhook: classification of answers', () => {
       ok: false,
       kind: 'transient',
       error: 'Push webhook: no answer within 200 ms',
+      taken: 'unknown',
     });
     expect(await webhook({ PUSH_WEBHOOK_URL: `${await refusedUrl()}/hook` }).send(message)).toEqual({
       ok: false,
       kind: 'transient',
       error: 'Push webhook: connection refused (ECONNREFUSED)',
+      taken: 'no',
     });
   });
 

@@ -47,6 +47,33 @@ describe('Delivery detail', () => {
     expect(first).toHaveTextContent('(250 ms)');
     expect(within(second).getByRole('heading')).toHaveTextContent('Attempt 2: Permanent error');
     expect(second).toHaveTextContent('HTTP status404');
+    // Which provider made each attempt (a fallback's id ends in -fallback).
+    expect(first).toHaveTextContent('Providerfcm');
+  });
+
+  it('says which provider made each attempt when a fallback took over', async () => {
+    server.use(
+      http.get('/api/deliveries/13', () =>
+        HttpResponse.json({
+          ...dead,
+          attemptLog: [
+            attempt({
+              id: 1,
+              provider: 'http',
+              outcome: 'transient',
+              status: 503,
+              error: 'SMS gateway temporarily unavailable (HTTP 503)',
+            }),
+            attempt({ id: 2, provider: 'twilio-fallback', outcome: 'sent', status: null }),
+          ],
+        }),
+      ),
+    );
+    renderApp('/deliveries/13');
+    const attempts = await screen.findByRole('region', { name: 'Attempts' });
+    const [first, second] = within(attempts).getAllByRole('listitem');
+    expect(first).toHaveTextContent('Providerhttp');
+    expect(second).toHaveTextContent('Providertwilio-fallback');
   });
 
   it('retries a dead delivery and shows its new status', async () => {

@@ -151,6 +151,8 @@ function Attempts({ attempts, status }: { attempts: readonly Attempt[]; status: 
                   <span className={`badge ${OUTCOME_BADGES[outcome]}`}>{OUTCOME_LABELS[outcome]}</span>
                 </h3>
                 <dl className="summary">
+                  <dt>Provider</dt>
+                  <dd>{a.provider ?? <span className="muted">not recorded</span>}</dd>
                   <dt>Started</dt>
                   <dd>{time(a.startedAt)}</dd>
                   <dt>Finished</dt>

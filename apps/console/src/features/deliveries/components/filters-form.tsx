@@ -11,6 +11,8 @@ export const PROVIDER_LABELS: Record<ProviderName, string> = {
   log: 'Log only, nothing sent (log)',
   twilio: 'Twilio (twilio)',
   http: 'SMS gateway (http)',
+  'twilio-fallback': 'Twilio, as fallback (twilio-fallback)',
+  'http-fallback': 'Fallback SMS gateway (http-fallback)',
   fcm: 'Firebase Cloud Messaging (fcm)',
   webhook: 'Webhook (webhook)',
 };

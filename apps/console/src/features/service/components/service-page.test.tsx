@@ -110,8 +110,19 @@ describe('Service', () => {
         HttpResponse.json({
           ...serviceInfo,
           providers: {
-            sms: { name: 'twilio', description: 'twilio: from +15005550006 (account AC…1234)' },
-            push: { name: 'fcm', description: 'fcm: project school-app-7 (topic messages)' },
+            sms: {
+              name: 'twilio',
+              id: 'twilio',
+              description: 'twilio: from +15005550006 (account AC…1234)',
+              circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
+            },
+            smsFallback: null,
+            push: {
+              name: 'fcm',
+              id: 'fcm',
+              description: 'fcm: project school-app-7 (topic messages)',
+              circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
+            },
           },
         }),
       ),
@@ -126,5 +137,44 @@ describe('Service', () => {
     const push = providerRow('Push');
     expect(push).toHaveTextContent('fcm: project school-app-7 (topic messages)');
     expect(push).not.toHaveTextContent('Not sending');
+  });
+
+  it('says when a provider is failing and the fallback takes its messages, and when it is tried again', async () => {
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            sms: {
+              name: 'http',
+              id: 'http',
+              description: 'http: POST https://gateway.example.com/send',
+              circuit: { state: 'open', since: '2026-11-20T08:10:00.000Z' },
+            },
+            smsFallback: {
+              name: 'twilio',
+              id: 'twilio-fallback',
+              description: 'twilio: from +15005550006 (account AC…1234)',
+              circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
+            },
+            push: {
+              name: 'fcm',
+              id: 'fcm',
+              description: 'fcm: project school-app-7 (topic messages)',
+              circuit: { state: 'half-open', since: '2026-11-20T08:12:00.000Z' },
+            },
+          },
+        }),
+      ),
+    );
+    renderApp('/service');
+    await screen.findByRole('table', { name: 'Providers in use' });
+    const sms = providerRow('SMS');
+    expect(sms).toHaveTextContent('Failing: paused');
+    expect(sms).toHaveTextContent('its messages go to the other SMS provider');
+    const fallback = providerRow('SMS fallback');
+    expect(within(fallback).getByText('twilio-fallback')).toBeInTheDocument();
+    expect(fallback).toHaveTextContent('Working');
+    expect(providerRow('Push')).toHaveTextContent('Being tried again');
   });
 });

@@ -1,6 +1,7 @@
-import type { ServiceInfo } from '@school/contract';
+import type { ProviderInfo, ServiceInfo } from '@school/contract';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../../components/ui/status';
+import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { formatBytes } from '../../../lib/format';
 import { useServiceInfo } from '../../../lib/service-info';
@@ -145,8 +146,30 @@ function ServiceView({ info }: { info: ServiceInfo }) {
 
 const CHANNELS = [
   { key: 'sms', label: 'SMS', what: 'texts', variable: 'SMS_PROVIDER' },
+  { key: 'smsFallback', label: 'SMS fallback', what: 'texts', variable: 'SMS_FALLBACK_PROVIDER' },
   { key: 'push', label: 'Push', what: 'pushes', variable: 'PUSH_PROVIDER' },
 ] as const;
+
+/** A circuit as staff read it: is the provider being sent to, and if not, what happens instead. */
+function CircuitState({ provider, hasFallback }: { provider: ProviderInfo; hasFallback: boolean }) {
+  const { state, since } = provider.circuit;
+  if (state === 'closed') return <span className="badge badge-ok">Working</span>;
+  return (
+    <>
+      <span className={`badge ${state === 'open' ? 'badge-server-error' : 'badge-client-error'}`}>
+        {state === 'open' ? 'Failing: paused' : 'Being tried again'}
+      </span>
+      <p className="provider-warning">
+        {state === 'open'
+          ? `It failed repeatedly, so nothing is sent to it for a while${hasFallback ? ': its messages go to the other SMS provider' : ': its messages wait'}. It is tried again by itself.`
+          : 'A few messages are sent to it to see whether it works again.'}{' '}
+        <span className="muted">
+          Since <Timestamp iso={since} />
+        </span>
+      </p>
+    </>
+  );
+}
 
 /** The providers deliveries go through; `log` means nothing leaves the machine, said plainly. */
 function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
@@ -161,18 +184,20 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
               <th scope="col">Channel</th>
               <th scope="col">Provider</th>
               <th scope="col">Configured</th>
+              <th scope="col">State</th>
               <th scope="col">Description</th>
             </tr>
           </thead>
           <tbody>
             {CHANNELS.map((channel) => {
               const provider = providers[channel.key];
+              if (!provider) return null;
               const logOnly = provider.name === 'log';
               return (
                 <tr key={channel.key}>
                   <th scope="row">{channel.label}</th>
                   <td>
-                    <code>{provider.name}</code>
+                    <code>{provider.id}</code>
                   </td>
                   <td>
                     {logOnly ? (
@@ -187,6 +212,16 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
                         <code>{channel.variable}</code> to send them for real.
                       </p>
                     ) : null}
+                  </td>
+                  <td>
+                    {logOnly ? (
+                      <span className="muted">—</span>
+                    ) : (
+                      <CircuitState
+                        provider={provider}
+                        hasFallback={channel.key === 'sms' && providers.smsFallback !== null}
+                      />
+                    )}
                   </td>
                   <td>{provider.description}</td>
                 </tr>

@@ -1,0 +1,145 @@
+/**
+ * A provider's circuit breaker (docs/operations.md#providers-circuits-and-the-fallback).
+ *
+ * - closed: attempts go to the provider.
+ * - open: after repeated failures — FAILURES_IN_A_ROW in a row, or at least half of the attempts
+ *   of the last WINDOW_MS (MIN_IN_WINDOW of them at least) — no attempt goes to it for a cool-down.
+ * - half-open: after the cool-down, up to PROBES attempts at once go to it; PROBES successes in a
+ *   row close it, one failure opens it again for a cool-down twice as long (up to MAX_COOL_DOWN_MS).
+ *
+ * A failure is what says the provider is not working: a timeout, a network error, a 5xx or 429.
+ * A permanent refusal of one message (an invalid number) says it is working, and counts as a
+ * success here.
+ */
+export type CircuitState = 'closed' | 'half-open' | 'open';
+
+/** The metric's values (school_provider_circuit). */
+export const CIRCUIT_GAUGE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half-open': 1, open: 2 };
+
+export const FAILURES_IN_A_ROW = 5;
+export const WINDOW_MS = 10_000;
+export const MIN_IN_WINDOW = 10;
+export const COOL_DOWN_MS = 15_000;
+export const MAX_COOL_DOWN_MS = 120_000;
+export const PROBES = 3;
+
+export interface CircuitChange {
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+  /** Why, in words (for the log). */
+  readonly reason: string;
+}
+
+export class Circuit {
+  #state: CircuitState = 'closed';
+  #since: number;
+  #inARow = 0;
+  /** Outcomes of the last WINDOW_MS: [time, failed]. */
+  #recent: [number, boolean][] = [];
+  #openUntil = 0;
+  #coolDownMs = COOL_DOWN_MS;
+  /** Half-open: probes under way, and successes so far. */
+  #probing = 0;
+  #probed = 0;
+
+  constructor(
+    private readonly onChange: (change: CircuitChange) => void = () => {},
+    now: number = Date.now(),
+  ) {
+    this.#since = now;
+  }
+
+  /** The state at `now` (an open circuit whose cool-down is over is half-open). */
+  state(now: number = Date.now()): CircuitState {
+    if (this.#state === 'open' && now >= this.#openUntil)
+      this.#change('half-open', 'its cool-down is over', now);
+    return this.#state;
+  }
+
+  /** Since when it is in this state (epoch ms). */
+  since(): number {
+    return this.#since;
+  }
+
+  /** When an open circuit lets probes through (epoch ms); 0 when it is not open. */
+  openUntil(): number {
+    return this.#state === 'open' ? this.#openUntil : 0;
+  }
+
+  /** How many attempts it lets start now, of `wanted` (half-open: what the probes leave). */
+  allow(wanted: number, now: number = Date.now()): number {
+    const state = this.state(now);
+    if (state === 'open') return 0;
+    if (state === 'half-open') return Math.max(0, Math.min(wanted, PROBES - this.#probing - this.#probed));
+    return wanted;
+  }
+
+  /** An attempt starts (counted as a probe while half-open). */
+  started(now: number = Date.now()): void {
+    if (this.state(now) === 'half-open') this.#probing++;
+  }
+
+  /** An attempt counted by `started` did not happen after all (its commit failed). */
+  cancelled(): void {
+    if (this.#state === 'half-open') this.#probing = Math.max(0, this.#probing - 1);
+  }
+
+  /** An attempt started with `started` ended: `failed` says the provider did not work. */
+  ended(failed: boolean, now: number = Date.now()): void {
+    const state = this.state(now);
+    if (state === 'half-open') {
+      this.#probing = Math.max(0, this.#probing - 1);
+      if (failed) {
+        this.#coolDownMs = Math.min(this.#coolDownMs * 2, MAX_COOL_DOWN_MS);
+        this.#open(now, 'a probe failed');
+      } else if (++this.#probed >= PROBES) {
+        this.#coolDownMs = COOL_DOWN_MS;
+        this.#reset();
+        this.#change('closed', `${PROBES} probes succeeded`, now);
+      }
+      return;
+    }
+    // Ended after the circuit opened (started before): it says nothing new.
+    if (state === 'open') return;
+    this.#inARow = failed ? this.#inARow + 1 : 0;
+    this.#recent.push([now, failed]);
+    while (this.#recent.length > 0 && (this.#recent[0] as [number, boolean])[0] <= now - WINDOW_MS)
+      this.#recent.shift();
+    if (this.#inARow >= FAILURES_IN_A_ROW) {
+      this.#open(now, `${this.#inARow} failures in a row`);
+      return;
+    }
+    const failures = this.#recent.reduce((n, [, f]) => n + (f ? 1 : 0), 0);
+    if (this.#recent.length >= MIN_IN_WINDOW && failures * 2 >= this.#recent.length) {
+      this.#open(
+        now,
+        `${failures} of the last ${this.#recent.length} attempts failed within ${WINDOW_MS / 1000} s`,
+      );
+    }
+  }
+
+  #open(now: number, reason: string): void {
+    this.#reset();
+    this.#openUntil = now + this.#coolDownMs;
+    this.#change(
+      'open',
+      `${reason}; no attempt goes to it for ${Math.round(this.#coolDownMs / 1000)} s`,
+      now,
+    );
+  }
+
+  #reset(): void {
+    this.#inARow = 0;
+    this.#recent = [];
+    this.#probing = 0;
+    this.#probed = 0;
+  }
+
+  #change(to: CircuitState, reason: string, now: number): void {
+    const from = this.#state;
+    if (from === to) return;
+    this.#state = to;
+    this.#since = now;
+    this.onChange({ from, to, reason });
+  }
+}

@@ -1,0 +1,159 @@
+import type { Provider, PushMessage, SmsMessage } from '../providers/types.js';
+import type { DeliveryKind } from '../store/schema.js';
+import { Circuit, type CircuitChange, type CircuitState } from './circuit.js';
+
+/** How many attempts one provider may have under way, and how fast it may be sent to. */
+export interface LaneLimits {
+  /** Attempts under way at once (each is one request to the provider). */
+  readonly concurrency: number;
+  /** Sends started per second at most (the provider's rate limit); null: no cap. */
+  readonly perSecond: number | null;
+}
+
+/** A provider a kind of delivery goes through: its kind's primary, or the fallback. */
+export type LaneProvider =
+  | { readonly kind: 'sms'; readonly provider: Provider<SmsMessage> }
+  | { readonly kind: 'push'; readonly provider: Provider<PushMessage> };
+
+/**
+ * One provider's lane (docs/operations.md#the-outbox): its own budget of attempts under way, its
+ * rate cap, the pause a 429 asks for, and its circuit breaker. A slow or failing provider uses up
+ * only its own lane: the other kind, and the fallback, keep theirs.
+ */
+export class Lane {
+  /** The provider's id in deliveries and attempts: its name, `-fallback` added for the fallback. */
+  readonly id: string;
+  readonly kind: DeliveryKind;
+  readonly role: 'primary' | 'fallback';
+  readonly target: LaneProvider;
+  readonly circuit: Circuit;
+  busy = 0;
+  /**
+   * Deliveries this lane claims may be due. False once a claim found fewer than it asked for; true
+   * again when a commit leaves some pending, a retry comes due, a sweep or pushNoti runs.
+   */
+  due = true;
+  #tokens: number;
+  #refilledAt = Date.now();
+  #pausedUntil = 0;
+
+  constructor(
+    target: LaneProvider,
+    role: 'primary' | 'fallback',
+    readonly limits: LaneLimits,
+    onCircuitChange: (lane: Lane, change: CircuitChange) => void,
+  ) {
+    this.target = target;
+    this.kind = target.kind;
+    this.role = role;
+    this.id = role === 'primary' ? target.provider.name : `${target.provider.name}-fallback`;
+    this.#tokens = limits.perSecond ?? 0;
+    this.circuit = new Circuit((change) => onCircuitChange(this, change));
+  }
+
+  /**
+   * How many attempts may start now: free slots, within the rate cap, any pause and the circuit.
+   * `wakeAt` learns when room may come back (a pause's end, the next token, a cool-down's end).
+   */
+  room(now: number, wakeAt: (at: number) => void): number {
+    if (this.#pausedUntil > now) {
+      wakeAt(this.#pausedUntil);
+      return 0;
+    }
+    let free = this.limits.concurrency - this.busy;
+    if (this.limits.perSecond !== null) {
+      this.#tokens = Math.min(
+        this.limits.perSecond,
+        this.#tokens + ((now - this.#refilledAt) / 1000) * this.limits.perSecond,
+      );
+      this.#refilledAt = now;
+      free = Math.min(free, Math.floor(this.#tokens));
+      if (free <= 0) wakeAt(now + Math.ceil(((1 - (this.#tokens % 1)) * 1000) / this.limits.perSecond));
+    }
+    const allowed = this.circuit.allow(Math.max(0, free), now);
+    const openUntil = this.circuit.openUntil();
+    if (openUntil > 0) wakeAt(openUntil);
+    return allowed;
+  }
+
+  /** `count` attempts start on this lane. */
+  take(count: number, now: number): void {
+    this.busy += count;
+    if (this.limits.perSecond !== null) this.#tokens -= count;
+    for (let i = 0; i < count; i++) this.circuit.started(now);
+  }
+
+  /** Slots taken for attempts that did not start (their commit failed). */
+  giveBack(count: number): void {
+    this.busy -= count;
+    if (this.limits.perSecond !== null) this.#tokens += count;
+    for (let i = 0; i < count; i++) this.circuit.cancelled();
+  }
+
+  /** An attempt on this lane ended; `failed`: the provider did not work (for the circuit). */
+  ended(failed: boolean, now: number): void {
+    this.busy--;
+    this.circuit.ended(failed, now);
+  }
+
+  /** The provider asked to wait (a 429): nothing more starts on this lane until then. */
+  pause(until: number): void {
+    this.#pausedUntil = Math.max(this.#pausedUntil, until);
+  }
+
+  state(now: number = Date.now()): CircuitState {
+    return this.circuit.state(now);
+  }
+}
+
+/**
+ * The lanes of each kind, primary first. A lane claims the deliveries routed to it and, while
+ * its own circuit is closed, those routed to another lane of its kind whose circuit is not
+ * (docs/operations.md#providers-circuits-and-the-fallback).
+ */
+export class Lanes {
+  readonly all: readonly Lane[];
+
+  constructor(lanes: readonly Lane[]) {
+    this.all = lanes;
+  }
+
+  of(kind: DeliveryKind): Lane[] {
+    return this.all.filter((l) => l.kind === kind);
+  }
+
+  byId(id: string): Lane | undefined {
+    return this.all.find((l) => l.id === id);
+  }
+
+  /** The providers whose deliveries `lane` claims now: its own, and those it takes over. */
+  routedTo(lane: Lane, now: number): string[] {
+    const ids = [lane.id];
+    if (lane.state(now) !== 'closed') return ids;
+    for (const other of this.of(lane.kind))
+      if (other !== lane && other.state(now) !== 'closed') ids.push(other.id);
+    return ids;
+  }
+
+  /**
+   * Where a delivery of `kind` queued for `provider` goes if it can start now, in its call's own
+   * commit (the hand-off): its lane when that has room, else a lane taking it over; undefined: none.
+   */
+  forNew(kind: DeliveryKind, provider: string, now: number, wakeAt: (at: number) => void): Lane | undefined {
+    for (const lane of this.of(kind)) {
+      if (!this.routedTo(lane, now).includes(provider)) continue;
+      if (lane.room(now, wakeAt) > 0) return lane;
+    }
+    return undefined;
+  }
+
+  /**
+   * The other lane a delivery goes to, at once, after `from` refused it for certain (it did not
+   * take the message): the primary's fallback, while the fallback's circuit is not open. Only from
+   * the primary: two failing providers never pass a delivery back and forth.
+   */
+  failoverFrom(from: Lane, now: number): Lane | undefined {
+    if (from.role !== 'primary') return undefined;
+    return this.of(from.kind).find((l) => l.role === 'fallback' && l.state(now) !== 'open');
+  }
+}

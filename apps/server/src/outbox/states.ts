@@ -1,0 +1,67 @@
+import type { DeliveryStatus } from '../store/schema.js';
+
+/**
+ * A delivery's life (docs/operations.md#the-outbox): the statuses it can have and every event
+ * that moves it, as data. The outbox's SQL takes its conditions from this table (`from`), so a
+ * transition the table does not allow is one no statement makes.
+ *
+ *   pending ──claim──▶ sending ──sent──▶ sent
+ *      ▲ ▲                │ │
+ *      │ └──retry─────────┘ └──fail──▶ dead ──forget──▶ dead (text destroyed)
+ *      │ └──interrupt─────┘              │
+ *      └──resend───────────────────────── ┘
+ *   pending ──expire──▶ expired
+ */
+export type OutboxEvent =
+  /** An attempt starts: by a dispatcher's claim, or in the call's own commit (the hand-off). */
+  | 'claim'
+  /** The provider accepted the message. */
+  | 'sent'
+  /** A transient failure with attempts and validity left: pending again, due later. */
+  | 'retry'
+  /** A permanent failure, or the last attempt failed: dead (staff may resend it). */
+  | 'fail'
+  /**
+   * The attempt was cut short: its lease ran out, or its instance went silent or stopped. Pending
+   * again, at once, with the same idempotency key; the attempt is recorded `interrupted`.
+   */
+  | 'interrupt'
+  /** An auth code past its validity before it was sent: never sent late. */
+  | 'expire'
+  /** A dead auth code past its validity: its sealed text is destroyed; it can no longer be resent. */
+  | 'forget'
+  /** Staff resend a dead delivery: pending with a fresh set of attempts. */
+  | 'resend'
+  /** pushNoti: a pending push is due now, retries included. */
+  | 'due-now';
+
+export interface Transition {
+  readonly from: readonly DeliveryStatus[];
+  readonly to: DeliveryStatus;
+}
+
+export const TRANSITIONS: Readonly<Record<OutboxEvent, Transition>> = {
+  claim: { from: ['pending'], to: 'sending' },
+  sent: { from: ['sending'], to: 'sent' },
+  retry: { from: ['sending'], to: 'pending' },
+  fail: { from: ['sending'], to: 'dead' },
+  interrupt: { from: ['sending'], to: 'pending' },
+  expire: { from: ['pending'], to: 'expired' },
+  forget: { from: ['dead'], to: 'dead' },
+  resend: { from: ['dead'], to: 'pending' },
+  'due-now': { from: ['pending'], to: 'pending' },
+};
+
+/** Where `event` takes a delivery in `status`; undefined when the event cannot happen there. */
+export function next(status: DeliveryStatus, event: OutboxEvent): DeliveryStatus | undefined {
+  const t = TRANSITIONS[event];
+  return t.from.includes(status) ? t.to : undefined;
+}
+
+/**
+ * Settled: never sent again, and an SMS's sealed text is destroyed. A dead delivery is not
+ * settled while it can be resent (an auth code: while it is valid).
+ */
+export const SETTLED: readonly DeliveryStatus[] = ['sent', 'expired'];
+
+export const isSettled = (status: DeliveryStatus): boolean => SETTLED.includes(status);

@@ -1,0 +1,622 @@
+/**
+ * The outbox's parts: the transitions of a delivery's life, the retry delays, a provider's circuit
+ * and the lanes' routing, as tables; then its SQL on every database the store supports (always
+ * SQLite, PostgreSQL when TEST_DATABASE_URL is set), each transition as a delivery goes through it.
+ */
+import type { DeliveryStatus } from '@school/contract';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { nextTry, retryDelay } from '../src/outbox/backoff.js';
+import {
+  Circuit,
+  type CircuitChange,
+  COOL_DOWN_MS,
+  FAILURES_IN_A_ROW,
+  MIN_IN_WINDOW,
+  PROBES,
+  WINDOW_MS,
+} from '../src/outbox/circuit.js';
+import { createIntake } from '../src/outbox/intake.js';
+import { Lane, Lanes } from '../src/outbox/lanes.js';
+import { idempotencyKey } from '../src/outbox/payload.js';
+import { type Claimed, createOutboxSql, type OutboxSql } from '../src/outbox/sql.js';
+import { next, type OutboxEvent, TRANSITIONS } from '../src/outbox/states.js';
+import type { SmsProvider } from '../src/providers/types.js';
+import { type NewCall, openStore, type Store } from '../src/store/index.js';
+import { callRow, push, sms, tempDataDir, testIntake, testSealer, waitUntil } from './helpers.js';
+import { DIALECTS, openTestStoresOn, type TestStores } from './pg.js';
+
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'sent', 'dead', 'expired'];
+
+describe("a delivery's transitions", () => {
+  // Every event, from every status: where it goes, or that it cannot happen there.
+  const table: [OutboxEvent, Partial<Record<DeliveryStatus, DeliveryStatus>>][] = [
+    ['claim', { pending: 'sending' }],
+    ['sent', { sending: 'sent' }],
+    ['retry', { sending: 'pending' }],
+    ['fail', { sending: 'dead' }],
+    ['interrupt', { sending: 'pending' }],
+    ['expire', { pending: 'expired' }],
+    ['forget', { dead: 'dead' }],
+    ['resend', { dead: 'pending' }],
+    ['due-now', { pending: 'pending' }],
+  ];
+  it('has an entry for every event', () => {
+    expect(table.map(([e]) => e).sort()).toEqual(Object.keys(TRANSITIONS).sort());
+  });
+  for (const [event, moves] of table) {
+    for (const status of STATUSES) {
+      it(`${event} from ${status}: ${moves[status] ?? 'not allowed'}`, () => {
+        expect(next(status, event)).toBe(moves[status]);
+      });
+    }
+  }
+  it('never leaves sent or expired (settled)', () => {
+    for (const event of Object.keys(TRANSITIONS) as OutboxEvent[]) {
+      expect(next('sent', event)).toBeUndefined();
+      expect(next('expired', event)).toBeUndefined();
+    }
+  });
+});
+
+describe('retry delays', () => {
+  const half = () => 0;
+  const full = () => 0.999_999;
+  // attempt, Retry-After, base, max → the delay at the low and high ends of the jitter.
+  const table: [number, number | undefined, number, number, number, number][] = [
+    [1, undefined, 2000, 600_000, 1000, 2000],
+    [2, undefined, 2000, 600_000, 2000, 4000],
+    [3, undefined, 2000, 600_000, 4000, 8000],
+    [8, undefined, 2000, 600_000, 128_000, 256_000],
+    [10, undefined, 2000, 600_000, 300_000, 600_000],
+    [30, undefined, 2000, 600_000, 300_000, 600_000],
+    [1, 5000, 2000, 600_000, 5000, 5000],
+    [3, 5000, 2000, 600_000, 5000, 8000],
+    [0, undefined, 100, 1000, 50, 100],
+  ];
+  it.each(table)(
+    'attempt %i, Retry-After %s, base %i, cap %i: %i to %i ms',
+    (attempt, after, base, max, low, high) => {
+      expect(retryDelay(attempt, after, base, max, half)).toBe(low);
+      expect(retryDelay(attempt, after, base, max, full)).toBe(high);
+    },
+  );
+
+  it('stops at the last attempt, and never tries an auth code after its validity', () => {
+    const base = { retryAfterMs: undefined, base: 2000, max: 600_000, random: half };
+    expect(nextTry({ ...base, now: 0, attempts: 8, maxAttempts: 8, expiresAt: null })).toBeUndefined();
+    expect(nextTry({ ...base, now: 0, attempts: 3, maxAttempts: 8, expiresAt: null })).toBe(4000);
+    // Set at the end of its validity: the expiry sweep expires it then.
+    expect(nextTry({ ...base, now: 0, attempts: 3, maxAttempts: 8, expiresAt: 3000 })).toBe(3000);
+  });
+});
+
+describe("a provider's circuit", () => {
+  function circuit() {
+    const changes: CircuitChange[] = [];
+    const c = new Circuit((change) => changes.push(change), 0);
+    return { c, changes };
+  }
+  const run = (c: Circuit, outcomes: boolean[], at: number, spacing = 1) => {
+    outcomes.forEach((failed, i) => {
+      c.started(at + i * spacing);
+      c.ended(failed, at + i * spacing);
+    });
+  };
+
+  it(`opens after ${FAILURES_IN_A_ROW} failures in a row, not before, and a success resets the count`, () => {
+    const { c, changes } = circuit();
+    run(c, [true, true, true, true, false, true, true, true, true], 0);
+    expect(c.state(10)).toBe('closed');
+    run(c, [true], 20);
+    expect(c.state(21)).toBe('open');
+    expect(changes.map((x) => x.to)).toEqual(['open']);
+    expect(c.allow(10, 21)).toBe(0);
+  });
+
+  it('opens when half of the attempts of the window failed, once there were enough of them', () => {
+    const { c } = circuit();
+    // Alternating: never 5 in a row, half failed; opens on the tenth.
+    run(c, [true, false, true, false, true, false, true, false, true], 0, 100);
+    expect(c.state(900)).toBe('closed');
+    run(c, [false], 1000);
+    expect(c.state(1001)).toBe('open');
+    expect(MIN_IN_WINDOW).toBe(10);
+  });
+
+  it('forgets outcomes older than the window', () => {
+    const { c } = circuit();
+    run(c, [true, false, true, false, true, false, true, false, true], 0, 100);
+    run(c, [false], WINDOW_MS + 2000);
+    expect(c.state(WINDOW_MS + 2001)).toBe('closed');
+  });
+
+  it(`lets ${PROBES} probes through after its cool-down, closes when they succeed`, () => {
+    const { c, changes } = circuit();
+    run(c, Array(FAILURES_IN_A_ROW).fill(true), 0);
+    const after = FAILURES_IN_A_ROW + COOL_DOWN_MS;
+    expect(c.state(after - 10)).toBe('open');
+    expect(c.state(after)).toBe('half-open');
+    expect(c.allow(10, after)).toBe(PROBES);
+    for (let i = 0; i < PROBES; i++) c.started(after);
+    expect(c.allow(10, after)).toBe(0);
+    for (let i = 0; i < PROBES; i++) c.ended(false, after + 1);
+    expect(c.state(after + 2)).toBe('closed');
+    expect(changes.map((x) => x.to)).toEqual(['open', 'half-open', 'closed']);
+    expect(c.allow(10, after + 2)).toBe(10);
+  });
+
+  it('opens again, for twice as long, when a probe fails; an attempt that did not happen gives its probe back', () => {
+    const { c, changes } = circuit();
+    run(c, Array(FAILURES_IN_A_ROW).fill(true), 0);
+    const after = FAILURES_IN_A_ROW + COOL_DOWN_MS;
+    expect(c.state(after)).toBe('half-open');
+    c.started(after);
+    c.cancelled();
+    expect(c.allow(10, after)).toBe(PROBES);
+    c.started(after);
+    c.ended(true, after + 1);
+    expect(c.state(after + 1 + COOL_DOWN_MS)).toBe('open');
+    expect(c.state(after + 1 + 2 * COOL_DOWN_MS)).toBe('half-open');
+    expect(changes.map((x) => x.to)).toEqual(['open', 'half-open', 'open', 'half-open']);
+  });
+});
+
+describe("the lanes' routing", () => {
+  const provider = (name: string): SmsProvider => ({
+    name,
+    describe: () => name,
+    send: async () => ({ ok: true, response: 'ok' }),
+  });
+  const limits = { concurrency: 4, perSecond: null };
+  const lanes = () => {
+    const primary = new Lane({ kind: 'sms', provider: provider('http') }, 'primary', limits, () => {});
+    const fallback = new Lane({ kind: 'sms', provider: provider('twilio') }, 'fallback', limits, () => {});
+    const push = new Lane({ kind: 'push', provider: provider('log') as never }, 'primary', limits, () => {});
+    return { all: new Lanes([primary, fallback, push]), primary, fallback };
+  };
+  const open = (lane: Lane, now: number) => {
+    for (let i = 0; i < FAILURES_IN_A_ROW; i++) {
+      lane.circuit.started(now);
+      lane.circuit.ended(true, now);
+    }
+  };
+  const noWake = () => {};
+
+  it('gives each provider its own id, the fallback with -fallback', () => {
+    const { primary, fallback } = lanes();
+    expect([primary.id, fallback.id]).toEqual(['http', 'twilio-fallback']);
+  });
+
+  it("lets a closed lane take over an open one's deliveries, and not the other way", () => {
+    const { all, primary, fallback } = lanes();
+    expect(all.routedTo(primary, 0)).toEqual(['http']);
+    expect(all.routedTo(fallback, 0)).toEqual(['twilio-fallback']);
+    open(primary, 0);
+    expect(all.routedTo(primary, 1)).toEqual(['http']);
+    expect(primary.room(1, noWake)).toBe(0);
+    expect(all.routedTo(fallback, 1)).toEqual(['twilio-fallback', 'http']);
+    // A new delivery for the open primary starts on the fallback.
+    expect(all.forNew('sms', 'http', 1, noWake)).toBe(fallback);
+  });
+
+  it('fails over only from the primary, to a fallback whose circuit is not open', () => {
+    const { all, primary, fallback } = lanes();
+    expect(all.failoverFrom(primary, 0)).toBe(fallback);
+    expect(all.failoverFrom(fallback, 0)).toBeUndefined();
+    open(fallback, 0);
+    expect(all.failoverFrom(primary, 1)).toBeUndefined();
+  });
+
+  it('counts slots and a pause per lane', () => {
+    const { primary, fallback } = lanes();
+    primary.take(4, 0);
+    expect(primary.room(0, noWake)).toBe(0);
+    expect(fallback.room(0, noWake)).toBe(4);
+    let wake = 0;
+    fallback.pause(5000);
+    expect(fallback.room(10, (at) => (wake = at))).toBe(0);
+    expect(wake).toBe(5000);
+    primary.giveBack(1);
+    expect(primary.room(0, noWake)).toBe(1);
+  });
+});
+
+describe('a delivery idempotency key', () => {
+  it('is a UUID of version 7: unique, and in the order of its time', () => {
+    const t = Date.UTC(2026, 10, 23, 9, 0, 0);
+    const keys = Array.from({ length: 2000 }, (_, i) => idempotencyKey(t + Math.floor(i / 10)));
+    for (const key of keys)
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(keys).size).toBe(keys.length);
+    // The time is its first 48 bits; a later millisecond sorts after, as text too.
+    expect(Number.parseInt(keys[0]?.replace('-', '').slice(0, 12) ?? '', 16)).toBe(t);
+    for (let i = 10; i < keys.length; i += 10)
+      expect((keys[i - 1] as string) < (keys[i] as string)).toBe(true);
+  });
+});
+
+// --- the SQL, on each database -----------------------------------------------------------------
+
+/** A recorded call, whatever it was: the outbox's tests are about its deliveries. */
+const call = (overrides: Partial<NewCall> = {}): NewCall => callRow(overrides);
+
+describe.each(DIALECTS)('the outbox on %s', (dialect) => {
+  let store: Store;
+  let outbox: OutboxSql;
+  let another: () => Promise<Store>;
+  let stores: TestStores;
+  const cleanup: (() => Promise<void>)[] = [];
+
+  beforeEach(async () => {
+    stores = await openTestStoresOn(dialect);
+    store = stores.store;
+    another = stores.another;
+    outbox = createOutboxSql({ ...store.database, sealer: testSealer() });
+  });
+
+  afterEach(async () => {
+    for (const step of cleanup.splice(0)) await step();
+    await stores.close();
+  });
+
+  /** Claims for the `log` provider's lane: SMS first, then pushes, up to `limit` in all. */
+  async function claim(
+    now: number,
+    limit: number,
+    leaseUntil: number,
+    on: Store = store,
+  ): Promise<Claimed[]> {
+    const sqlOf = on === store ? outbox : createOutboxSql({ ...on.database, sealer: testSealer() });
+    const request = { now, leaseUntil, routedTo: ['log'], provider: 'log', instance: on.instance };
+    const got = await sqlOf.claimDue({ ...request, limit, kind: 'sms' });
+    return got.concat(await sqlOf.claimDue({ ...request, limit: limit - got.length, kind: 'push' }));
+  }
+
+  it('claim: due deliveries once each, with an attempt (and its provider) written before the send', async () => {
+    await store.calls.record(call(), [sms(), sms(), push()]);
+    const now = Date.now();
+    const first = await claim(now, 2, now + 30_000);
+    const second = await claim(now, 5, now + 30_000);
+    expect(first).toHaveLength(2);
+    expect(second).toHaveLength(1);
+    const claimed = [...first, ...second];
+    expect(new Set(claimed.map((c) => c.delivery.id)).size).toBe(3);
+    for (const c of claimed) {
+      expect(c.delivery).toMatchObject({
+        status: 'sending',
+        attempts: 1,
+        lease_until: now + 30_000,
+        leased_by: store.instance,
+      });
+      const attempts = await store.deliveries.attemptsOf(c.delivery.id);
+      expect(attempts).toEqual([
+        expect.objectContaining({ id: c.attemptId, started_at: now, outcome: null, provider: 'log' }),
+      ]);
+    }
+    expect(await claim(now, 5, now + 30_000)).toEqual([]);
+  });
+
+  it('claim: only what is routed to the lane, and marks it with the provider the attempt goes to', async () => {
+    await store.calls.record(call(), [
+      { ...sms(), provider: 'http' },
+      { ...sms(), provider: 'twilio' },
+    ]);
+    const now = Date.now();
+    const request = {
+      now,
+      leaseUntil: now + 30_000,
+      kind: 'sms' as const,
+      instance: store.instance,
+      limit: 5,
+    };
+    expect(await outbox.claimDue({ ...request, routedTo: ['log'], provider: 'log' })).toEqual([]);
+    // The fallback taking over the primary's: both now go to `twilio-fallback`.
+    const got = await outbox.claimDue({
+      ...request,
+      routedTo: ['twilio-fallback', 'http'],
+      provider: 'twilio-fallback',
+    });
+    expect(got.map((c) => c.delivery.provider)).toEqual(['twilio-fallback']);
+    const attempts = await store.deliveries.attemptsOf(got[0]?.delivery.id ?? 0);
+    expect(attempts.map((a) => a.provider)).toEqual(['twilio-fallback']);
+  });
+
+  it.runIf(dialect === 'sqlite')(
+    'claim in the call commit while there is room, queue the rest, and give slots back when the commit fails',
+    async () => {
+      const taken: Claimed[] = [];
+      let room = 2;
+      const released: string[] = [];
+      const lane = { id: 'log', kind: 'sms' } as Lane;
+      const intake = createIntake({
+        sealer: testSealer(),
+        leaseMs: 30_000,
+        dispatcher: {
+          reserve: () => (room-- > 0 ? lane : undefined),
+          release: (l) => released.push(l.id),
+          take: (claimed) => taken.push(...claimed.map((c) => c.claimed)),
+          mayBeDue() {},
+        },
+      });
+      const data = tempDataDir();
+      const own = await openStore({ dataDir: data.dir, synchronous: 'NORMAL', intake });
+      cleanup.unshift(async () => {
+        await own.close();
+        data.remove();
+      });
+      const before = Date.now();
+      const id = await own.calls.record(call(), [sms(), push(), sms('+447700900999')]);
+      // Claimed in the commit: sending, its attempt written, before anyone was told.
+      expect(taken.map((c) => [c.delivery.call_id, c.delivery.kind, c.delivery.status])).toEqual([
+        [id, 'sms', 'sending'],
+        [id, 'push', 'sending'],
+      ]);
+      for (const c of taken) {
+        const row = await own.deliveries.findById(c.delivery.id);
+        expect(row).toMatchObject({ status: 'sending', attempts: 1, leased_by: own.instance });
+        expect(row?.lease_until).toBeGreaterThanOrEqual(before + 30_000);
+        expect(c.delivery).toEqual(row);
+        expect(await own.deliveries.attemptsOf(c.delivery.id)).toEqual([
+          expect.objectContaining({ id: c.attemptId, outcome: null, provider: 'log' }),
+        ]);
+      }
+      // No room left: the third is queued, for a claim pass.
+      const ownSql = createOutboxSql({ ...own.database, sealer: testSealer() });
+      const rest = await ownSql.claimDue({
+        now: Date.now(),
+        limit: 5,
+        leaseUntil: Date.now() + 30_000,
+        kind: 'sms',
+        routedTo: ['log'],
+        provider: 'log',
+        instance: own.instance,
+      });
+      expect(rest.map((c) => c.delivery.recipient)).toEqual(['+447700900999']);
+      // An auth code already past its validity is never claimed.
+      room = 5;
+      await own.calls.record(call(), [sms('+447700900111', before - 1)]);
+      expect(taken).toHaveLength(2);
+      // A commit that fails (here the second record of the batch) gives its slots back.
+      const batch = [own.calls.record(call(), [sms()]), own.calls.record(call({ at: null as never }))];
+      for (const recorded of batch) await expect(recorded).rejects.toThrow();
+      expect(released).toEqual(['log']);
+      expect(taken).toHaveLength(2);
+    },
+  );
+
+  it('sent and retry: settles a sent SMS (its sealed text destroyed), reschedules a transient failure', async () => {
+    await store.calls.record(call(), [sms(), sms()]);
+    const now = Date.now();
+    const [a, b] = await claim(now, 2, now + 30_000);
+    if (!a || !b) throw new Error('not claimed');
+    await outbox.finish([
+      { claimed: a, now, result: { outcome: 'sent', providerId: 'SM1', response: '{"sid":"SM1"}' } },
+      {
+        claimed: b,
+        now,
+        result: { outcome: 'transient', error: 'busy', status: 503, retryAt: now + 5000, retryAfterMs: 5000 },
+      },
+    ]);
+    const sent = await store.deliveries.findById(a.delivery.id);
+    expect(sent).toMatchObject({
+      status: 'sent',
+      provider_id: 'SM1',
+      sent_at: now,
+      lease_until: null,
+      leased_by: null,
+    });
+    expect(JSON.parse(sent?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
+    expect(sent?.secret).toBeNull();
+    const later = await store.deliveries.findById(b.delivery.id);
+    expect(later).toMatchObject({ status: 'pending', next_attempt_at: now + 5000, last_error: 'busy' });
+    // Still to be sent: its text is kept, sealed, never in the payload.
+    expect(JSON.parse(later?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
+    expect(later?.secret).toMatch(/^v1\./);
+    expect(later?.secret).not.toContain('123456');
+    expect(outbox.openText(later as NonNullable<typeof later>)).toBe('Your code is 123456');
+    expect(await store.deliveries.attemptsOf(b.delivery.id)).toEqual([
+      expect.objectContaining({ outcome: 'transient', status: 503, retry_after_ms: 5000, finished_at: now }),
+    ]);
+    expect(await store.deliveries.recordProviderStatus('SM1', 'delivered', now)).toBe(true);
+    expect(await store.deliveries.recordProviderStatus('SM-unknown', 'delivered', now)).toBe(false);
+    const state = await store.deliveries.outbox(now + 6000);
+    expect(state).toMatchObject({ due: 1, oldestDueAt: now + 5000 });
+    expect(state.byStatus).toMatchObject({ sent: 1, pending: 1, sending: 0 });
+  });
+
+  it('retry with a failover: the next try goes to the other provider, due at once', async () => {
+    await store.calls.record(call(), [sms()]);
+    const now = Date.now();
+    const [a] = await claim(now, 1, now + 30_000);
+    if (!a) throw new Error('not claimed');
+    await outbox.finish([
+      {
+        claimed: a,
+        now,
+        result: {
+          outcome: 'transient',
+          error: 'refused',
+          status: 503,
+          retryAt: now,
+          nextProvider: 'twilio-fallback',
+        },
+      },
+    ]);
+    expect(await store.deliveries.findById(a.delivery.id)).toMatchObject({
+      status: 'pending',
+      provider: 'twilio-fallback',
+      next_attempt_at: now,
+    });
+  });
+
+  it('interrupt: a claim whose lease ran out is due again; the late finish of the old claim settles nothing', async () => {
+    await store.calls.record(call(), [sms()]);
+    const now = Date.now();
+    const [old] = await claim(now, 1, now + 1000);
+    if (!old) throw new Error('not claimed');
+    expect(await outbox.recover(now + 500)).toBe(0);
+    expect(await outbox.recover(now + 1500, { except: new Set([old.delivery.id]) })).toBe(0);
+    expect(await outbox.recover(now + 1500)).toBe(1);
+    expect(await store.deliveries.attemptsOf(old.delivery.id)).toEqual([
+      expect.objectContaining({ outcome: 'interrupted' }),
+    ]);
+    const [again] = await claim(now + 1500, 1, now + 60_000);
+    expect(again?.delivery).toMatchObject({ id: old.delivery.id, attempts: 2 });
+    await outbox.finish([
+      { claimed: old, now: now + 1600, result: { outcome: 'permanent', error: 'late', retryAt: undefined } },
+    ]);
+    expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({
+      status: 'sending',
+      attempts: 2,
+    });
+    if (!again) throw new Error('not claimed');
+    await outbox.finish([{ claimed: again, now: now + 1700, result: { outcome: 'sent', response: 'ok' } }]);
+    expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({ status: 'sent' });
+    const attempts = await store.deliveries.attemptsOf(old.delivery.id);
+    expect(attempts.map((a) => a.outcome)).toEqual(['interrupted', 'sent']);
+  });
+
+  it('expire, forget, resend and due-now: codes past their validity, dead ones, pushNoti', async () => {
+    const queued = Date.now();
+    await store.calls.record(call(), [
+      sms('+447700900001', queued + 1000),
+      sms('+447700900002', queued + 1000),
+      push(),
+    ]);
+    const now = Date.now();
+    const claimed = await claim(now, 3, now + 30_000);
+    const byRecipient = new Map(claimed.map((c) => [c.delivery.recipient, c]));
+    const dead = byRecipient.get('+447700900002');
+    const deadPush = byRecipient.get('school-a');
+    const pending = byRecipient.get('+447700900001');
+    if (!dead || !deadPush || !pending) throw new Error('not claimed');
+    await outbox.finish([
+      { claimed: dead, now, result: { outcome: 'permanent', error: 'bad number', retryAt: undefined } },
+      { claimed: deadPush, now, result: { outcome: 'permanent', error: 'no topic', retryAt: undefined } },
+      { claimed: pending, now, result: { outcome: 'transient', error: 'busy', retryAt: now + 1000 } },
+    ]);
+    // Dead, but valid: it can still be resent, so it keeps its sealed text.
+    expect((await store.deliveries.findById(dead.delivery.id))?.secret).not.toBeNull();
+    expect(await outbox.expireStale(queued + 2000)).toBe(1);
+    expect(await store.deliveries.findById(pending.delivery.id)).toMatchObject({
+      status: 'expired',
+      secret: null,
+    });
+    const forgotten = await store.deliveries.findById(dead.delivery.id);
+    expect(forgotten).toMatchObject({ status: 'dead', secret: null });
+    // The SMS lost its text: only the push can be sent again.
+    expect(await outbox.resend(dead.delivery.id, now)).toBe(false);
+    expect(await outbox.resendAllDead(now)).toBe(1);
+    expect(await store.deliveries.findById(deadPush.delivery.id)).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+    });
+    expect(await store.deliveries.pendingPushes()).toBe(1);
+    expect(await outbox.makePushesDue(now + 5)).toBe(1);
+  });
+
+  it('never hands one delivery to two instances claiming at once', async () => {
+    await store.calls.record(
+      call(),
+      Array.from({ length: 300 }, () => sms()),
+    );
+    const stores = dialect === 'postgres' ? [store, await another(), await another()] : [store];
+    const now = Date.now();
+    const claims = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => claim(now, 13, now + 30_000, stores[i % stores.length] as Store)),
+    );
+    const ids = claims.flat().map((c) => c.delivery.id);
+    expect(ids).toHaveLength(300);
+    expect(new Set(ids).size).toBe(300);
+  });
+
+  it.runIf(dialect === 'postgres')(
+    "interrupt: another instance's claims once it has gone silent, however long their lease; never a live one's",
+    async () => {
+      const other = await another();
+      await store.calls.record(call(), [sms(), sms()]);
+      const now = Date.now();
+      // The other instance claims both, with leases of an hour.
+      const held = await claim(now, 2, now + 3_600_000, other);
+      expect(held).toHaveLength(2);
+      // It announces itself (its watch connection, every 2 s): its claims are its own.
+      await waitUntil(async () => (await instanceSeen(other.instance)) !== undefined);
+      expect(await outbox.recover(now, { silentAfterMs: 6000, instance: store.instance })).toBe(0);
+      // Silent for longer than 6 s (as if killed): taken over at once, lease or not.
+      await other.close();
+      await store.database.db
+        .insertInto('instances')
+        .values({ id: other.instance, started_at: now - 60_000, seen_at: now - 7000 })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: now - 7000 }))
+        .execute();
+      expect(await outbox.recover(Date.now(), { silentAfterMs: 6000, instance: store.instance })).toBe(2);
+      expect((await store.deliveries.counts()).pending).toBe(2);
+      // Its own claims are never another's silent ones.
+      const mine = await claim(Date.now(), 2, Date.now() + 3_600_000);
+      await sql`UPDATE instances SET seen_at = 0 WHERE id = ${store.instance}`.execute(store.database.db);
+      expect(await outbox.recover(Date.now(), { silentAfterMs: 6000, instance: store.instance })).toBe(0);
+      expect(mine).toHaveLength(2);
+    },
+  );
+
+  it.runIf(dialect === 'postgres')(
+    'releases what it holds at a clean stop, for another instance to send',
+    async () => {
+      await store.calls.record(call(), [sms()]);
+      const now = Date.now();
+      const [held] = await claim(now, 1, now + 3_600_000);
+      expect(await outbox.releaseHeldBy(store.instance, now + 1)).toBe(1);
+      expect(await store.deliveries.findById(held?.delivery.id ?? 0)).toMatchObject({
+        status: 'pending',
+        leased_by: null,
+      });
+      expect((await store.deliveries.attemptsOf(held?.delivery.id ?? 0)).map((a) => a.outcome)).toEqual([
+        'interrupted',
+      ]);
+    },
+  );
+
+  it.runIf(dialect === 'sqlite')(
+    'commits calls with FULL durability around the outbox bookkeeping that does not wait for the disk',
+    async () => {
+      const data = tempDataDir();
+      const full = await openStore({ dataDir: data.dir, synchronous: 'FULL', intake: testIntake() });
+      try {
+        const level = async () =>
+          (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(full.db)).rows[0]?.synchronous;
+        expect(await level()).toBe(2);
+        await full.calls.record(call(), [sms(), sms()]);
+        const now = Date.now();
+        const fullSql = createOutboxSql({ ...full.database, sealer: testSealer() });
+        const claimed = await fullSql.claimDue({
+          now,
+          limit: 5,
+          leaseUntil: now + 30_000,
+          kind: 'sms',
+          routedTo: ['log'],
+          provider: 'log',
+          instance: full.instance,
+        });
+        await fullSql.finish(
+          claimed.map((c) => ({ claimed: c, now, result: { outcome: 'sent', response: 'ok' } as const })),
+        );
+        // FULL again for what follows (a call's commit waits for the disk).
+        expect(await level()).toBe(2);
+        expect((await full.deliveries.counts()).sent).toBe(2);
+      } finally {
+        await full.close();
+        data.remove();
+      }
+    },
+  );
+
+  async function instanceSeen(id: string): Promise<number | undefined> {
+    const row = await store.database.db
+      .selectFrom('instances')
+      .select('seen_at')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.seen_at;
+  }
+});
