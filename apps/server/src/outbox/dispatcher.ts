@@ -254,7 +254,9 @@ export class Dispatcher {
       for (const c of got) this.#launch(lane, c);
       claimed += got.length;
     }
-    if (!failed && claimed === 0 && this.#inflight.size === 0 && !this.#recorder.busy) {
+    // Asked again during the pass (a call committed, idle() was called): the pass began before,
+    // with an earlier `now`, and cannot answer for it; the pass that follows does.
+    if (!failed && !this.#woken && claimed === 0 && this.#inflight.size === 0 && !this.#recorder.busy) {
       for (const resolve of this.#idleWaiters) resolve();
       this.#idleWaiters = [];
     }
