@@ -1,5 +1,6 @@
-// Bundles the server into dist/server.js, and the `migrate-data` command (SQLite → PostgreSQL,
-// docs/deployment.md) into dist/migrate-data.js. Workspace packages (TypeScript sources) are
+// Bundles the server into dist/server.js, and its commands: `migrate-data` (SQLite → PostgreSQL,
+// docs/deployment.md) into dist/migrate-data.js, `admin` (staff accounts, docs/security.md) into
+// dist/admin.js. Workspace packages (TypeScript sources) are
 // bundled in, with their own pure-JS dependencies; the server's npm dependencies stay external and
 // load from node_modules, native better-sqlite3 included. The worker threads' scripts (plain JS:
 // the free-text search, the WAL checkpoints) are copied next to server.js, where search.ts and
@@ -35,22 +36,21 @@ const options = {
   target: 'node20.19',
   sourcemap: true,
   external,
-  logLevel: 'info',
+  // --quiet: warnings and errors only (`pnpm admin` builds before it runs; its output is the command's).
+  logLevel: process.argv.includes('--quiet') ? 'warning' : 'info',
   plugins: [copyWorkers],
 };
 
-// The same bundling for the command; it needs no worker.
-const migrateData = {
-  ...options,
-  entryPoints: ['src/migrate-data.ts'],
-  outfile: 'dist/migrate-data.js',
-  plugins: [],
-};
+// The same bundling for the commands; they need no worker.
+const commands = [
+  { ...options, entryPoints: ['src/migrate-data.ts'], outfile: 'dist/migrate-data.js', plugins: [] },
+  { ...options, entryPoints: ['src/cli/admin.ts'], outfile: 'dist/admin.js', plugins: [] },
+];
 
 if (process.argv.includes('--watch')) {
   const ctx = await esbuild.context(options);
   await ctx.watch();
-  await (await esbuild.context(migrateData)).watch();
+  for (const command of commands) await (await esbuild.context(command)).watch();
 } else {
-  await Promise.all([esbuild.build(options), esbuild.build(migrateData)]);
+  await Promise.all([esbuild.build(options), ...commands.map((command) => esbuild.build(command))]);
 }

@@ -23,6 +23,7 @@ import {
   outboxPlugin,
   providersPlugin,
   retentionPlugin,
+  secretsPlugin,
   storePlugin,
 } from './plugins/services.js';
 import { healthRoutes } from './routes/health.js';
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(configPlugin, { config });
   await app.register(metricsPlugin);
   await app.register(diskSpacePlugin);
+  await app.register(secretsPlugin);
   await app.register(providersPlugin);
   await app.register(outboxPlugin);
   await app.register(storePlugin, { onFatal: options.onFatal });

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isIpRange, isValidRegion, passwordSchema, usernameSchema } from '@school/contract';
 import { z } from 'zod';
+import { checkIdentityConfig, identityConfigShape } from './auth/config.js';
 import { checkProviderConfig, providerConfigShape } from './providers/config.js';
 import { secretKeyBytes } from './secrets/sealer.js';
 
@@ -80,6 +81,7 @@ const ipRangesOrAny = z.preprocess(
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
   ...providerConfigShape,
+  ...identityConfigShape,
   PORT: optional(integer(0, 65535).default(3000)),
   HOST: optional(z.string().default('0.0.0.0')),
   DATA_DIR: optional(z.string().default('./data')),
@@ -232,6 +234,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const result = configSchema
     .superRefine(checkProviderConfig)
+    .superRefine(checkIdentityConfig)
     .superRefine((c, ctx) => {
       if (c.DATABASE_URL !== undefined && c.CODE_ENCRYPTION_KEY === undefined) {
         ctx.addIssue({

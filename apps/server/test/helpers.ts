@@ -84,11 +84,15 @@ export async function startTestApp(
   });
   const app = await buildApp(config, { logger: logger ?? false });
   await app.ready();
+  // The console's page is at PUBLIC_BASE_URL when it is set (the CSRF rule checks the Origin).
+  const consoleHeaders = config.PUBLIC_BASE_URL
+    ? { ...CONSOLE_HEADERS, origin: config.PUBLIC_BASE_URL }
+    : CONSOLE_HEADERS;
   async function login(username: string = TEST_ADMIN.username, password: string = TEST_ADMIN.password) {
     const res = await app.inject({
       method: 'POST',
       url: '/api/session',
-      headers: CONSOLE_HEADERS,
+      headers: consoleHeaders,
       payload: { username, password },
     });
     if (res.statusCode !== 200) throw new Error(`login as ${username} failed: ${res.statusCode} ${res.body}`);
@@ -107,7 +111,7 @@ export async function startTestApp(
       const cookie = await adminCookie;
       return app.inject({
         ...options,
-        headers: { cookie, ...CONSOLE_HEADERS, ...(options.headers as Record<string, string> | undefined) },
+        headers: { cookie, ...consoleHeaders, ...(options.headers as Record<string, string> | undefined) },
       });
     },
     async close() {

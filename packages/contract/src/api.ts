@@ -36,6 +36,10 @@ export const problemSchema = z
     errors: z.record(z.string(), z.string()).optional(),
     /** The call record this problem was recorded as, when it was one (POST /api/operations). */
     callId: z.number().int().optional(),
+    /** A login: the password was right; now the second factor's code is needed. */
+    secondFactorRequired: z.boolean().optional(),
+    /** `REQUIRE_TOTP`: this user must set up a second factor before anything else. */
+    secondFactorSetupRequired: z.boolean().optional(),
   })
   .meta({ id: 'Problem' });
 export type Problem = z.infer<typeof problemSchema>;

@@ -30,12 +30,45 @@ export const passwordSchema = z
 
 export const displayNameSchema = z.string().trim().min(1, 'Give a display name.').max(100);
 
-/** `POST /api/session`: log in. */
+/**
+ * `POST /api/session`: log in. A user with a second factor also gives `code`: the 6 digits their
+ * authenticator app shows now, or one of their recovery codes.
+ */
 export const loginInputSchema = z.object({
   username: z.string().trim().min(1, 'Enter your username.').max(64),
   password: z.string().min(1, 'Enter your password.').max(PASSWORD_MAX),
+  code: z.string().trim().max(32).optional(),
 });
 export type LoginInput = z.input<typeof loginInputSchema>;
+
+/** How a session was opened: a password (and second factor) here, or the school's single sign-on. */
+export const SESSION_METHODS = ['password', 'sso'] as const;
+
+/** `GET /api/session/login-options`: what the login page offers. */
+export const loginOptionsSchema = z
+  .object({
+    /** The username and password form (`LOCAL_LOGIN`). */
+    localLogin: z.boolean(),
+    /** Single sign-on with the school's identity provider, when set up: its button's name. */
+    sso: z.object({ label: z.string() }).nullable(),
+  })
+  .meta({ id: 'LoginOptions' });
+export type LoginOptions = z.infer<typeof loginOptionsSchema>;
+
+/**
+ * Why a single sign-on did not open a session: the `sso` query parameter of the login page it
+ * returns to, and what that page says.
+ */
+export const SSO_OUTCOMES = {
+  refused:
+    'Your school account is not allowed to use this console: it is in none of the staff groups that may. Ask the school’s IT to add you to one.',
+  disabled: 'Your console account is disabled. Ask an admin to enable it.',
+  conflict:
+    'A console user with the same username already exists, made here rather than by the school’s sign-in. Ask an admin to rename or disable it.',
+  failed: 'The school’s sign-in did not complete. Try again.',
+  unavailable: 'The school’s sign-in service could not be reached. Try again in a moment.',
+} as const;
+export type SsoOutcome = keyof typeof SSO_OUTCOMES;
 
 /** Who is logged in (`GET /api/session`, and the answer to a login). */
 export const sessionSchema = z
@@ -49,6 +82,16 @@ export const sessionSchema = z
     /** ISO 8601: the session ends at the earlier of these unless used again before `idleExpiresAt`. */
     idleExpiresAt: z.string(),
     expiresAt: z.string(),
+    method: z.enum(SESSION_METHODS),
+    secondFactor: z.object({
+      /** A second factor (TOTP) is set up for the user's password logins. */
+      enabled: z.boolean(),
+      /**
+       * `REQUIRE_TOTP` asks one of this user, and this session was opened with a password: until
+       * one is set up, the API answers 403 to everything but setting it up.
+       */
+      required: z.boolean(),
+    }),
   })
   .meta({ id: 'Session' });
 export type Session = z.infer<typeof sessionSchema>;
@@ -59,6 +102,38 @@ export const passwordChangeInputSchema = z.object({
   newPassword: passwordSchema,
 });
 export type PasswordChangeInput = z.input<typeof passwordChangeInputSchema>;
+
+/** `POST /api/session/totp`: a second factor being set up, for the authenticator app. */
+export const totpEnrolmentSchema = z
+  .object({
+    /** The secret in base32, for typing in when the QR code cannot be scanned. */
+    secret: z.string(),
+    /** `otpauth://totp/…`: what the QR code holds. */
+    otpauthUrl: z.string(),
+  })
+  .meta({ id: 'TotpEnrolment' });
+export type TotpEnrolment = z.infer<typeof totpEnrolmentSchema>;
+
+export const totpCodeSchema = z
+  .string()
+  .trim()
+  .regex(/^\d{3} ?\d{3}$/, 'Enter the 6 digits your authenticator app shows.');
+
+/** `PUT /api/session/totp`: the code the app shows, proving it was set up; turns the second factor on. */
+export const totpActivateInputSchema = z.object({ code: totpCodeSchema });
+export type TotpActivateInput = z.input<typeof totpActivateInputSchema>;
+
+/** The answer to `PUT /api/session/totp`: single-use codes for when the app is lost, shown once. */
+export const recoveryCodesSchema = z
+  .object({ recoveryCodes: z.array(z.string()) })
+  .meta({ id: 'RecoveryCodes' });
+export type RecoveryCodes = z.infer<typeof recoveryCodesSchema>;
+
+/** `DELETE /api/session/totp`: turns one's second factor off; the password confirms it. */
+export const totpDisableInputSchema = z.object({
+  password: z.string().min(1, 'Enter your password.').max(PASSWORD_MAX),
+});
+export type TotpDisableInput = z.input<typeof totpDisableInputSchema>;
 
 /** `GET /api/setup`: whether the first admin still has to be made (no user exists yet). */
 export const setupStateSchema = z.object({ needed: z.boolean() }).meta({ id: 'SetupState' });
@@ -84,6 +159,10 @@ export const userSchema = z
     updatedAt: z.string(),
     /** ISO 8601, or null when the user has never logged in. */
     lastLoginAt: z.string().nullable(),
+    /** A second factor (TOTP) is set up. */
+    secondFactor: z.boolean(),
+    /** Made by single sign-on: logs in with the school's account, has no password here. */
+    sso: z.boolean(),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;
@@ -133,6 +212,12 @@ export const AUDIT_ACTIONS = [
   'delivery-retry-dead',
   'user-create',
   'user-update',
+  'sso-login',
+  'sso-refused',
+  'totp-enable',
+  'totp-disable',
+  'totp-reset',
+  'sessions-revoke',
 ] as const;
 export const auditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof auditActionSchema>;
@@ -157,6 +242,12 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'delivery-retry-dead': 'Retried all dead deliveries',
   'user-create': 'Added a user',
   'user-update': 'Changed a user',
+  'sso-login': 'Logged in with single sign-on',
+  'sso-refused': 'Refused a single sign-on',
+  'totp-enable': 'Turned on a second factor',
+  'totp-disable': 'Turned off own second factor',
+  'totp-reset': 'Reset a user’s second factor',
+  'sessions-revoke': 'Ended a user’s sessions',
 };
 
 export const auditEntrySchema = z

@@ -1,5 +1,6 @@
 export * from './api.js';
 export * from './auth.js';
+export * from './next-path.js';
 export * from './operations.js';
 export * from './template.js';
 export * from './validate.js';

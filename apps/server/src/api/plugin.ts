@@ -18,6 +18,7 @@ import { operationRoutes } from './operations.js';
 import { problem, sendProblem, unavailableDetail } from './problem.js';
 import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
+import { ssoRoutes } from './sso.js';
 import { userRoutes } from './users.js';
 
 /**
@@ -109,6 +110,7 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
   // Who may call what (docs/security.md): each group of routes has its rule here; a route may
   // still set its own (the session routes do).
   await app.register(sessionRoutes);
+  await app.register(ssoRoutes);
   await app.register(withAccess('operator', operationRoutes));
   await app.register(withAccess('operator', callRoutes));
   await app.register(withAccess('operator', serviceRoutes));

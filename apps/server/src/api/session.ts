@@ -1,23 +1,31 @@
 import {
   loginInputSchema,
+  loginOptionsSchema,
   passwordChangeInputSchema,
   problemSchema,
+  recoveryCodesSchema,
   type Session,
   sessionSchema,
   setupInputSchema,
   setupStateSchema,
+  totpActivateInputSchema,
+  totpDisableInputSchema,
+  totpEnrolmentSchema,
 } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { secondFactorRequiredFor } from '../auth/config.js';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/password.js';
 import type { Staff } from '../auth/plugin.js';
 import { createLimiter, type LimitSpec } from '../limits/limiter.js';
 import { describeWait } from '../limits/window.js';
-import type { UserRow } from '../store/index.js';
+import type { SessionMethod, UserRow } from '../store/index.js';
 import { problem, sendProblem } from './problem.js';
 
 const WRONG = 'Wrong username or password.';
+const WRONG_CODE =
+  'That code is not right, or was used already. Enter the code your authenticator app shows now, or one of your recovery codes.';
 
 /**
  * Logging in and out, one's own password, and the first admin's set-up (docs/security.md).
@@ -41,10 +49,17 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
   const sessionOf = (
     user: Pick<UserRow, 'id' | 'username' | 'display_name' | 'role'>,
     times: { idleExpiresAt: number; expiresAt: number },
+    method: SessionMethod,
+    hasSecondFactor: boolean,
   ): Session => ({
     user: { id: user.id, username: user.username, displayName: user.display_name, role: user.role },
     idleExpiresAt: new Date(times.idleExpiresAt).toISOString(),
     expiresAt: new Date(times.expiresAt).toISOString(),
+    method,
+    secondFactor: {
+      enabled: hasSecondFactor,
+      required: method === 'password' && secondFactorRequiredFor(config.REQUIRE_TOTP, user.role),
+    },
   });
   const current = (staff: Staff): Session =>
     sessionOf(
@@ -53,7 +68,30 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
         idleExpiresAt: Math.min(staff.lastSeenAt + sessions.idleMs, staff.expiresAt),
         expiresAt: staff.expiresAt,
       },
+      staff.method,
+      staff.hasSecondFactor,
     );
+  const localLoginOff = () =>
+    problem(
+      403,
+      `Password logins are turned off here: log in with ${app.singleSignOn?.label ?? 'single sign-on'}.`,
+    );
+
+  app.get(
+    '/session/login-options',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'What the login page offers',
+        tags: ['session'],
+        response: { 200: loginOptionsSchema },
+      },
+    },
+    async () => ({
+      localLogin: config.LOCAL_LOGIN === 'on',
+      sso: app.singleSignOn ? { label: app.singleSignOn.label } : null,
+    }),
+  );
 
   app.get(
     '/session',
@@ -78,14 +116,22 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
       config: { access: 'public' },
       schema: {
         summary: 'Log in',
-        description: `Answers the same for an unknown user and a wrong password. Failed logins are limited per username and per address (429 with Retry-After).`,
+        description: `Answers the same for an unknown user and a wrong password. A user with a second factor gives its code too: without one the answer is 401 with \`secondFactorRequired\` and no session. Failed logins, wrong codes included, are limited per username and per address (429 with Retry-After). 403 when password logins are off (\`LOCAL_LOGIN=off\`).`,
         tags: ['session'],
         body: loginInputSchema,
-        response: { 200: sessionSchema, 401: problemSchema, 429: problemSchema },
+        response: { 200: sessionSchema, 401: problemSchema, 403: problemSchema, 429: problemSchema },
       },
     },
     async (request, reply) => {
       const username = request.body.username.toLowerCase();
+      if (config.LOCAL_LOGIN === 'off') {
+        await app.audit(request, {
+          action: 'login-failed',
+          username,
+          details: { reason: 'password logins are off' },
+        });
+        return sendProblem(reply, localLoginOff());
+      }
       const slot = await limiter.take(loginLimits(username, request.ip));
       if (!slot.ok) {
         const seconds = Math.ceil(slot.retryAfterMs / 1000);
@@ -110,19 +156,48 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
         });
         return sendProblem(reply, problem(401, WRONG));
       }
+      const code = request.body.code;
+      let secondFactor: Record<string, unknown> = {};
+      if (user.totp_secret) {
+        if (!code) {
+          // Not a failure: the console asks for the code next. The slot is handed back.
+          await slot.release();
+          return sendProblem(
+            reply,
+            problem(401, 'Enter the code from your authenticator app.', { secondFactorRequired: true }),
+          );
+        }
+        // A wrong code keeps its slot: codes are guessed under the same limits as passwords.
+        const check = await app.secondFactor.check(user, code);
+        if (!check.ok) {
+          await app.audit(request, { action: 'login-failed', user, details: { reason: check.reason } });
+          return sendProblem(
+            reply,
+            problem(401, WRONG_CODE, { secondFactorRequired: true, errors: { code: WRONG_CODE } }),
+          );
+        }
+        secondFactor = {
+          secondFactor: check.by,
+          ...(check.recoveryCodesLeft === undefined ? {} : { recoveryCodesLeft: check.recoveryCodesLeft }),
+        };
+      }
       // A success frees the slots it took and forgets this username's failures.
       await slot.release();
       await limiter.forget('login-user', username);
-      const times = await sessions.start(request, reply, user.id);
-      await app.audit(request, { action: 'login', user });
-      return sessionOf(user, times);
+      const times = await sessions.start(request, reply, user.id, 'password');
+      await app.audit(request, {
+        action: 'login',
+        user,
+        ...(user.totp_secret ? { details: secondFactor } : {}),
+      });
+      return sessionOf(user, times, 'password', user.totp_secret !== null);
     },
   );
 
   app.delete(
     '/session',
     {
-      config: { access: 'public' },
+      config: { access: 'public', secondFactorSetup: true },
       schema: { summary: 'Log out', tags: ['session'], response: { 204: z.null() } },
     },
     async (request, reply) => {
@@ -137,7 +212,7 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
   app.put(
     '/session/password',
     {
-      config: { access: 'operator' },
+      config: { access: 'operator', secondFactorSetup: true },
       schema: {
         summary: 'Change your own password',
         description: 'Your other sessions end; this one goes on.',
@@ -149,6 +224,7 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
     async (request, reply) => {
       const staff = request.staff as Staff;
       const user = await store.users.findById(staff.userId);
+      if (user?.sso_subject) return sendProblem(reply, problem(409, SSO_HAS_NO_PASSWORD));
       if (!user || !(await verifyPassword(request.body.currentPassword, user.password_hash))) {
         const message = 'That is not your current password.';
         return sendProblem(reply, problem(400, message, { errors: { currentPassword: message } }));
@@ -156,6 +232,91 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
       await store.users.update(user.id, { password_hash: await hashPassword(request.body.newPassword) });
       const ended = await store.sessions.removeForUser(user.id, staff.sessionId);
       await app.audit(request, { action: 'password-change', details: { otherSessionsEnded: ended } });
+      return (reply as FastifyReply).code(204).send();
+    },
+  );
+
+  // --- one's own second factor ----------------------------------------------------------------
+  app.post(
+    '/session/totp',
+    {
+      config: { access: 'operator', secondFactorSetup: true },
+      schema: {
+        summary: 'Start setting up a second factor',
+        description:
+          'A new secret for an authenticator app, as base32 and as an otpauth:// URL (for a QR code). It takes effect once a code from it is sent to PUT /api/session/totp.',
+        tags: ['session'],
+        response: { 200: totpEnrolmentSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const staff = request.staff as Staff;
+      const user = await store.users.findById(staff.userId);
+      if (!user) return sendProblem(reply, problem(401, 'You are not logged in.'));
+      if (user.sso_subject) return sendProblem(reply, problem(409, SSO_HAS_NO_PASSWORD));
+      if (user.totp_secret) {
+        return sendProblem(
+          reply,
+          problem(409, 'A second factor is set up already. Turn it off first to set up another.'),
+        );
+      }
+      return app.secondFactor.begin(user);
+    },
+  );
+
+  app.put(
+    '/session/totp',
+    {
+      config: { access: 'operator', secondFactorSetup: true },
+      schema: {
+        summary: 'Turn the second factor on',
+        description:
+          'With a code from the authenticator app set up from POST /api/session/totp. Answers ten single-use recovery codes, shown this once.',
+        tags: ['session'],
+        body: totpActivateInputSchema,
+        response: { 200: recoveryCodesSchema, 400: problemSchema, 409: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const staff = request.staff as Staff;
+      const result = await app.secondFactor.activate(staff.userId, request.body.code);
+      if (result === 'nothing-pending') {
+        return sendProblem(
+          reply,
+          problem(409, 'No second factor is being set up: start again from your Account page.'),
+        );
+      }
+      if (result === 'wrong-code') {
+        const message =
+          'That is not the code the app shows now. Check the phone’s clock, and that the app has the new account.';
+        return sendProblem(reply, problem(400, message, { errors: { code: message } }));
+      }
+      await app.audit(request, { action: 'totp-enable', target: userTarget(staff) });
+      return result;
+    },
+  );
+
+  app.delete(
+    '/session/totp',
+    {
+      config: { access: 'operator', secondFactorSetup: true },
+      schema: {
+        summary: 'Turn your second factor off',
+        description: 'Your password confirms it. Its recovery codes stop working too.',
+        tags: ['session'],
+        body: totpDisableInputSchema,
+        response: { 204: z.null(), 400: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const staff = request.staff as Staff;
+      const user = await store.users.findById(staff.userId);
+      if (!user || !(await verifyPassword(request.body.password, user.password_hash))) {
+        const message = 'That is not your password.';
+        return sendProblem(reply, problem(400, message, { errors: { password: message } }));
+      }
+      await store.users.clearTotp(user.id);
+      if (user.totp_secret) await app.audit(request, { action: 'totp-disable', target: userTarget(staff) });
       return (reply as FastifyReply).code(204).send();
     },
   );
@@ -209,13 +370,18 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
       });
       if (!user) return sendProblem(reply, problem(409, 'The first admin already exists. Log in instead.'));
       sessions.closeSetup();
-      const times = await sessions.start(request, reply, user.id);
+      const times = await sessions.start(request, reply, user.id, 'password');
       await app.audit(request, {
         action: 'setup',
         user,
         target: `user ${user.id} (${user.username})`,
       });
-      return sessionOf(user, times);
+      return sessionOf(user, times, 'password', false);
     },
   );
 };
+
+const SSO_HAS_NO_PASSWORD =
+  'You log in with the school’s single sign-on: your password and second factor are kept there, not here.';
+
+const userTarget = (staff: Staff) => `user ${staff.userId} (${staff.username})`;

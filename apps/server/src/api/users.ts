@@ -29,6 +29,8 @@ export function toUser(row: UserRow): User {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     lastLoginAt: row.last_login_at === null ? null : iso(row.last_login_at),
+    secondFactor: row.totp_secret !== null,
+    sso: row.sso_subject !== null,
   };
 }
 
@@ -122,6 +124,10 @@ export const userRoutes: FastifyPluginAsync = async (base) => {
       const before = await store.users.findById(id);
       if (!before) return sendProblem(reply, problem(404, `There is no user ${id}.`));
       const { displayName, role, disabled, password } = request.body;
+      if (password !== undefined && before.sso_subject !== null) {
+        const message = 'This user logs in with single sign-on: there is no password here to set.';
+        return sendProblem(reply, problem(409, message, { errors: { password: message } }));
+      }
       const result = await store.users.update(id, {
         display_name: displayName,
         role,
@@ -151,6 +157,35 @@ export const userRoutes: FastifyPluginAsync = async (base) => {
         details: changes,
       });
       return toUser(result);
+    },
+  );
+
+  app.delete(
+    '/users/:id/totp',
+    {
+      schema: {
+        summary: 'Reset a staff user’s second factor',
+        description:
+          'For a user who lost their authenticator app and recovery codes: the second factor is removed and their sessions end. They log in with their password alone, then set up a new one (at once, where REQUIRE_TOTP asks it of them).',
+        tags: ['users'],
+        params: idParams,
+        response: { 200: userSchema, 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const before = await store.users.findById(id);
+      if (!before) return sendProblem(reply, problem(404, `There is no user ${id}.`));
+      await store.users.clearTotp(id);
+      // The admin's own session goes on when they reset their own.
+      const ended = await store.sessions.removeForUser(id, request.staff?.sessionId);
+      await app.audit(request, {
+        action: 'totp-reset',
+        target: `user ${id} (${before.username})`,
+        details: { hadSecondFactor: before.totp_secret !== null, sessionsEnded: ended },
+      });
+      const after = await store.users.findById(id);
+      return toUser(after ?? before);
     },
   );
 

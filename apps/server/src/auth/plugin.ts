@@ -4,8 +4,16 @@ import { CSRF_HEADER, type Role } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { problem, sendProblem } from '../api/problem.js';
-import { isUnavailableError, type NewAuditEntry, type SessionWithUser } from '../store/index.js';
+import {
+  isUnavailableError,
+  type NewAuditEntry,
+  type SessionMethod,
+  type SessionWithUser,
+} from '../store/index.js';
+import { secondFactorRequiredFor } from './config.js';
+import { createSingleSignOn, type SingleSignOn } from './oidc.js';
 import { hashPassword } from './password.js';
+import { createSecondFactor, type SecondFactor } from './second-factor.js';
 
 /**
  * Who may call a route (docs/security.md): `public` anyone; `operator` any logged-in staff
@@ -23,6 +31,14 @@ export interface Staff {
   readonly createdAt: number;
   readonly lastSeenAt: number;
   readonly expiresAt: number;
+  readonly method: SessionMethod;
+  /** A second factor is set up for the user's password logins. */
+  readonly hasSecondFactor: boolean;
+  /**
+   * REQUIRE_TOTP asks a second factor of this user, this session was opened with a password, and
+   * none is set up: only the routes for setting one up answer (`secondFactorSetup`).
+   */
+  readonly mustSetUpSecondFactor: boolean;
 }
 
 declare module 'fastify' {
@@ -36,6 +52,8 @@ declare module 'fastify' {
     consoleOnly?: boolean;
     /** Answered whatever Host the request names (probes and scrapers): /healthz, /readyz, /metrics. */
     anyHost?: boolean;
+    /** Answered to a user who must still set up a second factor (REQUIRE_TOTP): setting it up, logging out. */
+    secondFactorSetup?: boolean;
   }
   interface FastifyRequest {
     /** The logged-in staff user, on routes that need one; null on public routes without a session. */
@@ -51,6 +69,10 @@ declare module 'fastify' {
      * for a login, where the request has none yet; or `username` alone, as typed at a failed login).
      */
     audit(request: FastifyRequest, entry: AuditInput): Promise<void>;
+    /** The second factor of password logins. */
+    readonly secondFactor: SecondFactor;
+    /** Single sign-on with the school's identity provider; undefined when OIDC_ISSUER is not set. */
+    readonly singleSignOn: SingleSignOn | undefined;
   }
 }
 
@@ -66,6 +88,7 @@ export interface SessionManager {
     request: FastifyRequest,
     reply: FastifyReply,
     userId: number,
+    method: SessionMethod,
   ): Promise<{ idleExpiresAt: number; expiresAt: number }>;
   /** Ends the request's session, if any, and clears the cookie. */
   end(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
@@ -81,6 +104,8 @@ export interface SessionManager {
 /** The access rule's refusals (the route-matrix test tells them from a route's own answers). */
 export const NOT_LOGGED_IN = 'Log in to continue: your session has ended or you are not logged in.';
 export const ROLE_REFUSED = 'Your role does not allow this. Ask an admin.';
+export const SECOND_FACTOR_FIRST =
+  'Set up a second factor first, on your Account page: a second factor is required for your role.';
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const RANK: Record<Access, number> = { public: 0, operator: 1, admin: 2 };
@@ -104,6 +129,7 @@ export const authPlugin = fp(
     const idleMs = config.SESSION_IDLE_TIMEOUT;
     const maxAgeMs = config.SESSION_MAX_AGE;
     const allowedHosts = hostAllowList(config);
+    const mustHaveSecondFactor = (role: Role) => secondFactorRequiredFor(config.REQUIRE_TOTP, role);
 
     await app.register(cookie);
     app.decorateRequest('staff', null);
@@ -130,7 +156,7 @@ export const authPlugin = fp(
     const sessions: SessionManager = {
       cookieName,
       idleMs,
-      async start(request, reply, userId) {
+      async start(request, reply, userId, method) {
         // Whatever session the browser had ends: a new token every login (no fixation).
         await sessions.end(request, reply);
         const token = randomBytes(32).toString('base64url');
@@ -144,6 +170,7 @@ export const authPlugin = fp(
           expires_at: expiresAt,
           ip: request.ip,
           user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
+          method,
         });
         await store.users.touchLogin(userId, now);
         reply.setCookie(cookieName, token, { path: '/', httpOnly: true, sameSite: 'strict', secure: https });
@@ -167,11 +194,12 @@ export const authPlugin = fp(
           await store.sessions.remove(id);
           return null;
         }
+        const mustSetUp = row.method === 'password' && !row.has_totp && mustHaveSecondFactor(row.role);
         if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
           await store.sessions.touch(id, now);
-          return toStaff(row, now);
+          return toStaff(row, now, mustSetUp);
         }
-        return toStaff(row, row.last_seen_at);
+        return toStaff(row, row.last_seen_at, mustSetUp);
       },
       checkSetupToken(token) {
         if (!setupToken || Date.now() > setupToken.until) return false;
@@ -184,6 +212,35 @@ export const authPlugin = fp(
       },
     };
     app.decorate('sessions', sessions);
+    app.decorate(
+      'secondFactor',
+      createSecondFactor({
+        store,
+        sealer: app.sealer,
+        issuer: config.PUBLIC_BASE_URL
+          ? `School console (${new URL(config.PUBLIC_BASE_URL).hostname})`
+          : 'School console',
+      }),
+    );
+    app.decorate(
+      'singleSignOn',
+      config.OIDC_ISSUER && config.OIDC_CLIENT_ID && config.OIDC_CLIENT_SECRET && config.PUBLIC_BASE_URL
+        ? createSingleSignOn(
+            {
+              issuer: config.OIDC_ISSUER,
+              clientId: config.OIDC_CLIENT_ID,
+              clientSecret: config.OIDC_CLIENT_SECRET,
+              label: config.OIDC_LABEL,
+              scopes: config.OIDC_SCOPES,
+              rolesClaim: config.OIDC_ROLES_CLAIM,
+              adminGroups: config.OIDC_ADMIN_GROUPS,
+              operatorGroups: config.OIDC_OPERATOR_GROUPS,
+              redirectUri: `${config.PUBLIC_BASE_URL}/api/session/oidc/callback`,
+            },
+            app.sealer,
+          )
+        : undefined,
+    );
 
     app.decorate('audit', async (request: FastifyRequest, { user, username, ...entry }: AuditInput) => {
       try {
@@ -227,6 +284,9 @@ export const authPlugin = fp(
       if (RANK[staff.role] < RANK[access]) {
         return sendProblem(reply, problem(403, ROLE_REFUSED));
       }
+      if (staff.mustSetUpSecondFactor && !route?.secondFactorSetup) {
+        return sendProblem(reply, problem(403, SECOND_FACTOR_FIRST, { secondFactorSetupRequired: true }));
+      }
     });
 
     // --- the first admin ---------------------------------------------------------------------------
@@ -240,6 +300,12 @@ export const authPlugin = fp(
     });
     async function firstAdmin(): Promise<void> {
       if ((await store.users.count()) > 0) return;
+      if (config.LOCAL_LOGIN === 'off') {
+        app.log.info(
+          'No staff user exists yet: admins are made at their first single sign-on (OIDC_ADMIN_GROUPS).',
+        );
+        return;
+      }
       if (config.ADMIN_USERNAME && config.ADMIN_PASSWORD) {
         const created = await store.users.createFirst({
           username: config.ADMIN_USERNAME,
@@ -271,7 +337,7 @@ export const authPlugin = fp(
     sweep.unref();
     app.addHook('onClose', async () => clearInterval(sweep));
   },
-  { name: 'auth', dependencies: ['config', 'store'] },
+  { name: 'auth', dependencies: ['config', 'store', 'secrets'] },
 );
 
 /**
@@ -290,7 +356,7 @@ export function withAccess<Options extends Record<string, unknown>>(
   };
 }
 
-function toStaff(row: SessionWithUser, lastSeenAt: number): Staff {
+function toStaff(row: SessionWithUser, lastSeenAt: number, mustSetUpSecondFactor: boolean): Staff {
   return {
     sessionId: row.id,
     userId: row.user_id,
@@ -300,6 +366,9 @@ function toStaff(row: SessionWithUser, lastSeenAt: number): Staff {
     createdAt: row.created_at,
     lastSeenAt,
     expiresAt: row.expires_at,
+    method: row.method,
+    hasSecondFactor: row.has_totp === 1,
+    mustSetUpSecondFactor,
   };
 }
 

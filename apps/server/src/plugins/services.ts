@@ -5,13 +5,13 @@ import { createOperationRunner, type OperationRunner } from '../operations/run.j
 import { createOutbox, type Outbox } from '../outbox/index.js';
 import { createPushProvider, createSmsFallbackProvider, createSmsProvider } from '../providers/index.js';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
-import { loadSealer } from '../secrets/sealer.js';
+import { loadSealer, type Sealer } from '../secrets/sealer.js';
 import { openStore, type Store } from '../store/index.js';
 import { instrumentProvider } from './metrics.js';
 
 /**
  * The server's shared services, one named plugin each, decorated on the root instance and
- * declaring what they need: config → providers → outbox → store → dispatcher → operations;
+ * declaring what they need: config → secrets, providers → outbox → store → dispatcher → operations;
  * retention. Closing runs in reverse (the dispatcher's attempts finish before the store closes).
  */
 
@@ -32,6 +32,11 @@ declare module 'fastify' {
     outbox: Outbox;
     /** The operation code every door (the .asmx bindings, the console) calls. */
     operations: OperationRunner;
+    /**
+     * Seals what is kept but must not be readable in the database or a backup of it: auth codes
+     * waiting to be sent, second-factor secrets, the single sign-on's flow cookie.
+     */
+    sealer: Sealer;
   }
 }
 
@@ -40,6 +45,15 @@ export const configPlugin = fp<{ config: Config }>(
     app.decorate('config', config);
   },
   { name: 'config' },
+);
+
+/** The sealing key: CODE_ENCRYPTION_KEY, or the key file in DATA_DIR (secrets/sealer.ts). */
+export const secretsPlugin = fp(
+  async (app) => {
+    const { config } = app;
+    app.decorate('sealer', loadSealer({ key: config.CODE_ENCRYPTION_KEY, dataDir: config.dataDir }));
+  },
+  { name: 'secrets', dependencies: ['config'] },
 );
 
 /** The providers, each send timed (school_provider_request_duration_seconds). */
@@ -80,7 +94,7 @@ export const outboxPlugin = fp(
           perSecond: config.PUSH_RATE_LIMIT,
         },
       },
-      sealer: loadSealer({ key: config.CODE_ENCRYPTION_KEY, dataDir: config.dataDir }),
+      sealer: app.sealer,
       maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
       retryBaseMs: config.DELIVERY_RETRY_BASE_MS,
       retryMaxMs: config.DELIVERY_RETRY_MAX_MS,
@@ -92,7 +106,7 @@ export const outboxPlugin = fp(
     app.decorate('outbox', outbox);
     app.metrics.watchCircuits(() => outbox.circuits());
   },
-  { name: 'outbox', dependencies: ['config', 'providers', 'metrics'] },
+  { name: 'outbox', dependencies: ['config', 'providers', 'metrics', 'secrets'] },
 );
 
 /**

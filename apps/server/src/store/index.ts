@@ -55,7 +55,14 @@ export type { DbOptions, DialectName } from './db.js';
 export { isPostgresUrl } from './db.js';
 export type { AttemptRow, DeliveryRow, OutboxState } from './deliveries.js';
 export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
-export type { AttemptOutcome, Binding, DeliveryKind, DeliveryStatus, Outcome } from './schema.js';
+export type {
+  AttemptOutcome,
+  Binding,
+  DeliveryKind,
+  DeliveryStatus,
+  Outcome,
+  SessionMethod,
+} from './schema.js';
 export { SearchBusyError, SearchClosedError } from './search.js';
 export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
 
@@ -310,5 +317,54 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       await checkpointer?.close();
       await db.destroy();
     },
+  };
+}
+
+/** The staff accounts alone: what the operator's command line (cli/admin.ts) changes. */
+export interface StaffStore {
+  readonly dialect: DialectName;
+  readonly users: UserRepository;
+  readonly sessions: SessionRepository;
+  readonly audit: AuditRepository;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database for the staff accounts only, beside a server that may be running on it: no
+ * checkpointer, no watch connection, no instance announced, no outbox. Rejects when PostgreSQL
+ * cannot be reached within `waitMs` (a command should say so, not wait for ever).
+ */
+export async function openStaffStore(options: DbOptions & { readonly waitMs: number }): Promise<StaffStore> {
+  const opened = await openDatabase({ ...options, poolSize: 2 });
+  const { db } = opened;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      opened.ready,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`the database could not be reached within ${options.waitMs / 1000} s`)),
+          options.waitMs,
+        );
+      }),
+    ]);
+  } catch (err) {
+    if (opened.dialect === 'postgres') opened.stopStarting();
+    await db.destroy();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  const pieces = dialectPieces(
+    opened.dialect,
+    db,
+    opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: opened.synchronous } : undefined,
+  );
+  return {
+    dialect: opened.dialect,
+    users: createUserRepository(db, pieces),
+    sessions: createSessionRepository(db),
+    audit: createAuditRepository(db),
+    close: () => db.destroy(),
   };
 }

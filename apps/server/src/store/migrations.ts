@@ -377,6 +377,21 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0015_second_factor_and_sso': {
+      // A second factor (TOTP) for password logins, and users of the school's own identity
+      // provider (docs/security.md); a session says how it was opened.
+      async up(db: Kysely<unknown>) {
+        for (const column of ['totp_secret', 'totp_pending', 'recovery_codes', 'sso_subject']) {
+          await db.schema.alterTable('users').addColumn(column, 'text').execute();
+        }
+        await db.schema.alterTable('users').addColumn('totp_last_step', 'bigint').execute();
+        await db.schema.createIndex('users_sso_subject').on('users').column('sso_subject').unique().execute();
+        await db.schema
+          .alterTable('sessions')
+          .addColumn('method', 'text', (c) => c.notNull().defaultTo('password'))
+          .execute();
+      },
+    },
   };
 }
 

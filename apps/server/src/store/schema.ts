@@ -141,13 +141,26 @@ export interface UsersTable {
   username: string;
   display_name: string;
   role: Role;
-  /** `scrypt$N$r$p$salt$hash` (base64url), see auth/password.ts. */
+  /**
+   * `scrypt$N$r$p$salt$hash` (base64url), see auth/password.ts; `!` for a user made by single
+   * sign-on, who has no password here.
+   */
   password_hash: string;
   /** 1: may not log in; their sessions were ended when disabled. */
   disabled: number;
   created_at: number;
   updated_at: number;
   last_login_at: number | null;
+  /** The second factor's secret (TOTP, base32), sealed (secrets/sealer.ts); null: none set up. */
+  totp_secret: string | null;
+  /** A secret being set up, sealed, until a code from it is entered. */
+  totp_pending: string | null;
+  /** The last time step a code was accepted for: a code is taken once (replay refused). */
+  totp_last_step: number | null;
+  /** JSON array of the SHA-256 of each unused recovery code. */
+  recovery_codes: string | null;
+  /** Single sign-on: `{issuer} {subject}` of the school account it is; null for a local user. */
+  sso_subject: string | null;
 }
 
 export interface SessionsTable {
@@ -161,7 +174,14 @@ export interface SessionsTable {
   expires_at: number;
   ip: string;
   user_agent: string | null;
+  /**
+   * How it was opened: `password` (with the second factor, where one is set up) or `sso` (the
+   * school's identity provider, which asks for its own).
+   */
+  method: SessionMethod;
 }
+
+export type SessionMethod = 'password' | 'sso';
 
 export interface AuditTable {
   id: Generated<number>;

@@ -13,6 +13,8 @@ export interface SessionWithUser extends SessionRow {
   readonly display_name: string;
   readonly role: Role;
   readonly disabled: number;
+  /** The user has a second factor set up. */
+  readonly has_totp: number;
 }
 
 export interface UserChanges {
@@ -21,6 +23,9 @@ export interface UserChanges {
   readonly disabled?: boolean | undefined;
   readonly password_hash?: string | undefined;
 }
+
+/** The password of a user made by single sign-on: no password checks out against it (auth/password.ts). */
+export const NO_PASSWORD = '!';
 
 /** Staff accounts. Usernames are stored lower case. */
 export function createUserRepository(db: Kysely<Database>, dialect: DialectPieces) {
@@ -117,6 +122,108 @@ export function createUserRepository(db: Kysely<Database>, dialect: DialectPiece
     async touchLogin(id: number, at: number): Promise<void> {
       await db.updateTable('users').set({ last_login_at: at }).where('id', '=', id).execute();
     },
+    findBySsoSubject: (subject: string) =>
+      db.selectFrom('users').selectAll().where('sso_subject', '=', subject).executeTakeFirst(),
+    /** A user of the school's identity provider, made at their first login. */
+    async createSso(user: { username: string; display_name: string; role: Role; sso_subject: string }) {
+      const now = Date.now();
+      return db
+        .insertInto('users')
+        .values({
+          ...user,
+          username: user.username.toLowerCase(),
+          password_hash: NO_PASSWORD,
+          disabled: 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    /**
+     * A single sign-on user's role and display name as their identity provider gives them at a
+     * login: the provider decides, so the last-admin rule does not hold here (docs/security.md).
+     */
+    async setSsoProfile(id: number, profile: { display_name: string; role: Role }): Promise<void> {
+      await db
+        .updateTable('users')
+        .set({ ...profile, updated_at: Date.now() })
+        .where('id', '=', id)
+        .execute();
+    },
+    /** Starts setting up a second factor: `sealed` waits for a code from it. */
+    async setTotpPending(id: number, sealed: string): Promise<void> {
+      await db
+        .updateTable('users')
+        .set({ totp_pending: sealed, updated_at: Date.now() })
+        .where('id', '=', id)
+        .execute();
+    },
+    /**
+     * The pending secret becomes the second factor, with the recovery codes' hashes, and `step` the
+     * last accepted (the code that proved it). False when nothing was pending any more.
+     */
+    async activateTotp(id: number, pending: string, step: number, recoveryHashes: readonly string[]) {
+      const result = await db
+        .updateTable('users')
+        .set({
+          totp_secret: pending,
+          totp_pending: null,
+          totp_last_step: step,
+          recovery_codes: JSON.stringify(recoveryHashes),
+          updated_at: Date.now(),
+        })
+        .where('id', '=', id)
+        .where('totp_pending', '=', pending)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    /** Removes the second factor and its recovery codes. */
+    async clearTotp(id: number): Promise<boolean> {
+      const result = await db
+        .updateTable('users')
+        .set({
+          totp_secret: null,
+          totp_pending: null,
+          totp_last_step: null,
+          recovery_codes: null,
+          updated_at: Date.now(),
+        })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    /**
+     * Takes the code of time step `step`: true only if no code of this step or a later one was
+     * taken before (one statement: two logins racing with one code cannot both pass).
+     */
+    async takeTotpStep(id: number, step: number): Promise<boolean> {
+      const result = await db
+        .updateTable('users')
+        .set({ totp_last_step: step })
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    /** Uses up the recovery code hashing to `hash`: true only the first time (compare and set). */
+    async takeRecoveryCode(id: number, hash: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('users')
+        .select('recovery_codes')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!row?.recovery_codes) return false;
+      const hashes = JSON.parse(row.recovery_codes) as string[];
+      if (!hashes.includes(hash)) return false;
+      const result = await db
+        .updateTable('users')
+        .set({ recovery_codes: JSON.stringify(hashes.filter((h) => h !== hash)) })
+        .where('id', '=', id)
+        .where('recovery_codes', '=', row.recovery_codes)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
   };
 }
 
@@ -132,6 +239,7 @@ export function createSessionRepository(db: Kysely<Database>) {
         .innerJoin('users', 'users.id', 'sessions.user_id')
         .selectAll('sessions')
         .select(['users.username', 'users.display_name', 'users.role', 'users.disabled'])
+        .select(sql<number>`CASE WHEN users.totp_secret IS NULL THEN 0 ELSE 1 END`.as('has_totp'))
         .where('sessions.id', '=', id)
         .executeTakeFirst(),
     async touch(id: string, at: number): Promise<void> {

@@ -1,0 +1,188 @@
+import { problemSchema, type SsoOutcome } from '@school/contract';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../auth/oidc.js';
+import type { UserRow } from '../store/index.js';
+import { problem, sendProblem } from './problem.js';
+
+/**
+ * Single sign-on's two steps (docs/security.md#single-sign-on): `start` sends the browser to the
+ * school's identity provider, `callback` is where it comes back. Both are plain browser
+ * navigations; what goes wrong comes back to the login page as `?sso=` (SSO_OUTCOMES).
+ */
+export const ssoRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<ZodTypeProvider>();
+  const { store, sessions, config } = app;
+  const https = config.PUBLIC_BASE_URL?.startsWith('https:') ?? false;
+  const cookieName = https ? '__Host-oidc-flow' : 'oidc-flow';
+  // Lax, not Strict: the callback is a navigation from the provider's site, and a Strict cookie
+  // would not come with it. It holds no session: the flow's checks, sealed.
+  const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax', secure: https } as const;
+
+  const notSetUp = (reply: FastifyReply) =>
+    sendProblem(reply, problem(404, 'Single sign-on is not set up on this server (OIDC_ISSUER).'));
+  const toLogin = (reply: FastifyReply, outcome: SsoOutcome, next?: string) => {
+    const query = new URLSearchParams({ sso: outcome });
+    if (next && next !== '/') query.set('next', next);
+    return reply.redirect(`/login?${query}`, 303);
+  };
+
+  app.get(
+    '/session/oidc/start',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'Log in with single sign-on',
+        description:
+          'Redirects to the school’s identity provider; it sends the browser back to /api/session/oidc/callback.',
+        tags: ['session'],
+        querystring: z.object({ next: z.string().max(2000).optional() }),
+        response: { 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const sso = app.singleSignOn;
+      if (!sso) return notSetUp(reply);
+      try {
+        const { url, flow } = await sso.begin(request.query.next ?? '/');
+        reply.setCookie(cookieName, flow, { ...cookieOptions, maxAge: FLOW_TTL_MS / 1000 });
+        return reply.redirect(url, 303);
+      } catch (err) {
+        request.log.warn({ err }, 'single sign-on could not start');
+        return toLogin(reply, err instanceof SsoError ? err.outcome : 'failed', request.query.next);
+      }
+    },
+  );
+
+  app.get(
+    '/session/oidc/callback',
+    {
+      config: { access: 'public' },
+      schema: {
+        summary: 'Where the identity provider sends the browser back',
+        description:
+          'Opens a session and redirects to the page the user was going to, or to the login page saying why not.',
+        tags: ['session'],
+        response: { 404: problemSchema },
+      },
+    },
+    async (request, reply) => {
+      const sso = app.singleSignOn;
+      if (!sso) return notSetUp(reply);
+      const flow = request.cookies[cookieName];
+      reply.clearCookie(cookieName, cookieOptions);
+      let identity: SsoIdentity;
+      let next: string;
+      try {
+        // The URL the provider redirected to, as it named it: PUBLIC_BASE_URL's, with the query.
+        const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+        ({ identity, next } = await sso.complete(
+          new URL(`${config.PUBLIC_BASE_URL}/api/session/oidc/callback${query}`),
+          flow,
+        ));
+      } catch (err) {
+        const outcome = err instanceof SsoError ? err.outcome : 'failed';
+        request.log.warn({ err }, 'single sign-on did not complete');
+        await app.audit(request, {
+          action: 'sso-refused',
+          details: { reason: err instanceof Error ? err.message.slice(0, 300) : 'failed' },
+        });
+        return toLogin(reply, outcome);
+      }
+      const refuse = async (outcome: SsoOutcome, reason: string, user?: UserRow) => {
+        await app.audit(request, {
+          action: 'sso-refused',
+          ...(user ? { user } : { username: identity.username }),
+          details: { reason, subject: identity.subject, claimValues: identity.claimValues },
+        });
+        return toLogin(reply, outcome, next);
+      };
+      const user = await userFor(request, identity, refuse);
+      if ('redirected' in user) return user.redirected;
+      await sessions.start(request, reply, user.row.id, 'sso');
+      await app.audit(request, {
+        action: 'sso-login',
+        user: user.row,
+        details: { role: user.row.role, ...(user.created ? { created: true } : {}) },
+      });
+      return reply.redirect(next, 303);
+    },
+  );
+
+  /**
+   * The console user of a school account: made at its first login, its role and display name set
+   * again at each, the change audited. A role of none, a disabled user, or a local user already
+   * holding the name: refused.
+   */
+  async function userFor(
+    request: FastifyRequest,
+    identity: SsoIdentity,
+    refuse: (outcome: SsoOutcome, reason: string, user?: UserRow) => Promise<FastifyReply>,
+  ): Promise<{ row: UserRow; created: boolean } | { redirected: FastifyReply }> {
+    const existing = await store.users.findBySsoSubject(identity.subject);
+    if (existing?.disabled) return { redirected: await refuse('disabled', 'account disabled', existing) };
+    if (identity.role === null) {
+      return {
+        redirected: await refuse(
+          'refused',
+          `not in OIDC_ADMIN_GROUPS or OIDC_OPERATOR_GROUPS (claim ${config.OIDC_ROLES_CLAIM})`,
+          existing,
+        ),
+      };
+    }
+    if (existing) {
+      const changes: Record<string, unknown> = {};
+      if (existing.role !== identity.role) changes.role = { from: existing.role, to: identity.role };
+      if (existing.display_name !== identity.displayName)
+        changes.displayName = { from: existing.display_name, to: identity.displayName };
+      if (Object.keys(changes).length === 0) return { row: existing, created: false };
+      await store.users.setSsoProfile(existing.id, {
+        role: identity.role,
+        display_name: identity.displayName,
+      });
+      await app.audit(request, {
+        action: 'user-update',
+        user: existing,
+        target: `user ${existing.id} (${existing.username})`,
+        details: { ...changes, by: 'single sign-on' },
+      });
+      return {
+        row: { ...existing, role: identity.role, display_name: identity.displayName },
+        created: false,
+      };
+    }
+    const holder = await store.users.findByUsername(identity.username);
+    if (holder) {
+      return {
+        redirected: await refuse(
+          'conflict',
+          `the username ${identity.username} belongs to a console user made here`,
+        ),
+      };
+    }
+    try {
+      const row = await store.users.createSso({
+        username: identity.username,
+        display_name: identity.displayName,
+        role: identity.role,
+        sso_subject: identity.subject,
+      });
+      await app.audit(request, {
+        action: 'user-create',
+        user: row,
+        target: `user ${row.id} (${row.username})`,
+        details: { displayName: row.display_name, role: row.role, by: 'single sign-on' },
+      });
+      return { row, created: true };
+    } catch (err) {
+      // Two first logins of one account at once: the other made it.
+      const made = await store.users.findBySsoSubject(identity.subject);
+      if (made) return { row: made, created: false };
+      if (err instanceof Error && /UNIQUE|duplicate/i.test(err.message)) {
+        return { redirected: await refuse('conflict', `the username ${identity.username} is taken`) };
+      }
+      throw err;
+    }
+  }
+};

@@ -1,0 +1,116 @@
+/**
+ * The settings of staff identity (docs/security.md): single sign-on with the school's OpenID
+ * Connect provider, the password form, and the second factor. Part of the server's config schema
+ * (../config.ts), checked with it at start.
+ */
+import { z } from 'zod';
+
+/** An unset variable and an empty one both mean "use the default" (as in ../config.ts). */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
+
+/** A comma (or space) separated list; empty entries dropped. */
+const list = (separators: RegExp) =>
+  z.string().transform((v) =>
+    v
+      .split(separators)
+      .map((e) => e.trim())
+      .filter(Boolean),
+  );
+
+/** Host names an `http://` issuer may have: the identity provider is on this machine. */
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+export const identityConfigShape = {
+  /** The school's OpenID Connect provider (its discovery document is under it); unset: no single sign-on. */
+  OIDC_ISSUER: optional(
+    z
+      .string()
+      .trim()
+      .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), {
+        message: 'must be the identity provider’s https URL, e.g. https://accounts.google.com',
+      })
+      .refine(
+        (v) => !URL.canParse(v) || new URL(v).protocol === 'https:' || LOOPBACK.test(new URL(v).hostname),
+        {
+          message:
+            'must be https (http is accepted only for an identity provider on this machine: localhost, 127.0.0.1, [::1])',
+        },
+      )
+      .optional(),
+  ),
+  OIDC_CLIENT_ID: optional(z.string().trim().optional()),
+  OIDC_CLIENT_SECRET: optional(z.string().trim().optional()),
+  /** The login button reads "Log in with {OIDC_LABEL}". */
+  OIDC_LABEL: optional(z.string().trim().max(60).default('your school account')),
+  /** Scopes asked for besides `openid profile email`. */
+  OIDC_SCOPES: optional(list(/[\s,]+/).default([])),
+  /** The claim whose values decide the role: a name, or a dotted path (`realm_access.roles`). */
+  OIDC_ROLES_CLAIM: optional(
+    z
+      .string()
+      .trim()
+      .regex(
+        /^[A-Za-z0-9_:/-]+(\.[A-Za-z0-9_:/-]+)*$/,
+        'must be a claim name or a dotted path such as realm_access.roles',
+      )
+      .default('groups'),
+  ),
+  /** Claim values that make a user an admin. */
+  OIDC_ADMIN_GROUPS: optional(list(/,/).default([])),
+  /** Claim values that make a user an operator (when no admin value is there). */
+  OIDC_OPERATOR_GROUPS: optional(list(/,/).default([])),
+  /** `off`: no username and password form; password logins are refused (`pnpm admin` still works). */
+  LOCAL_LOGIN: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['on', 'off']))
+      .default('on'),
+  ),
+  /** Who must have a second factor for password logins: nobody, admins, or all staff. */
+  REQUIRE_TOTP: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(['off', 'admins', 'all']))
+      .default('off'),
+  ),
+};
+
+type IdentityValues = z.output<z.ZodObject<typeof identityConfigShape>> & {
+  readonly PUBLIC_BASE_URL?: string | undefined;
+};
+
+/** What goes together: single sign-on needs its client and the public URL it returns to. */
+export function checkIdentityConfig(config: IdentityValues, ctx: z.RefinementCtx): void {
+  const issue = (variable: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [variable], message });
+  if (config.OIDC_ISSUER === undefined) {
+    if (config.LOCAL_LOGIN === 'off') {
+      issue('LOCAL_LOGIN', 'off needs single sign-on (OIDC_ISSUER): nobody could log in to the console');
+    }
+    return;
+  }
+  if (!config.OIDC_CLIENT_ID) issue('OIDC_CLIENT_ID', 'is required with OIDC_ISSUER');
+  if (!config.OIDC_CLIENT_SECRET) issue('OIDC_CLIENT_SECRET', 'is required with OIDC_ISSUER');
+  if (!config.PUBLIC_BASE_URL) {
+    issue(
+      'PUBLIC_BASE_URL',
+      'is required with OIDC_ISSUER: the identity provider sends staff back to {PUBLIC_BASE_URL}/api/session/oidc/callback',
+    );
+  }
+  if (config.OIDC_ADMIN_GROUPS.length === 0 && config.OIDC_OPERATOR_GROUPS.length === 0) {
+    issue(
+      'OIDC_OPERATOR_GROUPS',
+      'or OIDC_ADMIN_GROUPS is required with OIDC_ISSUER: without either, every single sign-on is refused',
+    );
+  }
+}
+
+/** Whether REQUIRE_TOTP asks a second factor of a user of `role`. */
+export function secondFactorRequiredFor(requireTotp: 'off' | 'admins' | 'all', role: string): boolean {
+  return requireTotp === 'all' || (requireTotp === 'admins' && role === 'admin');
+}

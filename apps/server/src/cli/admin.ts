@@ -1,0 +1,488 @@
+/**
+ * `pnpm admin …`: the server operator's command line for staff accounts (docs/security.md#the-command-line),
+ * on the same store as the server (DATA_DIR or DATABASE_URL, from the environment or .env), safe
+ * while the server runs: every change is one statement the server reads at its next request.
+ * Passwords come from standard input, never from the arguments. Each change is audited as done
+ * from the command line.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { passwordSchema, type Role, roleSchema, usernameSchema } from '@school/contract';
+import { hashPassword } from '../auth/password.js';
+import { configSchema } from '../config.js';
+import type { NewAuditEntry, StaffStore, UserRow } from '../store/index.js';
+import { openStaffStore } from '../store/index.js';
+
+/** Exit statuses, as --help tells them. */
+export const EXIT = { done: 0, failed: 1, unknownUser: 2, refused: 3 } as const;
+
+const COMMON = `The store is the server's: DATABASE_URL when set, else the SQLite database in DATA_DIR
+(default ./data), read from the environment and from a .env file in the working directory.
+Safe while the server runs. Each change is in the audit log, as done from the command line.
+
+Exit status: 0 done; 1 failed (usage, input, database); 2 no such user; 3 refused (the last
+enabled admin, a user that exists already).`;
+
+const HELP: Record<string, string> = {
+  '': `Usage: pnpm admin <command> …
+
+Staff accounts from the server's own machine: for an admin who lost their password or second
+factor, or a console no one can log in to.
+
+Commands:
+  users list                              every user: role, enabled, second factor, last login
+  users create NAME --role ROLE --password-stdin
+                                          a new user; the password from standard input
+  users reset-password NAME --password-stdin
+                                          a new password; the user's sessions end
+  users reset-2fa NAME                    removes the second factor; the user's sessions end
+  users disable NAME                      the user can no longer log in; their sessions end
+  users enable NAME
+  users set-role NAME admin|operator
+  sessions revoke NAME                    ends every session of the user
+
+  pnpm admin <command> --help             more on one command
+
+${COMMON}`,
+  'users list': `Usage: pnpm admin users list [--json]
+
+Lists every staff user: username, display name, role, enabled, second factor, single sign-on,
+last login. --json: one JSON array, for scripts.
+
+${COMMON}`,
+  'users create': `Usage: pnpm admin users create NAME --role admin|operator [--display-name TEXT] --password-stdin
+
+Adds a staff user who logs in with a password. The password is read from standard input (one
+line; typed twice, hidden, at a terminal): at least 10 characters.
+
+  echo "$PASSWORD" | pnpm admin users create ana --role admin --password-stdin
+
+${COMMON}`,
+  'users reset-password': `Usage: pnpm admin users reset-password NAME --password-stdin
+
+Sets a new password, read from standard input, and ends the user's sessions. Their second factor,
+if any, stays: reset it with reset-2fa if it is lost too.
+
+${COMMON}`,
+  'users reset-2fa': `Usage: pnpm admin users reset-2fa NAME
+
+Removes the user's second factor and recovery codes and ends their sessions: they log in with the
+password alone, then set up a new one (at once, where REQUIRE_TOTP asks it of them).
+
+${COMMON}`,
+  'users disable': `Usage: pnpm admin users disable NAME
+
+The user can no longer log in, by password or single sign-on; their sessions end. The last
+enabled admin cannot be disabled (exit 3): make another admin first.
+
+${COMMON}`,
+  'users enable': `Usage: pnpm admin users enable NAME
+
+Lets a disabled user log in again.
+
+${COMMON}`,
+  'users set-role': `Usage: pnpm admin users set-role NAME admin|operator
+
+Changes the user's role; it applies at their next request. The last enabled admin cannot be made
+an operator (exit 3). A single sign-on user's role is set again from their groups at each login.
+
+${COMMON}`,
+  'sessions revoke': `Usage: pnpm admin sessions revoke NAME
+
+Ends every console session of the user: they must log in again.
+
+${COMMON}`,
+};
+
+/** A problem with a message for the operator, and the exit status it means. */
+class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+const usage = (command: string, message: string) =>
+  new CommandError(`${message}\n\n${HELP[command] ?? HELP['']}`, EXIT.failed);
+
+export interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** Standard input, whole; null when it is a terminal (a password is then prompted for). */
+  readonly readStdin: () => Promise<string | null>;
+  /** Asks for a hidden line at the terminal. */
+  readonly prompt: (question: string) => Promise<string>;
+  readonly env: Record<string, string | undefined>;
+}
+
+/** Runs one command line; resolves with the exit status. */
+export async function runAdmin(argv: readonly string[], io: Io): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    io.err(`${(err as Error).message}\n`);
+    return EXIT.failed;
+  }
+  if (parsed.help) {
+    io.out(`${HELP[parsed.command] ?? HELP['']}\n`);
+    return EXIT.done;
+  }
+  let store: StaffStore | undefined;
+  try {
+    const run = COMMANDS[parsed.command];
+    if (!run) throw usage('', parsed.command ? `Unknown command: ${parsed.command}.` : 'Which command?');
+    const settings = configSchema
+      .pick({ DATA_DIR: true, DATABASE_URL: true, SQLITE_SYNCHRONOUS: true })
+      .safeParse(io.env);
+    if (!settings.success) {
+      const lines = settings.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+      throw new CommandError(`Invalid configuration:\n${lines.join('\n')}`, EXIT.failed);
+    }
+    const password = parsed.values['password-stdin'] ? await readPassword(io) : undefined;
+    store = await openStaffStore({
+      dataDir: settings.data.DATA_DIR,
+      databaseUrl: settings.data.DATABASE_URL,
+      synchronous: settings.data.SQLITE_SYNCHRONOUS,
+      waitMs: 10_000,
+    });
+    await run({ ...parsed, password, store, io });
+    return EXIT.done;
+  } catch (err) {
+    if (err instanceof CommandError) {
+      io.err(`${err.message}\n`);
+      return err.status;
+    }
+    io.err(`Failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.failed;
+  } finally {
+    await store?.close();
+  }
+}
+
+interface Parsed {
+  readonly command: string;
+  readonly positionals: readonly string[];
+  readonly values: {
+    readonly role?: string | undefined;
+    readonly 'display-name'?: string | undefined;
+    readonly 'password-stdin'?: boolean | undefined;
+    readonly json?: boolean | undefined;
+  };
+  readonly help: boolean;
+}
+
+function parse(argv: readonly string[]): Parsed {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      role: { type: 'string' },
+      'display-name': { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      // A password given as an argument is refused by name, not taken.
+      password: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group = '', verb = '', ...rest] = positionals;
+  const command = [group, verb].filter(Boolean).join(' ');
+  if (values.password !== undefined) {
+    throw new Error(
+      'A password is never given as an argument (it would be in the shell history and the process list): use --password-stdin.',
+    );
+  }
+  return { command, positionals: rest, values, help: values.help === true || group === 'help' };
+}
+
+interface Run extends Parsed {
+  readonly store: StaffStore;
+  readonly io: Io;
+  readonly password: string | undefined;
+}
+
+const COMMANDS: Record<string, (run: Run) => Promise<void>> = {
+  async 'users list'({ store, io, values }) {
+    const users = await store.users.list();
+    if (values.json) {
+      io.out(`${JSON.stringify(users.map(describe), null, 2)}\n`);
+      return;
+    }
+    const rows = [
+      ['USERNAME', 'DISPLAY NAME', 'ROLE', 'ENABLED', '2FA', 'SSO', 'LAST LOGIN'],
+      ...users.map((u) => {
+        const d = describe(u);
+        return [
+          d.username,
+          d.displayName,
+          d.role,
+          d.enabled ? 'yes' : 'no',
+          d.secondFactor ? 'yes' : 'no',
+          d.sso ? 'yes' : 'no',
+          d.lastLoginAt ?? 'never',
+        ];
+      }),
+    ];
+    const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+    for (const row of rows)
+      io.out(
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
+  },
+
+  async 'users create'(run) {
+    const { store, io, values } = run;
+    const name = oneName(run);
+    const username = usernameSchema.safeParse(name);
+    if (!username.success)
+      throw new CommandError(`Not a username: ${username.error.issues[0]?.message}`, EXIT.failed);
+    const role = roleSchema.safeParse(values.role);
+    if (!role.success) throw usage(run.command, 'Give the role: --role admin or --role operator.');
+    const password = needPassword(run);
+    if (await store.users.findByUsername(username.data)) {
+      throw new CommandError(`There is already a user named ${username.data}.`, EXIT.refused);
+    }
+    const displayName = (values['display-name'] ?? username.data).trim().slice(0, 100) || username.data;
+    const row = await store.users.create({
+      username: username.data,
+      display_name: displayName,
+      role: role.data,
+      password_hash: await hashPassword(password),
+    });
+    await audit(run, {
+      action: 'user-create',
+      target: targetOf(row),
+      details: { displayName, role: row.role },
+    });
+    io.out(`Created ${row.role} ${row.username}.\n`);
+  },
+
+  async 'users reset-password'(run) {
+    const user = await findUser(run);
+    if (user.sso_subject) {
+      throw new CommandError(
+        `${user.username} logs in with single sign-on: their password is kept by the school's identity provider.`,
+        EXIT.refused,
+      );
+    }
+    const password = needPassword(run);
+    await run.store.users.update(user.id, { password_hash: await hashPassword(password) });
+    const ended = await run.store.sessions.removeForUser(user.id);
+    await audit(run, {
+      action: 'user-update',
+      target: targetOf(user),
+      details: { password: 'reset', sessionsEnded: ended },
+    });
+    run.io.out(`New password set for ${user.username}; ${sessionsText(ended)} ended.\n`);
+  },
+
+  async 'users reset-2fa'(run) {
+    const user = await findUser(run);
+    await run.store.users.clearTotp(user.id);
+    const ended = await run.store.sessions.removeForUser(user.id);
+    await audit(run, {
+      action: 'totp-reset',
+      target: targetOf(user),
+      details: { hadSecondFactor: user.totp_secret !== null, sessionsEnded: ended },
+    });
+    run.io.out(
+      user.totp_secret
+        ? `Second factor of ${user.username} removed; ${sessionsText(ended)} ended.\n`
+        : `${user.username} had no second factor; ${sessionsText(ended)} ended.\n`,
+    );
+  },
+
+  async 'users disable'(run) {
+    const user = await findUser(run);
+    await change(run, user, { disabled: true });
+    const ended = await run.store.sessions.removeForUser(user.id);
+    await audit(run, {
+      action: 'user-update',
+      target: targetOf(user),
+      details: { disabled: { from: user.disabled === 1, to: true }, sessionsEnded: ended },
+    });
+    run.io.out(`${user.username} disabled; ${sessionsText(ended)} ended.\n`);
+  },
+
+  async 'users enable'(run) {
+    const user = await findUser(run);
+    await change(run, user, { disabled: false });
+    await audit(run, {
+      action: 'user-update',
+      target: targetOf(user),
+      details: { disabled: { from: user.disabled === 1, to: false } },
+    });
+    run.io.out(`${user.username} enabled.\n`);
+  },
+
+  async 'users set-role'(run) {
+    const [name, roleText, ...extra] = run.positionals;
+    if (!name || extra.length > 0) throw usage(run.command, 'Give one username and a role.');
+    const role = roleSchema.safeParse(roleText);
+    if (!role.success) throw usage(run.command, 'The role is admin or operator.');
+    const user = await findUser({ ...run, positionals: [name] });
+    await change(run, user, { role: role.data });
+    await audit(run, {
+      action: 'user-update',
+      target: targetOf(user),
+      details: { role: { from: user.role, to: role.data } },
+    });
+    run.io.out(`${user.username} is now ${role.data === 'admin' ? 'an admin' : 'an operator'}.\n`);
+  },
+
+  async 'sessions revoke'(run) {
+    const user = await findUser(run);
+    const ended = await run.store.sessions.removeForUser(user.id);
+    await audit(run, {
+      action: 'sessions-revoke',
+      target: targetOf(user),
+      details: { sessionsEnded: ended },
+    });
+    run.io.out(`${sessionsText(ended)} of ${user.username} ended.\n`);
+  },
+};
+
+function describe(u: UserRow) {
+  return {
+    username: u.username,
+    displayName: u.display_name,
+    role: u.role,
+    enabled: u.disabled === 0,
+    secondFactor: u.totp_secret !== null,
+    sso: u.sso_subject !== null,
+    lastLoginAt: u.last_login_at === null ? null : new Date(u.last_login_at).toISOString(),
+  };
+}
+
+function oneName(run: Run): string {
+  const [name, ...extra] = run.positionals;
+  if (!name || extra.length > 0) throw usage(run.command, 'Give one username.');
+  return name;
+}
+
+async function findUser(run: Run): Promise<UserRow> {
+  const name = oneName(run).trim().toLowerCase();
+  const user = await run.store.users.findByUsername(name);
+  if (!user)
+    throw new CommandError(`There is no user named ${name}. See: pnpm admin users list`, EXIT.unknownUser);
+  return user;
+}
+
+/** A change of role or enabled state, under the last-admin rule. */
+async function change(run: Run, user: UserRow, changes: { role?: Role; disabled?: boolean }): Promise<void> {
+  const result = await run.store.users.update(user.id, changes);
+  if (result === 'last-admin') {
+    throw new CommandError(
+      `${user.username} is the last enabled admin: make another user an admin first (pnpm admin users set-role NAME admin).`,
+      EXIT.refused,
+    );
+  }
+  if (result === undefined)
+    throw new CommandError(`There is no user named ${user.username}.`, EXIT.unknownUser);
+}
+
+function needPassword(run: Run): string {
+  if (run.password === undefined)
+    throw usage(run.command, 'The password is read from standard input: add --password-stdin.');
+  const checked = passwordSchema.safeParse(run.password);
+  if (!checked.success)
+    throw new CommandError(`Not a usable password: ${checked.error.issues[0]?.message}`, EXIT.failed);
+  return checked.data;
+}
+
+/** The password: standard input's first line, or typed twice at a terminal. */
+async function readPassword(io: Io): Promise<string> {
+  const piped = await io.readStdin();
+  if (piped !== null) {
+    const line = piped.split(/\r?\n/)[0] ?? '';
+    if (!line) throw new CommandError('Standard input held no password.', EXIT.failed);
+    return line;
+  }
+  const first = await io.prompt('New password: ');
+  const again = await io.prompt('The same again: ');
+  if (first !== again) throw new CommandError('The two passwords differ.', EXIT.failed);
+  return first;
+}
+
+function audit(run: Run, entry: Omit<NewAuditEntry, 'userId' | 'username' | 'ip'>): Promise<void> {
+  let who = 'unknown';
+  try {
+    who = os.userInfo().username;
+  } catch {
+    // No user name for this uid (a container): "unknown".
+  }
+  return run.store.audit.add({
+    ...entry,
+    userId: null,
+    username: `cli:${who}`.slice(0, 64),
+    ip: 'command line',
+    details: { ...entry.details, by: 'command line' },
+  });
+}
+
+const targetOf = (u: UserRow) => `user ${u.id} (${u.username})`;
+const sessionsText = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
+
+/** The process: real standard streams, .env in the working directory. */
+async function main(): Promise<void> {
+  if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  const status = await runAdmin(process.argv.slice(2), {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    env: process.env,
+    async readStdin() {
+      if (process.stdin.isTTY) return null;
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+    prompt: hiddenPrompt,
+  });
+  process.exitCode = status;
+}
+
+/** A line typed at the terminal without echo. */
+function hiddenPrompt(question: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stdin = process.stdin;
+    process.stderr.write(question);
+    stdin.setRawMode(true);
+    stdin.resume();
+    let line = '';
+    const onData = (data: Buffer) => {
+      for (const char of data.toString('utf8')) {
+        if (char === '\r' || char === '\n') {
+          finish();
+          resolve(line);
+          return;
+        }
+        if (char === '\u0003') {
+          finish();
+          reject(new CommandError('Cancelled.', EXIT.failed));
+          return;
+        }
+        if (char === '\u007f') line = line.slice(0, -1);
+        else line += char;
+      }
+    };
+    const finish = () => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+    };
+    stdin.on('data', onData);
+  });
+}
+
+// Run as the bundled dist/admin.js; imported (by tests), it only exports.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();
