@@ -18,7 +18,8 @@ function SessionLoading() {
 /**
  * Every page but /login and /setup: rendered only for someone logged in. Anyone else goes to the
  * login page with the address they asked for as `next`, also when a session ends while a page is
- * open (a 401 anywhere sets the session to null, lib/react-query.ts); not after logging out.
+ * open (a 401 anywhere sets the session to null, lib/react-query.ts); not after logging out. A
+ * user who must set up a second factor first goes to the Account page.
  */
 export function RequireSession() {
   const session = useSession();
@@ -41,6 +42,11 @@ export function RequireSession() {
     const here = `${location.pathname}${location.search}${location.hash}`;
     const back = here !== '/' && sessionEnded(queryClient) !== 'logged-out';
     return <Navigate to={paths.login.href(back ? here : undefined)} replace />;
+  }
+  // REQUIRE_TOTP: nothing but the Account page answers until a second factor is set up.
+  const { secondFactor } = session.data;
+  if (secondFactor.required && !secondFactor.enabled && location.pathname !== paths.account.href()) {
+    return <Navigate to={paths.account.href()} replace />;
   }
   return <Outlet />;
 }

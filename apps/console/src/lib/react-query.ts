@@ -1,5 +1,6 @@
 import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
 import { isUnauthorized, ProblemError } from './api-client';
+import { queryKeys } from './query-keys';
 import { endSession } from './session';
 
 declare module '@tanstack/react-query' {
@@ -20,8 +21,13 @@ export function createQueryClient(overrides: { retry?: boolean } = {}): QueryCli
   // is over, so it becomes null and the app shell sends the reader to the login page, which brings
   // them back here afterwards (app/auth-guards.tsx). The session query and the login and setup
   // posts are marked `authRequest`: their 401 is an answer, not a lost session.
+  // A 403 that asks for a second factor first (REQUIRE_TOTP, turned on while this session was
+  // open): the session is read again, and the app shell takes the reader to the Account page.
   const loggedOut = (error: unknown, meta: { authRequest?: boolean } | undefined) => {
     if (isUnauthorized(error) && !meta?.authRequest) endSession(client, 'expired');
+    if (error instanceof ProblemError && error.problem.secondFactorSetupRequired) {
+      void client.invalidateQueries({ queryKey: queryKeys.session.all });
+    }
   };
   const client: QueryClient = new QueryClient({
     queryCache: new QueryCache({ onError: (error, query) => loggedOut(error, query.meta) }),

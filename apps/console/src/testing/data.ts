@@ -274,11 +274,17 @@ export function template(overrides: Partial<Template> = {}): Template {
 }
 
 /** Who is logged in: an admin unless told otherwise (the default every test gets, testing/server.ts). */
-export function session(overrides: Partial<Session['user']> = {}): Session {
+export function session(
+  overrides: Partial<Session['user']> = {},
+  rest: Partial<Omit<Session, 'user'>> = {},
+): Session {
   return {
     user: { id: 1, username: 'admin', displayName: 'Alex Admin', role: 'admin', ...overrides },
     idleExpiresAt: '2026-11-20T10:15:30.000Z',
     expiresAt: '2026-11-20T20:15:30.000Z',
+    method: 'password',
+    secondFactor: { enabled: false, required: false },
+    ...rest,
   };
 }
 
@@ -295,6 +301,8 @@ export function staffUser(overrides: Partial<User> = {}): User {
     createdAt: '2026-11-01T09:00:00.000Z',
     updatedAt: '2026-11-01T09:00:00.000Z',
     lastLoginAt: '2026-11-20T08:00:00.000Z',
+    secondFactor: false,
+    sso: false,
     ...overrides,
   };
 }

@@ -7,6 +7,8 @@ export const defaultHandlers = [
   // Logged in as an admin, who may open every page; the auth tests override these.
   http.get('/api/session', () => HttpResponse.json(session())),
   http.get('/api/setup', () => HttpResponse.json({ needed: false })),
+  // Password logins, no single sign-on: the login page's tests override it.
+  http.get('/api/session/login-options', () => HttpResponse.json({ localLogin: true, sso: null })),
   http.get('/api/service', () => HttpResponse.json(serviceInfo)),
   // A call's detail lists its deliveries; by default it queued none.
   http.get('/api/deliveries', () => HttpResponse.json(deliveryList([]))),

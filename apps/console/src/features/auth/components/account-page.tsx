@@ -8,6 +8,8 @@ import { ProblemError } from '../../../lib/api-client';
 import { samePasswords } from '../../../lib/passwords';
 import { useSession } from '../../../lib/session';
 import { useChangePassword } from '../api/change-password';
+import { useLoginOptions } from '../api/get-login-options';
+import { SecondFactorSection } from './second-factor-section';
 
 const passwordFormSchema = passwordChangeInputSchema
   .extend({ confirm: z.string() })
@@ -19,11 +21,14 @@ const empty = { currentPassword: '', newPassword: '', confirm: '' };
 const onFields = (error: unknown): boolean =>
   error instanceof ProblemError && Object.keys(error.problem.errors ?? {}).some((path) => path in empty);
 
-/** /account: who is logged in, and their own password. */
+/**
+ * /account: who is logged in, their own password and second factor; for a single sign-on, where
+ * those are kept instead.
+ */
 export function AccountPage() {
-  const user = useSession().data?.user;
-  const change = useChangePassword();
-  const [done, setDone] = useState(false);
+  const session = useSession().data;
+  const user = session?.user;
+  const sso = useLoginOptions().data?.sso;
 
   return (
     <div className="page account-page">
@@ -40,76 +45,95 @@ export function AccountPage() {
         </dl>
       ) : null}
 
-      <section className="card" aria-labelledby="change-password-heading">
-        <h2 id="change-password-heading">Change password</h2>
-        <Form
-          schema={passwordFormSchema}
-          options={{ defaultValues: empty }}
-          aria-labelledby="change-password-heading"
-          className="form-plain"
-          onSubmit={({ currentPassword, newPassword }, methods) => {
-            setDone(false);
-            change.mutate(
-              { currentPassword, newPassword },
-              {
-                onSuccess: () => {
-                  methods.reset(empty);
-                  setDone(true);
-                },
-                onError: (error) => {
-                  if (showFieldErrors(error, ['currentPassword', 'newPassword'], methods)) {
-                    methods.setFocus('currentPassword');
-                  }
-                },
-              },
-            );
-          }}
-        >
-          {() => (
-            <>
-              {/* For password managers: whose password this is (not sent). */}
-              <input
-                type="text"
-                name="username"
-                autoComplete="username"
-                value={user?.username ?? ''}
-                readOnly
-                hidden
-              />
-              <TextField
-                name="currentPassword"
-                label="Current password"
-                type="password"
-                autoComplete="current-password"
-              />
-              <TextField
-                name="newPassword"
-                label="New password"
-                description="At least 10 characters."
-                type="password"
-                autoComplete="new-password"
-              />
-              <TextField
-                name="confirm"
-                label="Confirm new password"
-                type="password"
-                autoComplete="new-password"
-              />
-              <div className="actions">
-                <button type="submit" className="button button-primary" disabled={change.isPending}>
-                  {change.isPending ? 'Saving…' : 'Change password'}
-                </button>
-              </div>
-              {change.isError && !onFields(change.error) ? (
-                <ProblemMessage error={change.error} prefix="Not changed" />
-              ) : null}
-            </>
-          )}
-        </Form>
-        <p role="status" className="page-status">
-          {done ? 'Your password is changed. You stay logged in here; your other sessions have ended.' : ''}
-        </p>
-      </section>
+      {session?.method === 'sso' ? (
+        <section className="card" aria-labelledby="sign-in-heading">
+          <h2 id="sign-in-heading">Signing in</h2>
+          <p>
+            You log in with {sso?.label ?? 'your school account'}. Your password and second factor are kept
+            there: change them with your school’s IT. Your role here follows your groups there, read at each
+            login.
+          </p>
+        </section>
+      ) : session ? (
+        <>
+          <SecondFactorSection
+            enabled={session.secondFactor.enabled}
+            required={session.secondFactor.required}
+          />
+          <ChangePassword username={user?.username ?? ''} />
+        </>
+      ) : null}
     </div>
+  );
+}
+
+/** One's own password: the current one, the new one twice. */
+function ChangePassword({ username }: { username: string }) {
+  const change = useChangePassword();
+  const [done, setDone] = useState(false);
+  return (
+    <section className="card" aria-labelledby="change-password-heading">
+      <h2 id="change-password-heading">Change password</h2>
+      <Form
+        schema={passwordFormSchema}
+        options={{ defaultValues: empty }}
+        aria-labelledby="change-password-heading"
+        className="form-plain"
+        onSubmit={({ currentPassword, newPassword }, methods) => {
+          setDone(false);
+          change.mutate(
+            { currentPassword, newPassword },
+            {
+              onSuccess: () => {
+                methods.reset(empty);
+                setDone(true);
+              },
+              onError: (error) => {
+                if (showFieldErrors(error, ['currentPassword', 'newPassword'], methods)) {
+                  methods.setFocus('currentPassword');
+                }
+              },
+            },
+          );
+        }}
+      >
+        {() => (
+          <>
+            {/* For password managers: whose password this is (not sent). */}
+            <input type="text" name="username" autoComplete="username" value={username} readOnly hidden />
+            <TextField
+              name="currentPassword"
+              label="Current password"
+              type="password"
+              autoComplete="current-password"
+            />
+            <TextField
+              name="newPassword"
+              label="New password"
+              description="At least 10 characters."
+              type="password"
+              autoComplete="new-password"
+            />
+            <TextField
+              name="confirm"
+              label="Confirm new password"
+              type="password"
+              autoComplete="new-password"
+            />
+            <div className="actions">
+              <button type="submit" className="button button-primary" disabled={change.isPending}>
+                {change.isPending ? 'Saving…' : 'Change password'}
+              </button>
+            </div>
+            {change.isError && !onFields(change.error) ? (
+              <ProblemMessage error={change.error} prefix="Not changed" />
+            ) : null}
+          </>
+        )}
+      </Form>
+      <p role="status" className="page-status">
+        {done ? 'Your password is changed. You stay logged in here; your other sessions have ended.' : ''}
+      </p>
+    </section>
   );
 }

@@ -168,3 +168,124 @@ describe('Logging in', () => {
     expect(screen.getByRole('status')).toHaveTextContent('/setup?token=…');
   });
 });
+
+describe('Logging in with single sign-on', () => {
+  const withSso = (localLogin = true) =>
+    server.use(
+      http.get('/api/session/login-options', () =>
+        HttpResponse.json({ localLogin, sso: { label: 'Northside School' } }),
+      ),
+    );
+
+  it('offers the school’s button above the password form, carrying where to go next', async () => {
+    loggedOutServer();
+    withSso();
+    renderApp('/login?next=/deliveries%3Fkind%3Dsms');
+    const button = await screen.findByRole('link', { name: 'Log in with Northside School' });
+    expect(button).toHaveAttribute('href', '/api/session/oidc/start?next=%2Fdeliveries%3Fkind%3Dsms');
+    const form = screen.getByRole('form', { name: 'Log in' });
+    // The button comes first, in reading order.
+    expect(button.compareDocumentPosition(form) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(screen.getByText('or with a username and password')).toBeInTheDocument();
+  });
+
+  it('shows the button alone when password logins are off', async () => {
+    loggedOutServer();
+    withSso(false);
+    renderApp('/login');
+    expect(await screen.findByRole('link', { name: 'Log in with Northside School' })).toBeInTheDocument();
+    expect(screen.queryByRole('form', { name: 'Log in' })).not.toBeInTheDocument();
+    expect(screen.queryByLabelText('Password')).not.toBeInTheDocument();
+  });
+
+  it('says why the school account was refused', async () => {
+    loggedOutServer();
+    withSso();
+    renderApp('/login?sso=refused');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Your school account is not allowed to use this console',
+    );
+  });
+
+  it('ignores an sso outcome it does not know', async () => {
+    loggedOutServer();
+    renderApp('/login?sso=<b>hi</b>');
+    await screen.findByRole('form', { name: 'Log in' });
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+});
+
+describe('Logging in with a second factor', () => {
+  /** The password is right; the code 123456 (or the recovery code abcde-fghij) opens the session. */
+  function secondFactorServer() {
+    let current: ReturnType<typeof session> | null = null;
+    const bodies: unknown[] = [];
+    server.use(
+      http.get('/api/session', () =>
+        current ? HttpResponse.json(current) : problemJson(problem(401, 'Log in first.')),
+      ),
+      http.post('/api/session', async ({ request }) => {
+        const body = (await request.json()) as { username: string; password: string; code?: string };
+        bodies.push(body);
+        if (body.password !== 'correct horse battery') return problemJson(problem(401, WRONG));
+        if (!body.code) {
+          return problemJson({
+            ...problem(401, 'Enter the code from your authenticator app.'),
+            secondFactorRequired: true,
+          });
+        }
+        if (body.code !== '123456' && body.code !== 'abcde-fghij') {
+          return problemJson({
+            ...problem(401, 'That code is not right, or was used already.'),
+            secondFactorRequired: true,
+          });
+        }
+        current = session({ username: body.username }, { secondFactor: { enabled: true, required: false } });
+        return HttpResponse.json(current);
+      }),
+    );
+    return bodies;
+  }
+
+  it('asks for the code after the password, then logs in', async () => {
+    const bodies = secondFactorServer();
+    const { user, location } = renderApp('/login?next=/service');
+    await logIn(user);
+    const code = await screen.findByLabelText('Code');
+    expect(code).toHaveFocus();
+    // The asking is no failure: nothing in red.
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+    await user.type(code, '123456');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    await waitFor(() => expect(location().pathname).toBe('/service'));
+    expect(bodies).toEqual([
+      { username: 'admin', password: 'correct horse battery' },
+      { username: 'admin', password: 'correct horse battery', code: '123456' },
+    ]);
+  });
+
+  it('says when the code is wrong and lets it be typed again, or go back', async () => {
+    secondFactorServer();
+    const { user } = renderApp('/login');
+    await logIn(user);
+    await user.type(await screen.findByLabelText('Code'), '000000');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'That code is not right, or was used already.',
+    );
+    expect(screen.getByLabelText('Code')).toHaveValue('');
+    expect(screen.getByLabelText('Code')).toHaveFocus();
+    await user.click(screen.getByRole('button', { name: 'Back' }));
+    expect(await screen.findByLabelText('Password')).toBeInTheDocument();
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('takes a recovery code in the same field', async () => {
+    secondFactorServer();
+    const { user, location } = renderApp('/login');
+    await logIn(user);
+    await user.type(await screen.findByLabelText('Code'), 'abcde-fghij');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    await waitFor(() => expect(location().pathname).not.toBe('/login'));
+  });
+});

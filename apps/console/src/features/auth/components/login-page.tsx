@@ -1,6 +1,11 @@
-import { loginInputSchema } from '@school/contract';
+import { type LoginInput, loginInputSchema, SSO_OUTCOMES, type SsoOutcome } from '@school/contract';
+import { useState } from 'react';
+import { useSearchParams } from 'react-router';
+import { z } from 'zod';
 import { Form, TextField } from '../../../components/ui/form';
 import { ProblemError, problemOf } from '../../../lib/api-client';
+import { safeNextPath } from '../../../lib/next-path';
+import { singleSignOnHref, useLoginOptions } from '../api/get-login-options';
 import { useSetupState } from '../api/get-setup-state';
 import { useLogin } from '../api/login';
 import { formatWait } from '../utils/wait';
@@ -12,6 +17,7 @@ export function loginFailure(error: unknown): string {
   if (error instanceof ProblemError) {
     // The server says the same for an unknown user, a wrong password and a disabled account.
     if (error.status === 401) return problem.detail ?? 'Wrong username or password.';
+    if (error.status === 403) return problem.detail ?? 'Password logins are turned off here.';
     if (error.status === 429) {
       return error.retryAfter === undefined
         ? 'Too many failed attempts. Wait a while, then try again.'
@@ -22,19 +28,108 @@ export function loginFailure(error: unknown): string {
   return `Could not log in: ${problem.detail ?? problem.title}${problem.status ? ` (HTTP ${problem.status})` : ''}`;
 }
 
+/** The password was right; the second factor's code is asked for next. */
+const asksForCode = (error: unknown): boolean =>
+  error instanceof ProblemError && error.status === 401 && error.problem.secondFactorRequired === true;
+
+const codeSchema = z.object({
+  code: z.string().trim().min(1, 'Enter the code from your authenticator app, or a recovery code.').max(32),
+});
+
+const isOutcome = (value: string | null): value is SsoOutcome =>
+  value !== null && Object.hasOwn(SSO_OUTCOMES, value);
+
 /**
- * /login. Once logged in the app shell leaves this page for the one asked for (`?next=`), see
- * app/auth-guards.tsx.
+ * /login: the school's single sign-on (when set up) above the username and password form; for a
+ * user with a second factor, then the code. Once logged in the app shell leaves this page for the
+ * one asked for (`?next=`), see app/auth-guards.tsx.
  */
 export function LoginPage() {
   const login = useLogin();
   const setup = useSetupState();
+  const options = useLoginOptions();
+  const [params] = useSearchParams();
+  const next = safeNextPath(params.get('next'));
+  const outcome = params.get('sso');
+  // The username and password that were right, while the code is asked for.
+  const [credentials, setCredentials] = useState<LoginInput | null>(null);
+  const sso = options.data?.sso ?? null;
+  const localLogin = options.data?.localLogin !== false;
+
+  if (credentials) {
+    return (
+      <div className="auth-panel">
+        <title>Log in · School Messaging</title>
+        <h1>Log in</h1>
+        <p>Open your authenticator app and enter the code it shows for this console.</p>
+        <Form
+          schema={codeSchema}
+          options={{ defaultValues: { code: '' } }}
+          aria-label="Second factor"
+          className="form-plain"
+          onSubmit={({ code }, methods) =>
+            login.mutate(
+              { ...credentials, code },
+              {
+                onError: () => {
+                  methods.resetField('code');
+                  methods.setFocus('code');
+                },
+              },
+            )
+          }
+        >
+          {() => (
+            <>
+              <TextField
+                name="code"
+                label="Code"
+                description="The 6 digits from the app, or one of your recovery codes."
+                autoComplete="one-time-code"
+                autoCapitalize="none"
+                spellCheck={false}
+                autoFocus
+              />
+              {login.isError ? (
+                <p className="status status-error" role="alert">
+                  {loginFailure(login.error)}
+                </p>
+              ) : null}
+              <div className="actions">
+                <button type="submit" className="button button-primary" disabled={login.isPending}>
+                  {login.isPending ? 'Checking…' : 'Log in'}
+                </button>
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => {
+                    login.reset();
+                    setCredentials(null);
+                  }}
+                >
+                  Back
+                </button>
+              </div>
+            </>
+          )}
+        </Form>
+        <p className="muted">
+          Lost your phone and your recovery codes? Ask an admin to reset your second factor.
+        </p>
+      </div>
+    );
+  }
 
   return (
     <div className="auth-panel">
       <title>Log in · School Messaging</title>
       <h1>Log in</h1>
-      {setup.data?.needed ? (
+      {isOutcome(outcome) ? (
+        <div className="status status-error" role="alert">
+          <p>{SSO_OUTCOMES[outcome]}</p>
+        </div>
+      ) : null}
+      {setup.data?.needed && localLogin ? (
         <div className="status" role="status">
           <p className="status-title">No account exists yet.</p>
           <p>
@@ -43,44 +138,63 @@ export function LoginPage() {
           </p>
         </div>
       ) : null}
-      <Form
-        schema={loginInputSchema}
-        options={{ defaultValues: { username: '', password: '' } }}
-        aria-label="Log in"
-        className="form-plain"
-        onSubmit={(values, methods) =>
-          login.mutate(values, {
-            onError: () => {
-              methods.resetField('password');
-              methods.setFocus('password');
-            },
-          })
-        }
-      >
-        {() => (
-          <>
-            <TextField
-              name="username"
-              label="Username"
-              autoComplete="username"
-              autoCapitalize="none"
-              spellCheck={false}
-            />
-            <TextField name="password" label="Password" type="password" autoComplete="current-password" />
-            {login.isError ? (
-              <p className="status status-error" role="alert">
-                {loginFailure(login.error)}
-              </p>
-            ) : null}
-            <div className="actions">
-              <button type="submit" className="button button-primary" disabled={login.isPending}>
-                {login.isPending ? 'Logging in…' : 'Log in'}
-              </button>
-            </div>
-          </>
-        )}
-      </Form>
-      <p className="muted">Forgot your password? Ask an admin to set a new one.</p>
+      {sso ? (
+        <div className="sso">
+          <a className="button button-primary" href={singleSignOnHref(next)}>
+            Log in with {sso.label}
+          </a>
+          {localLogin ? <p className="sso-or">or with a username and password</p> : null}
+        </div>
+      ) : null}
+      {localLogin ? (
+        <Form
+          schema={loginInputSchema}
+          options={{ defaultValues: { username: '', password: '' } }}
+          aria-label="Log in"
+          className="form-plain"
+          onSubmit={(values, methods) =>
+            login.mutate(values, {
+              onError: (error) => {
+                if (asksForCode(error)) {
+                  login.reset();
+                  setCredentials(values);
+                  return;
+                }
+                methods.resetField('password');
+                methods.setFocus('password');
+              },
+            })
+          }
+        >
+          {() => (
+            <>
+              <TextField
+                name="username"
+                label="Username"
+                autoComplete="username"
+                autoCapitalize="none"
+                spellCheck={false}
+              />
+              <TextField name="password" label="Password" type="password" autoComplete="current-password" />
+              {login.isError ? (
+                <p className="status status-error" role="alert">
+                  {loginFailure(login.error)}
+                </p>
+              ) : null}
+              <div className="actions">
+                <button
+                  type="submit"
+                  className={sso ? 'button' : 'button button-primary'}
+                  disabled={login.isPending}
+                >
+                  {login.isPending ? 'Logging in…' : 'Log in'}
+                </button>
+              </div>
+            </>
+          )}
+        </Form>
+      ) : null}
+      {localLogin ? <p className="muted">Forgot your password? Ask an admin to set a new one.</p> : null}
     </div>
   );
 }

@@ -44,7 +44,7 @@ describe('Users', () => {
       within(table)
         .getAllByRole('columnheader')
         .map((th) => th.textContent),
-    ).toEqual(['Username', 'Display name', 'Role', 'Status', 'Last login', 'Actions']);
+    ).toEqual(['Username', 'Display name', 'Role', 'Status', 'Sign-in', 'Last login', 'Actions']);
     const [, admin, operator] = within(table).getAllByRole('row');
     if (!admin || !operator) throw new Error('missing rows');
     const cells = within(admin).getAllByRole('cell');
@@ -52,12 +52,41 @@ describe('Users', () => {
     expect(cells[1]).toHaveTextContent('Alex Admin');
     expect(cells[2]).toHaveTextContent('Admin');
     expect(cells[3]).toHaveTextContent('Active');
-    expect(cells[4]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:00:00.000Z');
+    expect(cells[4]).toHaveTextContent('Password only');
+    expect(cells[5]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:00:00.000Z');
     const anaCells = within(operator).getAllByRole('cell');
     expect(anaCells[2]).toHaveTextContent('Operator');
     expect(anaCells[3]).toHaveTextContent('Disabled');
-    expect(anaCells[4]).toHaveTextContent('Never');
+    expect(anaCells[5]).toHaveTextContent('Never');
     expect(within(operator).getByRole('button', { name: 'Enable ana' })).toBeInTheDocument();
+  });
+
+  it('says how each logs in, and resets a lost second factor after asking', async () => {
+    const requests = recordRequests();
+    const sso = staffUser({ id: 3, username: 'sam@school.example', displayName: 'Sam', sso: true });
+    usersServer([staffUser(), { ...ana, secondFactor: true }, sso]);
+    server.use(
+      http.delete('/api/users/:id/totp', ({ params }) =>
+        HttpResponse.json({ ...ana, id: Number(params.id), secondFactor: false }),
+      ),
+    );
+    const { user } = renderApp('/users');
+    const anaRow = await rowOf('ana');
+    expect(within(anaRow).getAllByRole('cell')[4]).toHaveTextContent('Password + second factor');
+    const samRow = await rowOf('sam@school.example');
+    expect(within(samRow).getAllByRole('cell')[4]).toHaveTextContent('Single sign-on');
+    // No password to set for a single sign-on user, no second factor to reset for one without.
+    expect(within(samRow).queryByRole('button', { name: /Set password/ })).not.toBeInTheDocument();
+    expect(within(samRow).queryByRole('button', { name: /Reset second factor/ })).not.toBeInTheDocument();
+
+    await user.click(within(anaRow).getByRole('button', { name: 'Reset second factor of ana' }));
+    expect(screen.getByText(/Reset the second factor of ana \(Ana Lopez\)\?/)).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Yes, reset' }));
+    expect(
+      await screen.findByText('The second factor of ana is reset and they were logged out.'),
+    ).toBeInTheDocument();
+    const sent = writes(requests);
+    expect(sent.map((r) => `${r.method} ${new URL(r.url).pathname}`)).toEqual(['DELETE /api/users/2/totp']);
   });
 
   it('adds a user with the JSON the API takes', async () => {

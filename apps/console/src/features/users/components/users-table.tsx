@@ -3,6 +3,7 @@ import { ConfirmButton } from '../../../components/ui/confirm';
 import { ProblemMessage } from '../../../components/ui/status';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { ROLE_NAMES } from '../../../lib/format';
+import { useResetSecondFactor } from '../api/reset-second-factor';
 import { useUpdateUser } from '../api/update-user';
 
 const article = (role: Role) => (role === 'admin' ? 'an admin' : 'an operator');
@@ -30,6 +31,7 @@ export function UsersTable({
             <th scope="col">Display name</th>
             <th scope="col">Role</th>
             <th scope="col">Status</th>
+            <th scope="col">Sign-in</th>
             <th scope="col">Last login</th>
             <th scope="col">Actions</th>
           </tr>
@@ -62,6 +64,7 @@ function UserRow({
   onChanged: (message: string) => void;
 }) {
   const update = useUpdateUser();
+  const reset = useResetSecondFactor();
   const changing = update.isPending ? update.variables.input : undefined;
   const other: Role = user.role === 'admin' ? 'operator' : 'admin';
   const who = isMe ? 'your own account' : `${user.username} (${user.displayName})`;
@@ -79,6 +82,7 @@ function UserRow({
           {user.disabled ? 'Disabled' : 'Active'}
         </span>
       </td>
+      <td>{signIn(user)}</td>
       <td>
         {user.lastLoginAt ? <Timestamp iso={user.lastLoginAt} /> : <span className="muted">Never</span>}
       </td>
@@ -134,12 +138,42 @@ function UserRow({
               Disable <span className="visually-hidden">{user.username}</span>
             </ConfirmButton>
           )}
-          <button type="button" className="button button-small" onClick={() => onSetPassword(user)}>
-            Set password <span className="visually-hidden">for {user.username}</span>
-          </button>
+          {user.sso ? null : (
+            <button type="button" className="button button-small" onClick={() => onSetPassword(user)}>
+              Set password <span className="visually-hidden">for {user.username}</span>
+            </button>
+          )}
+          {user.secondFactor ? (
+            <ConfirmButton
+              question={
+                isMe
+                  ? 'Reset your own second factor? Your password alone then logs you in until you set up a new one.'
+                  : `Reset the second factor of ${who}? Do this when they lost their phone and recovery codes: they are logged out, log in with their password alone, and set up a new one.`
+              }
+              confirmLabel="Yes, reset"
+              pending={reset.isPending}
+              onConfirm={() =>
+                reset.mutateAsync(user.id, {
+                  onSuccess: (saved) =>
+                    onChanged(
+                      `The second factor of ${saved.username} is reset${isMe ? '' : ' and they were logged out'}.`,
+                    ),
+                })
+              }
+            >
+              Reset second factor <span className="visually-hidden">of {user.username}</span>
+            </ConfirmButton>
+          ) : null}
         </div>
         {update.isError ? <ProblemMessage error={update.error} prefix="Not changed" /> : null}
+        {reset.isError ? <ProblemMessage error={reset.error} prefix="Not reset" /> : null}
       </td>
     </tr>
   );
+}
+
+/** How the user logs in: the school's single sign-on, or a password here (with a second factor or not). */
+function signIn(user: User): string {
+  if (user.sso) return 'Single sign-on';
+  return user.secondFactor ? 'Password + second factor' : 'Password only';
 }

@@ -1,0 +1,206 @@
+import { totpActivateInputSchema, totpDisableInputSchema } from '@school/contract';
+import { useRef, useState } from 'react';
+import { CopyButton } from '../../../components/ui/copy-button';
+import { Form, TextField } from '../../../components/ui/form';
+import { showFieldErrors } from '../../../components/ui/save-form';
+import { ProblemMessage } from '../../../components/ui/status';
+import { ProblemError } from '../../../lib/api-client';
+import { useActivateSecondFactor, useDisableSecondFactor, useStartSecondFactor } from '../api/second-factor';
+import { QrCode } from './qr-code';
+import '../auth.css';
+
+/** `JBSWY3DPEHPK3PXP…` in groups of four, as authenticator apps show a key to type. */
+const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
+
+const namesField = (error: unknown, field: string) =>
+  error instanceof ProblemError && error.problem.errors?.[field] !== undefined;
+
+/**
+ * The Account page's second factor (TOTP): set up with an authenticator app (a QR code, or the
+ * key typed in), proved by a code, answered by recovery codes shown once; turned off with the
+ * password.
+ */
+export function SecondFactorSection({ enabled, required }: { enabled: boolean; required: boolean }) {
+  const start = useStartSecondFactor();
+  const activate = useActivateSecondFactor();
+  const disable = useDisableSecondFactor();
+  const [recoveryCodes, setRecoveryCodes] = useState<string[] | null>(null);
+  const [message, setMessage] = useState('');
+  const codesRef = useRef<HTMLOListElement>(null);
+  const enrolment = start.data;
+
+  let body: React.ReactNode;
+  if (recoveryCodes) {
+    body = (
+      <>
+        <div className="status status-ok" role="status">
+          <p className="status-title">Your second factor is on.</p>
+          <p>
+            From now on you log in with your password and a code from the app. Save these recovery codes
+            somewhere safe (a password manager, or printed): each logs you in once if you lose your phone.
+            They are shown only now.
+          </p>
+        </div>
+        <ol className="recovery-codes" aria-label="Recovery codes" ref={codesRef}>
+          {recoveryCodes.map((code) => (
+            <li key={code}>
+              <code>{code}</code>
+            </li>
+          ))}
+        </ol>
+        <div className="actions">
+          <CopyButton text={recoveryCodes.join('\n')} label="Copy the codes" target={codesRef} />
+          <button
+            type="button"
+            className="button button-primary"
+            onClick={() => {
+              setRecoveryCodes(null);
+              start.reset();
+            }}
+          >
+            I have saved them
+          </button>
+        </div>
+      </>
+    );
+  } else if (enabled) {
+    body = (
+      <>
+        <p>
+          <span className="badge badge-ok">On</span> Each login asks for a code from your authenticator app
+          (or one of your recovery codes).
+        </p>
+        <Form
+          schema={totpDisableInputSchema}
+          options={{ defaultValues: { password: '' } }}
+          aria-label="Turn off the second factor"
+          className="form-plain"
+          onSubmit={(values, methods) => {
+            setMessage('');
+            disable.mutate(values, {
+              onSuccess: () => {
+                methods.reset({ password: '' });
+                setMessage('Your second factor is off: your password alone logs you in.');
+              },
+              onError: (error) => {
+                if (showFieldErrors(error, ['password'], methods)) methods.setFocus('password');
+              },
+            });
+          }}
+        >
+          {() => (
+            <>
+              <TextField
+                name="password"
+                label="Your password, to turn it off"
+                type="password"
+                autoComplete="current-password"
+              />
+              <div className="actions">
+                <button type="submit" className="button" disabled={disable.isPending}>
+                  {disable.isPending ? 'Turning off…' : 'Turn off the second factor'}
+                </button>
+              </div>
+              {disable.isError && !namesField(disable.error, 'password') ? (
+                <ProblemMessage error={disable.error} prefix="Not turned off" />
+              ) : null}
+            </>
+          )}
+        </Form>
+      </>
+    );
+  } else if (enrolment) {
+    body = (
+      <ol className="steps">
+        <li>
+          <p>Scan this code with an authenticator app on your phone.</p>
+          <QrCode text={enrolment.otpauthUrl} label="QR code for your authenticator app" />
+          <p>
+            Or type this key into the app: <code className="totp-secret">{grouped(enrolment.secret)}</code>{' '}
+            <CopyButton text={enrolment.secret} label="Copy the key" />
+          </p>
+        </li>
+        <li>
+          <p>Enter the 6-digit code the app now shows.</p>
+          <Form
+            schema={totpActivateInputSchema}
+            options={{ defaultValues: { code: '' } }}
+            aria-label="Turn on the second factor"
+            className="form-plain"
+            onSubmit={(values, methods) =>
+              activate.mutate(values, {
+                onSuccess: (answer) => setRecoveryCodes(answer.recoveryCodes),
+                onError: (error) => {
+                  if (showFieldErrors(error, ['code'], methods)) methods.setFocus('code');
+                },
+              })
+            }
+          >
+            {() => (
+              <>
+                <TextField
+                  name="code"
+                  label="Code from the app"
+                  autoComplete="one-time-code"
+                  inputMode="numeric"
+                  autoFocus
+                />
+                <div className="actions">
+                  <button type="submit" className="button button-primary" disabled={activate.isPending}>
+                    {activate.isPending ? 'Checking…' : 'Turn on'}
+                  </button>
+                  <button type="button" className="button" onClick={() => start.reset()}>
+                    Cancel
+                  </button>
+                </div>
+                {activate.isError && !namesField(activate.error, 'code') ? (
+                  <ProblemMessage error={activate.error} prefix="Not turned on" />
+                ) : null}
+              </>
+            )}
+          </Form>
+        </li>
+      </ol>
+    );
+  } else {
+    body = (
+      <>
+        <p>
+          <span className="badge badge-neutral">Off</span> With a second factor, a stolen password is not
+          enough: each login also asks for a code from an authenticator app on your phone (Google
+          Authenticator, Microsoft Authenticator, 1Password and the like).
+        </p>
+        <div className="actions">
+          <button
+            type="button"
+            className="button button-primary"
+            disabled={start.isPending}
+            onClick={() => {
+              setMessage('');
+              start.mutate();
+            }}
+          >
+            {start.isPending ? 'Starting…' : 'Set up a second factor'}
+          </button>
+        </div>
+        {start.isError ? <ProblemMessage error={start.error} prefix="Could not start" /> : null}
+      </>
+    );
+  }
+
+  return (
+    <section className="card" aria-labelledby="second-factor-heading">
+      <h2 id="second-factor-heading">Second factor</h2>
+      {required && !enabled && !recoveryCodes ? (
+        <div className="status status-warning" role="alert">
+          <p className="status-title">Set up a second factor to go on.</p>
+          <p>Your role needs one: the rest of the console opens once it is on.</p>
+        </div>
+      ) : null}
+      {body}
+      <p role="status" className="page-status">
+        {message}
+      </p>
+    </section>
+  );
+}
