@@ -75,14 +75,16 @@ export async function openSession(browser: Browser, base: string = baseUrl()): P
 }
 
 /**
- * Chromium logs every 4xx as a console error. A 401 from /api/session is an answer, not a fault:
- * "nobody is logged in" (GET, before logging in) or "wrong username or password" (POST).
+ * Chromium logs every 4xx as a console error. Some are answers, not faults: a 401 from
+ * /api/session ("nobody is logged in" before logging in, "wrong username, password or code"), and
+ * a 400 from /api/session/totp (not the code the app shows).
  */
 function expectedRefusal(text: string, url: string): boolean {
+  const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(text)?.[1];
+  const pathname = URL.canParse(url) ? new URL(url).pathname : '';
   return (
-    text.startsWith('Failed to load resource: the server responded with a status of 401') &&
-    URL.canParse(url) &&
-    new URL(url).pathname === '/api/session'
+    (status === '401' && pathname === '/api/session') ||
+    (status === '400' && pathname === '/api/session/totp')
   );
 }
 

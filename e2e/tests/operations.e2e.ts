@@ -1,14 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_ENV, apiSession } from './accounts.js';
+import { apiSession } from './accounts.js';
 import {
   baseUrl,
   browserAvailable,
@@ -18,11 +12,10 @@ import {
   type Session,
   screenshot,
 } from './browser.js';
+import { type ServerProcess, startServerProcess } from './server-process.js';
 
 // What the operations do, seen from the console: a book uploaded by staff is what apps download,
 // and a delivery that died can be retried by hand.
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** A small real PDF, with a marker so each test's bytes are its own. */
 function pdf(marker: string, size = 6000): Buffer {
@@ -90,12 +83,11 @@ describe.skipIf(!browserAvailable())(
     });
 
     describe('with a push provider that refuses, then accepts', () => {
-      let server: ChildProcess;
+      let server: ServerProcess | undefined;
       let serverUrl = '';
       let hook: http.Server;
       let accept = false;
       const received: { status: number; body: Record<string, unknown> }[] = [];
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-e2e-push-'));
 
       beforeAll(async () => {
         hook = http.createServer((req, res) => {
@@ -112,46 +104,21 @@ describe.skipIf(!browserAvailable())(
           });
         });
         await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-        const port = await new Promise<number>((resolve) => {
-          const s = net.createServer().listen(0, '127.0.0.1', () => {
-            const p = (s.address() as AddressInfo).port;
-            s.close(() => resolve(p));
-          });
-        });
-        const env: Record<string, string> = { ...(process.env as Record<string, string>) };
-        delete env.NODE_ENV;
-        server = spawn(process.execPath, [path.join(root, 'apps/server/dist/server.js')], {
-          cwd: dataDir,
-          env: {
-            ...env,
-            PORT: String(port),
-            HOST: '127.0.0.1',
-            DATA_DIR: dataDir,
-            LOG_LEVEL: 'warn',
+        server = await startServerProcess(
+          {
             PUSH_PROVIDER: 'webhook',
             PUSH_WEBHOOK_URL: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/push`,
             PUSH_WEBHOOK_SECRET: 'e2e-webhook-secret-0123456789',
             DISPATCH_POLL_MS: '100',
-            ...ADMIN_ENV,
           },
-          stdio: ['ignore', 'inherit', 'inherit'],
-        });
-        serverUrl = `http://127.0.0.1:${port}`;
-        const deadline = Date.now() + 20_000;
-        for (;;) {
-          try {
-            if ((await fetch(`${serverUrl}/healthz`)).ok) break;
-          } catch {}
-          if (Date.now() > deadline) throw new Error('the second server did not start');
-          await new Promise((r) => setTimeout(r, 100));
-        }
+          { name: 'push' },
+        );
+        serverUrl = server.url;
       });
       afterAll(async () => {
-        server?.kill('SIGTERM');
-        await new Promise((r) => server?.once('exit', r));
+        await server?.stop();
         hook.closeAllConnections();
         await new Promise((r) => hook.close(r));
-        fs.rmSync(dataDir, { recursive: true, force: true });
       });
 
       it('retries a dead delivery from the console, and it is sent', async () => {

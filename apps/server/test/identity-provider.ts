@@ -75,6 +75,8 @@ export async function startIdentityProvider(options: {
       roles: ['realm_access'],
     },
     features: { devInteractions: { enabled: false } },
+    // Set, so the provider does not warn of its defaults at each login.
+    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     async findAccount(_ctx, id) {
       if (!accounts.has(id)) return undefined;
@@ -93,6 +95,12 @@ export async function startIdentityProvider(options: {
   server.on('request', async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', issuer);
+      // A browser asks for the icon of the sign-in page: it has none.
+      if (url.pathname === '/favicon.ico') {
+        res.statusCode = 204;
+        res.end();
+        return;
+      }
       const interaction = /^\/interaction\/([\w-]+)$/.exec(url.pathname);
       if (interaction && req.method === 'GET') {
         res.setHeader('content-type', 'text/html; charset=utf-8');

@@ -1,4 +1,5 @@
 import type { Session, User } from '@school/contract';
+import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   base32Decode,
@@ -79,8 +80,8 @@ describe.each(DIALECTS)('a second factor for password logins (%s)', (dialect) =>
   /** POST /api/session as the console sends it. */
   const logIn = (body: Record<string, string>) =>
     t.app.inject({ method: 'POST', url: '/api/session', headers: CONSOLE_HEADERS, payload: body });
-  const as = (cookie: string, options: Parameters<TestApp['app']['inject']>[0] & object) =>
-    t.app.inject({ ...options, headers: { ...CONSOLE_HEADERS, cookie } } as never);
+  const as = (cookie: string, options: InjectOptions) =>
+    t.app.inject({ ...options, headers: { ...CONSOLE_HEADERS, cookie } });
   const auditReasons = async () =>
     (
       await t.app.store.audit.search({ username: OPERATOR.username, action: 'login-failed' }, { limit: 50 })

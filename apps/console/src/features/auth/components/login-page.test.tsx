@@ -229,16 +229,14 @@ describe('Logging in with a second factor', () => {
         bodies.push(body);
         if (body.password !== 'correct horse battery') return problemJson(problem(401, WRONG));
         if (!body.code) {
-          return problemJson({
-            ...problem(401, 'Enter the code from your authenticator app.'),
-            secondFactorRequired: true,
-          });
+          return problemJson(
+            problem(401, 'Enter the code from your authenticator app.', { secondFactorRequired: true }),
+          );
         }
         if (body.code !== '123456' && body.code !== 'abcde-fghij') {
-          return problemJson({
-            ...problem(401, 'That code is not right, or was used already.'),
-            secondFactorRequired: true,
-          });
+          return problemJson(
+            problem(401, 'That code is not right, or was used already.', { secondFactorRequired: true }),
+          );
         }
         current = session({ username: body.username }, { secondFactor: { enabled: true, required: false } });
         return HttpResponse.json(current);

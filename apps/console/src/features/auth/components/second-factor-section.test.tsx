@@ -23,7 +23,7 @@ function secondFactorServer(initial: { enabled: boolean; required: boolean }) {
       const { code } = (await request.json()) as { code: string };
       if (code !== '123456') {
         const message = 'That is not the code the app shows now.';
-        return problemJson({ ...problem(400, message), errors: { code: message } });
+        return problemJson(problem(400, message, { errors: { code: message } }));
       }
       state = { ...state, enabled: true };
       return HttpResponse.json({ recoveryCodes: CODES });
@@ -32,7 +32,7 @@ function secondFactorServer(initial: { enabled: boolean; required: boolean }) {
       const { password } = (await request.json()) as { password: string };
       if (password !== 'correct horse battery') {
         const message = 'That is not your password.';
-        return problemJson({ ...problem(400, message), errors: { password: message } });
+        return problemJson(problem(400, message, { errors: { password: message } }));
       }
       state = { ...state, enabled: false };
       return new HttpResponse(null, { status: 204 });
@@ -126,10 +126,7 @@ describe('Your second factor', () => {
       ),
       http.get('/api/calls', () => {
         required = true;
-        return problemJson({
-          ...problem(403, 'Set up a second factor first'),
-          secondFactorSetupRequired: true,
-        });
+        return problemJson(problem(403, 'Set up a second factor first', { secondFactorSetupRequired: true }));
       }),
     );
     const { location } = renderApp('/history');
