@@ -76,7 +76,14 @@ export async function startIdentityProvider(options: {
     },
     features: { devInteractions: { enabled: false } },
     // Set, so the provider does not warn of its defaults at each login.
-    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
+    ttl: {
+      AccessToken: 600,
+      AuthorizationCode: 60,
+      Grant: 600,
+      IdToken: 600,
+      Interaction: 600,
+      Session: 600,
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     async findAccount(_ctx, id) {
       if (!accounts.has(id)) return undefined;
