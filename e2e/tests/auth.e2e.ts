@@ -94,7 +94,7 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
     expect(problems, 'errors in the page').toEqual([]);
   });
 
-  it('refuses a wrong password with a message, then logs in and lands on Send', async () => {
+  it('refuses a wrong password with a message, then logs in and lands on the Dashboard', async () => {
     const { page } = session;
     const response = await page.goto('/');
     expectStrictCsp(response?.headers()['content-security-policy']);
@@ -112,8 +112,8 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
 
     await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
     await page.getByRole('button', { name: 'Log in', exact: true }).click();
-    await page.getByRole('heading', { name: 'AuthCode', level: 2 }).waitFor();
-    expect(new URL(page.url()).pathname).toBe('/send/AuthCode');
+    await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/dashboard');
     await page.getByRole('button', { name: /^admin\s+Admin$/ }).waitFor();
   });
 
@@ -199,8 +199,8 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
     await logIn(page, operator);
-    expect(new URL(page.url()).pathname).toBe('/send/AuthCode');
-    expect(await navLinks(page)).toEqual(['Send', 'History', 'Deliveries', 'Dashboard', 'Service']);
+    expect(new URL(page.url()).pathname).toBe('/dashboard');
+    expect(await navLinks(page)).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Service']);
     await page.getByRole('button', { name: /^Olivia Operator\s+Operator$/ }).waitFor();
 
     // Opening an admin page directly: the console says it is not for them.

@@ -272,8 +272,8 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
   it('sends an AuthCode from the Send form and shows it as a console call with its request and response', async () => {
     const { page } = session;
-    await page.goto('/');
-    // The console opens on Send, at the first operation.
+    await page.goto('/send');
+    // Send opens at the first operation.
     await page.getByRole('heading', { name: 'AuthCode', level: 2 }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/send/AuthCode');
 

@@ -187,8 +187,13 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
       ['/account', 'Your account'],
     ]);
 
-    // The whole menu is on the screen, wrapped, and the user menu opens within it too.
-    for (const link of await page.getByRole('navigation', { name: 'Main' }).getByRole('link').all()) {
+    // The links fold behind one button naming the page; opened, the whole menu is on the screen,
+    // and the user menu opens within it too.
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    const navBox = await nav.boundingBox();
+    expect(navBox?.height, 'the folded menu is one row').toBeLessThan(60);
+    await nav.getByRole('button', { name: /^Menu/ }).click();
+    for (const link of await nav.getByRole('link').all()) {
       const box = await link.boundingBox();
       expect(box && box.x >= 0 && box.x + box.width <= PHONE.width, (await link.textContent()) ?? '').toBe(
         true,

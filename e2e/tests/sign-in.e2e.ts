@@ -130,7 +130,7 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
       const { page } = session;
       await signIn(page, 'otto');
       await page.getByRole('navigation', { name: 'Main' }).waitFor();
-      expect(await navLinks(page)).toEqual(['Send', 'History', 'Deliveries', 'Dashboard', 'Service']);
+      expect(await navLinks(page)).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Service']);
       await page.getByRole('button', { name: /^Otto Operator\s+Operator$/ }).waitFor();
     });
 

@@ -51,13 +51,13 @@ export function RequireSession() {
   return <Outlet />;
 }
 
-/** /login and /setup: once logged in, on to `next` (a path of this console) or Send. */
+/** /login and /setup: once logged in, on to `next` (a path of this console) or the Dashboard. */
 export function PublicOnly({ children }: { children: ReactNode }) {
   const session = useSession();
   const [params] = useSearchParams();
   if (session.isPending) return <SessionLoading />;
   if (session.data) {
-    return <Navigate to={safeNextPath(params.get('next')) ?? paths.send.href()} replace />;
+    return <Navigate to={safeNextPath(params.get('next')) ?? paths.dashboard.href()} replace />;
   }
   return children;
 }

@@ -3,7 +3,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeZoneSetting } from '../lib/time-zone';
-import { operatorSession, problem, staffUser } from '../testing/data';
+import { operatorSession, problem, serviceInfo, staffUser } from '../testing/data';
 import { renderApp } from '../testing/render';
 import { problemJson, recordRequests, server } from '../testing/server';
 
@@ -17,10 +17,10 @@ describe('The header', () => {
     renderApp('/service');
     await screen.findByRole('heading', { name: 'Service', level: 1 });
     expect(navLinks()).toEqual([
+      'Dashboard',
       'Send',
       'History',
       'Deliveries',
-      'Dashboard',
       'Books',
       'Schools',
       'Templates',
@@ -34,7 +34,7 @@ describe('The header', () => {
     server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
     renderApp('/service');
     await screen.findByRole('heading', { name: 'Service', level: 1 });
-    expect(navLinks()).toEqual(['Send', 'History', 'Deliveries', 'Dashboard', 'Service']);
+    expect(navLinks()).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Service']);
   });
 
   it('tells an operator who opens an admin page that it is not for them, without asking the API', async () => {
@@ -46,7 +46,74 @@ describe('The header', () => {
       expect(screen.getByRole('alert')).toHaveTextContent('This page is for admins only.');
       view.unmount();
     }
-    expect(requests.map((r) => new URL(r.url).pathname).filter((p) => p !== '/api/session')).toEqual([]);
+    // Only the shell's own: who is logged in, and whether the providers only log (the banner).
+    expect(
+      requests
+        .map((r) => new URL(r.url).pathname)
+        .filter((p) => p !== '/api/session' && p !== '/api/service'),
+    ).toEqual([]);
+  });
+
+  it('says on every page that nothing is sent while a provider only logs, and not once both send', async () => {
+    const view = renderApp('/history');
+    const banner = await screen.findByRole('complementary', { name: 'Test mode' });
+    expect(banner).toHaveTextContent(
+      'Test mode: SMS and push notifications are only written to the server’s log, nothing is sent.',
+    );
+    expect(within(banner).getByRole('link', { name: 'How to send for real' })).toHaveAttribute(
+      'href',
+      '/service',
+    );
+    view.unmount();
+
+    const sending = (name: string) => ({ ...serviceInfo.providers.sms, name, id: name, description: name });
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: { ...serviceInfo.providers, sms: sending('twilio') },
+        }),
+      ),
+    );
+    const smsOnly = renderApp('/dashboard');
+    expect(await screen.findByRole('complementary', { name: 'Test mode' })).toHaveTextContent(
+      'Test mode: Push notifications are only written',
+    );
+    smsOnly.unmount();
+
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: { sms: sending('twilio'), smsFallback: null, push: sending('fcm') },
+        }),
+      ),
+    );
+    renderApp('/dashboard');
+    await screen.findByRole('heading', { name: 'Dashboard', level: 1 });
+    await waitFor(() => expect(screen.queryByRole('complementary', { name: 'Test mode' })).toBeNull());
+  });
+
+  it('folds the links behind one button naming the page (phones), which a new page closes again', async () => {
+    const { user } = renderApp('/history');
+    await screen.findByRole('heading', { name: 'History', level: 1 });
+    const toggle = screen.getByRole('button', { name: 'Menu: History' });
+    expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    await user.click(toggle);
+    expect(toggle).toHaveAttribute('aria-expanded', 'true');
+    expect(document.getElementById('main-links')).toHaveClass('nav-list-open');
+    await user.click(screen.getByRole('link', { name: 'Deliveries' }));
+    await screen.findByRole('heading', { name: 'Deliveries', level: 1 });
+    expect(screen.getByRole('button', { name: 'Menu: Deliveries' })).toHaveAttribute(
+      'aria-expanded',
+      'false',
+    );
+  });
+
+  it('opens on the Dashboard after logging in, the page staff start from', async () => {
+    const { location } = renderApp('/');
+    await screen.findByRole('heading', { name: 'Dashboard', level: 1 });
+    expect(location().pathname).toBe('/dashboard');
   });
 
   it('has a menu with the name and role of the person logged in, to change the password or log out', async () => {

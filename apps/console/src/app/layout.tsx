@@ -1,13 +1,15 @@
-import { NavLink, Outlet } from 'react-router';
+import { useEffect, useState } from 'react';
+import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { paths } from '../config/paths';
 import { UserMenu } from '../features/auth/components/user-menu';
+import { useServiceInfo } from '../lib/service-info';
 import { useSession } from '../lib/session';
 
 const links = [
+  { to: paths.dashboard.href(), label: 'Dashboard', adminOnly: false },
   { to: paths.send.href(), label: 'Send', adminOnly: false },
   { to: paths.history.href(), label: 'History', adminOnly: false },
   { to: paths.deliveries.href(), label: 'Deliveries', adminOnly: false },
-  { to: paths.dashboard.href(), label: 'Dashboard', adminOnly: false },
   { to: paths.books.href(), label: 'Books', adminOnly: true },
   { to: paths.schools.href(), label: 'Schools', adminOnly: true },
   { to: paths.templates.href(), label: 'Templates', adminOnly: true },
@@ -19,6 +21,13 @@ const links = [
 /** The pages of someone logged in: the header (navigation for their role, their menu) and the page. */
 export function Layout() {
   const isAdmin = useSession().data?.user.role === 'admin';
+  const { pathname } = useLocation();
+  // On a phone the links fold behind one button, which names the page you are on; a new page
+  // closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [pathname]);
+  const shown = links.filter((link) => isAdmin || !link.adminOnly);
+  const current = shown.find((link) => pathname === link.to || pathname.startsWith(`${link.to}/`));
   return (
     <>
       <a className="skip-link" href="#main">
@@ -27,24 +36,57 @@ export function Layout() {
       <header className="app-header">
         <p className="app-name">School Messaging</p>
         <nav aria-label="Main">
-          <ul className="nav-list">
-            {links
-              .filter((link) => isAdmin || !link.adminOnly)
-              .map((link) => (
-                <li key={link.to}>
-                  <NavLink to={link.to} className="nav-link">
-                    {link.label}
-                  </NavLink>
-                </li>
-              ))}
+          <button
+            type="button"
+            className="menu-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="main-links"
+            onClick={() => setMenuOpen((open) => !open)}
+          >
+            <span aria-hidden="true">☰</span>
+            <span>
+              Menu{current ? ': ' : ''}
+              {current ? <span className="menu-toggle-current">{current.label}</span> : null}
+            </span>
+          </button>
+          <ul id="main-links" className={menuOpen ? 'nav-list nav-list-open' : 'nav-list'}>
+            {shown.map((link) => (
+              <li key={link.to}>
+                <NavLink to={link.to} className="nav-link">
+                  {link.label}
+                </NavLink>
+              </li>
+            ))}
           </ul>
         </nav>
         <UserMenu />
       </header>
+      <TestModeBanner />
       <main id="main" tabIndex={-1}>
         <Outlet />
       </main>
     </>
+  );
+}
+
+/**
+ * On every page while a provider is `log`: nothing is really sent, however healthy the counts
+ * look. (The Service page says which setting sends for real.)
+ */
+function TestModeBanner() {
+  const providers = useServiceInfo().data?.providers;
+  if (!providers) return null;
+  const sms = providers.sms.name === 'log';
+  const push = providers.push.name === 'log';
+  if (!sms && !push) return null;
+  const what = sms && push ? 'SMS and push notifications are' : sms ? 'SMS are' : 'Push notifications are';
+  return (
+    <aside className="test-mode" aria-label="Test mode">
+      <p>
+        <strong>Test mode:</strong> {what} only written to the server’s log, nothing is sent.{' '}
+        <Link to={paths.service.href()}>How to send for real</Link>
+      </p>
+    </aside>
   );
 }
 

@@ -77,7 +77,7 @@ export function AppRoutes() {
       </Route>
       <Route element={<RequireSession />}>
         <Route element={<Layout />}>
-          <Route index element={<Navigate to={paths.send.href()} replace />} />
+          <Route index element={<Navigate to={paths.dashboard.href()} replace />} />
           <Route path={paths.send.pattern} element={<SendPage />} />
           <Route path={paths.history.pattern} element={<Page>{<HistoryPage />}</Page>} />
           <Route path={paths.call.pattern} element={<Page>{<CallPage />}</Page>} />

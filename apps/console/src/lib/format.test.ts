@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { formatDateTime, formatRelative, formatUtcExact } from './format';
+import { formatClock, formatDateTime, formatRelative, formatUtcExact } from './format';
 import { setTimeZoneSetting } from './time-zone';
 
 // A reader whose zone is not UTC, set before any time is formatted (formatters are made on first use).
@@ -69,5 +69,29 @@ describe('formatRelative', () => {
     expect(formatRelative(ago(24 * HOUR), now)).toBeUndefined();
     expect(formatRelative(ago(-30 * HOUR), now)).toBeUndefined();
     expect(formatRelative('soon', now)).toBeUndefined();
+  });
+});
+
+describe('formatClock', () => {
+  const now = Date.parse(AT);
+  it('writes the time alone today, the day before it earlier, the year before that', () => {
+    expect(formatClock('2026-11-23T08:05:12Z', now, 'utc', 'en-GB')).toBe('08:05:12 UTC');
+    expect(formatClock('2026-11-22T08:05:12Z', now, 'utc', 'en-GB')).toBe('22 Nov, 08:05:12 UTC');
+    expect(formatClock('2025-11-23T08:05:12Z', now, 'utc', 'en-GB')).toBe('23 Nov 2025, 08:05:12 UTC');
+  });
+
+  it("counts days in the reader's zone, and names only UTC", () => {
+    // 18:09 UTC is already the next day in Kolkata (23:39): 19:00 UTC is tomorrow there too.
+    expect(formatClock('2026-11-23T19:00:00Z', now, 'local', 'en-GB')).toBe('24 Nov, 00:30:00');
+    expect(formatClock('2026-11-23T10:00:00Z', now, 'local', 'en-GB')).toBe('15:30:00');
+  });
+});
+
+describe('formatRelative of something that happened', () => {
+  it('says "just now" of a time a little ahead of the browser’s clock', () => {
+    const now = Date.parse(AT);
+    expect(formatRelative(new Date(now + 20_000).toISOString(), now, { past: true })).toBe('just now');
+    expect(formatRelative(new Date(now + 20_000).toISOString(), now)).toBe('in under a minute');
+    expect(formatRelative(new Date(now - 5 * 60_000).toISOString(), now, { past: true })).toBe('5 min ago');
   });
 });

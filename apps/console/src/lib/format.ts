@@ -47,6 +47,44 @@ export function formatUtcExact(iso: string): string {
   return date ? `${date.toISOString().replace('T', ' ').replace('Z', '')} UTC` : iso;
 }
 
+const CLOCK: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', second: '2-digit' };
+const clockFormatters = new Map<string, Intl.DateTimeFormat>();
+function clockFormat(zone: TimeZoneSetting, locale: string | undefined, date: 'none' | 'day' | 'year') {
+  const key = `${locale ?? ''}|${zone}|${date}`;
+  let format = clockFormatters.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(locale, {
+      ...CLOCK,
+      ...(date === 'none' ? {} : { day: 'numeric', month: 'short' }),
+      ...(date === 'year' ? { year: 'numeric' } : {}),
+      timeZone: zone === 'utc' ? 'UTC' : undefined,
+      ...(zone === 'utc' ? { timeZoneName: 'short' } : {}),
+    });
+    clockFormatters.set(key, format);
+  }
+  return format;
+}
+
+/**
+ * A time to read down a list and compare: "08:05:12" today, "23 Nov, 08:05:12" earlier this
+ * year, "23 Nov 2025, 08:05:12" before; in the reader's zone, or UTC (then named) as they chose.
+ */
+export function formatClock(
+  iso: string,
+  now: number,
+  zone: TimeZoneSetting = getTimeZoneSetting(),
+  locale?: string,
+): string {
+  const date = parse(iso);
+  if (!date) return iso;
+  const day = (d: Date) => clockFormat(zone, 'en-CA', 'year').formatToParts(d);
+  const part = (parts: Intl.DateTimeFormatPart[], type: string) => parts.find((p) => p.type === type)?.value;
+  const [a, b] = [day(date), day(new Date(now))];
+  const sameYear = part(a, 'year') === part(b, 'year');
+  const sameDay = sameYear && part(a, 'month') === part(b, 'month') && part(a, 'day') === part(b, 'day');
+  return clockFormat(zone, locale, sameDay ? 'none' : sameYear ? 'day' : 'year').format(date);
+}
+
 /** Up to this far from now, a time reads as relative ("3 min ago"); beyond it, as a date and time. */
 export const RECENT_MS = 24 * 3_600_000;
 
@@ -55,12 +93,19 @@ const relative = new Intl.RelativeTimeFormat('en-GB', { style: 'short', numeric:
 
 /**
  * How long ago (or how soon) `iso` is from `now`, when within RECENT_MS: "just now", "3 min ago",
- * "2 hr ago", "in 5 min". Undefined when further away, or not a time.
+ * "2 hr ago", "in 5 min". Undefined when further away, or not a time. `past`: `iso` is of something
+ * that happened, so a time ahead of `now` (clock skew) is "just now".
  */
-export function formatRelative(iso: string, now: number): string | undefined {
+export function formatRelative(
+  iso: string,
+  now: number,
+  options: { readonly past?: boolean } = {},
+): string | undefined {
   const date = parse(iso);
   if (!date) return undefined;
-  const ms = date.getTime() - now;
+  // Something that has happened (a call received, a template saved) is never "in a minute": a
+  // server clock a little ahead of the browser's would say so.
+  const ms = options.past ? Math.min(0, date.getTime() - now) : date.getTime() - now;
   const away = Math.abs(ms);
   if (away >= RECENT_MS) return undefined;
   if (away < 60_000) return ms <= 0 ? 'just now' : 'in under a minute';
@@ -76,10 +121,17 @@ export function formatDuration(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
+/** A size as staff read one: `512 B`, `4.2 KB`, `79.6 GB` (powers of 1024, one decimal). */
 export function formatBytes(bytes: number): string {
+  const units = ['KB', 'MB', 'GB', 'TB'];
   if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 export const OUTCOME_LABELS: Record<Outcome, string> = {

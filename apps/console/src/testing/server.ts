@@ -1,6 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { deliveryList, serviceInfo, session } from './data';
+import { deliveryList, serviceInfo, session, stats } from './data';
 
 /** Handlers every test gets unless it overrides them with server.use(). */
 export const defaultHandlers = [
@@ -15,6 +15,8 @@ export const defaultHandlers = [
   // History, when a test opens it without saying what it holds: no calls.
   http.get('/api/calls', () => HttpResponse.json({ items: [], nextCursor: null })),
   http.get('/api/calls/count', () => HttpResponse.json({ count: 0, more: false })),
+  // The Dashboard (the page after logging in), when a test lands there without saying: no calls.
+  http.get('/api/stats', () => HttpResponse.json(stats({ rows: [] }))),
 ];
 
 /** The network boundary: the console's fetches end here, nothing inside the app is mocked. */

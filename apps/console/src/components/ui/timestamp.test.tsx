@@ -39,8 +39,19 @@ describe('Timestamp', () => {
   });
 
   it('says how soon a coming moment is', () => {
-    render(<Timestamp iso={at(5 * MIN + 1000)} />);
+    render(<Timestamp iso={at(5 * MIN + 1000)} due />);
     expect(time()).toHaveTextContent(/^in 5 min$/);
+  });
+
+  it('never puts something that happened in the future (a server clock a little ahead)', () => {
+    render(<Timestamp iso={at(20_000)} />);
+    expect(time()).toHaveTextContent(/^just now$/);
+  });
+
+  it('gives the time to compare down a list, then how long ago, quieter', () => {
+    render(<Timestamp iso={at(-3 * MIN)} variant="clock" />);
+    expect(time()).toHaveTextContent(/^(23:36:49|11:36:49 PM)$/);
+    expect(time().parentElement).toHaveTextContent(/· 3 min ago$/);
   });
 
   it('gives the date and time with its zone beyond a day, in UTC once the reader asks for it', () => {
@@ -55,7 +66,7 @@ describe('Timestamp', () => {
   });
 
   it('gives the date and time of a recent moment too when asked to be absolute (lists read row by row)', () => {
-    render(<Timestamp iso={at(-10_000)} absolute />);
+    render(<Timestamp iso={at(-10_000)} variant="absolute" />);
     expect(time()).toHaveTextContent(/23:39:39 GMT\+5:30$|11:39:39 PM GMT\+5:30$/);
   });
 

@@ -32,7 +32,7 @@ function AuditRow({ entry }: { entry: AuditEntry }) {
   return (
     <tr>
       <td className="audit-time">
-        <Timestamp iso={entry.at} absolute />
+        <Timestamp iso={entry.at} variant="absolute" />
       </td>
       {/* For a failed login, the username as typed (its details say why it failed). */}
       <td>{entry.username ?? <span className="muted">Unknown</span>}</td>

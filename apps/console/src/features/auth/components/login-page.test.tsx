@@ -89,6 +89,41 @@ describe('Logging in', () => {
     );
   });
 
+  it('starts with the cursor in Username', async () => {
+    loggedOutServer();
+    renderApp('/login');
+    expect(await screen.findByLabelText('Username')).toHaveFocus();
+    expect(screen.queryByText('Your session ended; log in to go on.')).not.toBeInTheDocument();
+  });
+
+  it('says when the session ended under way, and brings the reader back to the page after logging in', async () => {
+    let expired = false;
+    server.use(
+      http.get('/api/session', () =>
+        expired ? problemJson(problem(401, 'Log in first.')) : HttpResponse.json(session()),
+      ),
+      http.post('/api/session', () => {
+        expired = false;
+        return HttpResponse.json(session());
+      }),
+      http.get('/api/calls', () =>
+        expired
+          ? problemJson(problem(401, 'Your session has ended.'))
+          : HttpResponse.json({ items: [], nextCursor: null }),
+      ),
+    );
+    const { user, location } = renderApp('/history?outcome=server-error');
+    await screen.findByRole('heading', { name: 'History', level: 1 });
+    expired = true;
+    // The next request of the page finds the session over.
+    await user.click(screen.getByRole('link', { name: 'Deliveries' }));
+    await user.click(screen.getByRole('link', { name: 'History' }));
+    expect(await screen.findByText('Your session ended; log in to go on.')).toBeInTheDocument();
+    expect(location().pathname).toBe('/login');
+    await logIn(user);
+    await waitFor(() => expect(location().pathname).toBe('/history'));
+  });
+
   it('asks for both fields before sending anything', async () => {
     const requests = recordRequests();
     loggedOutServer();
@@ -105,8 +140,8 @@ describe('Logging in', () => {
       loggedOutServer();
       const { user, location } = renderApp(`/login?next=${encodeURIComponent(next)}`);
       await logIn(user);
-      await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
-      expect(screen.getByRole('heading', { level: 1 })).toBeInTheDocument();
+      await waitFor(() => expect(location().pathname).toBe('/dashboard'));
+      expect(await screen.findByRole('heading', { name: 'Dashboard', level: 1 })).toBeInTheDocument();
     },
   );
 

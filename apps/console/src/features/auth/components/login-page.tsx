@@ -1,10 +1,12 @@
 import { type LoginInput, loginInputSchema, SSO_OUTCOMES, type SsoOutcome } from '@school/contract';
+import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { z } from 'zod';
 import { Form, TextField } from '../../../components/ui/form';
 import { ProblemError, problemOf } from '../../../lib/api-client';
 import { safeNextPath } from '../../../lib/next-path';
+import { sessionEnded } from '../../../lib/session';
 import { singleSignOnHref, useLoginOptions } from '../api/get-login-options';
 import { useSetupState } from '../api/get-setup-state';
 import { useLogin } from '../api/login';
@@ -55,6 +57,8 @@ export function LoginPage() {
   const [credentials, setCredentials] = useState<LoginInput | null>(null);
   const sso = options.data?.sso ?? null;
   const localLogin = options.data?.localLogin !== false;
+  // Sent here by a request refused for an expired session (not by logging out).
+  const expired = sessionEnded(useQueryClient()) === 'expired' && next !== null;
 
   if (credentials) {
     return (
@@ -124,6 +128,12 @@ export function LoginPage() {
     <div className="auth-panel">
       <title>Log in · School Messaging</title>
       <h1>Log in</h1>
+      {expired && !isOutcome(outcome) ? (
+        <div className="status" role="status">
+          <p className="status-title">Your session ended; log in to go on.</p>
+          <p>You will be back on the page you were on.</p>
+        </div>
+      ) : null}
       {isOutcome(outcome) ? (
         <div className="status status-error" role="alert">
           <p>{SSO_OUTCOMES[outcome]}</p>
@@ -174,6 +184,7 @@ export function LoginPage() {
                 autoComplete="username"
                 autoCapitalize="none"
                 spellCheck={false}
+                autoFocus
               />
               <TextField name="password" label="Password" type="password" autoComplete="current-password" />
               {login.isError ? (

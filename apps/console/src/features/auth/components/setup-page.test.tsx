@@ -33,7 +33,7 @@ describe('Setup', () => {
     expect(await screen.findByRole('heading', { name: 'Set up the console', level: 1 })).toBeInTheDocument();
     await fill(user);
 
-    await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
+    await waitFor(() => expect(location().pathname).toBe('/dashboard'));
     expect(await screen.findByRole('button', { name: /Sam Head/ })).toBeInTheDocument();
     const post = requests.find((r) => r.method === 'POST');
     expect(new URL(post?.url ?? '').pathname).toBe('/api/setup');

@@ -26,7 +26,7 @@ describe('Books', () => {
     expect(cells[0]).toHaveTextContent('2026-1');
     expect(cells[1]).toHaveTextContent('7B');
     expect(cells[2]).toHaveTextContent('maths-7B.pdf');
-    expect(cells[3]).toHaveTextContent('2.3 MiB');
+    expect(cells[3]).toHaveTextContent('2.3 MB');
     const url = `${BASE_URL}/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=&classId=7B`;
     expect(cells[5]).toHaveTextContent(url);
     expect(within(row).getByRole('link', { name: 'Open the book of term 2026-1, class 7B' })).toHaveAttribute(

@@ -48,6 +48,7 @@ describe('Deliveries', () => {
       'Message',
       'Status',
       'Attempts',
+      'Queued',
       'Next attempt',
       'Last error',
       'Call',
@@ -61,7 +62,7 @@ describe('Deliveries', () => {
     expect(cells[3]).toHaveTextContent('New homework There is a new homework notification for you.');
     expect(cells[4]).toHaveTextContent('Dead');
     expect(cells[5]).toHaveTextContent('8');
-    expect(cells[7]).toHaveTextContent('FCM 503: The service is currently unavailable.');
+    expect(cells[8]).toHaveTextContent('FCM 503: The service is currently unavailable.');
     expect(within(push).getByRole('link', { name: 'Delivery #13' })).toHaveAttribute(
       'href',
       '/deliveries/13',
@@ -79,8 +80,9 @@ describe('Deliveries', () => {
     expect(smsCells[1]).toHaveTextContent('SMS');
     expect(smsCells[3]).toHaveTextContent('Your verification code is ***');
     expect(smsCells[4]).toHaveTextContent('Pending');
-    expect(smsCells[6]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:16:30.000Z');
-    expect(smsCells[7]).toHaveTextContent('Twilio 429');
+    expect(smsCells[6]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:15:30.000Z');
+    expect(smsCells[7]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:16:30.000Z');
+    expect(smsCells[8]).toHaveTextContent('Twilio 429');
     // Only a dead delivery can be retried.
     expect(within(sms).queryByRole('button', { name: /Retry/ })).not.toBeInTheDocument();
 

@@ -33,6 +33,7 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
             <th scope="col" className="numeric">
               Attempts
             </th>
+            <th scope="col">Queued</th>
             <th scope="col">Next attempt</th>
             <th scope="col">Last error</th>
             <th scope="col">Call</th>
@@ -62,7 +63,14 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
               </td>
               <td className="numeric">{d.attempts}</td>
               <td>
-                {d.nextAttemptAt ? <Timestamp iso={d.nextAttemptAt} /> : <span className="muted">—</span>}
+                <Timestamp iso={d.createdAt} variant="clock" />
+              </td>
+              <td>
+                {d.nextAttemptAt && (d.status === 'pending' || d.status === 'sending') ? (
+                  <Timestamp iso={d.nextAttemptAt} due />
+                ) : (
+                  <span className="muted">—</span>
+                )}
               </td>
               <td>
                 {d.lastError ? (

@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { attempt, deadPush, deliveryDetail, problem } from '../../../testing/data';
+import { attempt, deadPush, delivery, deliveryDetail, problem } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -28,6 +28,32 @@ const dead = deliveryDetail(deadPush({ id: 13, callId: 9, attempts: 2 }), [
 ]);
 
 describe('Delivery detail', () => {
+  it('says an attempt of the log provider was logged, and shows no expiry once a delivery is finished', async () => {
+    const logged = deliveryDetail(
+      delivery({ id: 14, provider: 'log', status: 'logged', providerId: null, providerStatus: null }),
+      [attempt({ id: 301, outcome: 'sent' })],
+    );
+    server.use(http.get('/api/deliveries/14', () => HttpResponse.json(logged)));
+    renderApp('/deliveries/14');
+    const attempts = await screen.findByRole('region', { name: 'Attempts' });
+    expect(within(attempts).getByRole('heading', { level: 3 })).toHaveTextContent('Attempt 1: Logged');
+    expect(within(attempts).queryByText('Sent')).not.toBeInTheDocument();
+    // Finished: when it would have expired, or be tried next, no longer matters.
+    expect(screen.queryByText('Expires')).not.toBeInTheDocument();
+    expect(screen.queryByText('Next attempt')).not.toBeInTheDocument();
+  });
+
+  it('shows the expiry of a delivery that can still be sent', async () => {
+    const pending = deliveryDetail(
+      delivery({ id: 15, status: 'pending', sentAt: null, nextAttemptAt: '2026-11-20T08:16:30.000Z' }),
+      [],
+    );
+    server.use(http.get('/api/deliveries/15', () => HttpResponse.json(pending)));
+    renderApp('/deliveries/15');
+    expect(await screen.findByText('Expires')).toBeInTheDocument();
+    expect(screen.getByText('Next attempt')).toBeInTheDocument();
+  });
+
   it('shows the delivery and its attempts as a timeline, oldest first', async () => {
     server.use(http.get('/api/deliveries/13', () => HttpResponse.json(dead)));
     renderApp('/deliveries/13');

@@ -32,8 +32,16 @@ function DeliveryView({ id }: { id: number }) {
   );
 }
 
-const time = (iso: string | null, none = '—') =>
-  iso ? <Timestamp iso={iso} /> : <span className="muted">{none}</span>;
+/** When something happened; `due`: when something is to happen. */
+const time = (iso: string | null, none = '—', due = false) =>
+  iso ? (
+    <Timestamp iso={iso} variant={due ? 'recent' : 'clock'} due={due} />
+  ) : (
+    <span className="muted">{none}</span>
+  );
+
+/** States in which the delivery can still go out (a dead one by a retry): its next attempt and expiry matter. */
+const STILL_SENDABLE: ReadonlySet<DeliveryDetail['status']> = new Set(['pending', 'sending', 'dead']);
 
 function Summary({ delivery: d }: { delivery: DeliveryDetail }) {
   const data = Object.entries(d.data ?? {});
@@ -83,12 +91,16 @@ function Summary({ delivery: d }: { delivery: DeliveryDetail }) {
           <span className="muted"> since it was last retried ({d.attemptLog.length} in all, below)</span>
         ) : null}
       </dd>
-      <dt>Next attempt</dt>
-      <dd>{time(d.nextAttemptAt)}</dd>
-      {d.expiresAt ? (
+      {STILL_SENDABLE.has(d.status) && d.status !== 'dead' ? (
+        <>
+          <dt>Next attempt</dt>
+          <dd>{time(d.nextAttemptAt, '—', true)}</dd>
+        </>
+      ) : null}
+      {d.expiresAt && STILL_SENDABLE.has(d.status) ? (
         <>
           <dt>Expires</dt>
-          <dd>{time(d.expiresAt)}</dd>
+          <dd>{time(d.expiresAt, '—', true)}</dd>
         </>
       ) : null}
       <dt>Provider's id</dt>
@@ -113,16 +125,20 @@ function Summary({ delivery: d }: { delivery: DeliveryDetail }) {
   );
 }
 
-const OUTCOME_LABELS: Record<NonNullable<Attempt['outcome']> | 'running', string> = {
+type AttemptShown = NonNullable<Attempt['outcome']> | 'running' | 'logged';
+
+const OUTCOME_LABELS: Record<AttemptShown, string> = {
   sent: 'Sent',
+  logged: 'Logged',
   transient: 'Transient error',
   permanent: 'Permanent error',
   interrupted: 'Interrupted',
   running: 'Under way',
 };
 
-const OUTCOME_BADGES: Record<NonNullable<Attempt['outcome']> | 'running', string> = {
+const OUTCOME_BADGES: Record<AttemptShown, string> = {
   sent: 'badge-ok',
+  logged: 'badge-neutral',
   transient: 'badge-client-error',
   permanent: 'badge-server-error',
   interrupted: 'badge-client-error',
@@ -141,7 +157,8 @@ function Attempts({ attempts, status }: { attempts: readonly Attempt[]; status: 
       ) : (
         <ol className="timeline">
           {attempts.map((a, index) => {
-            const outcome = a.outcome ?? 'running';
+            // The log provider's attempts wrote to the server's log: nothing was sent.
+            const outcome = a.outcome === 'sent' && status === 'logged' ? 'logged' : (a.outcome ?? 'running');
             const took =
               a.finishedAt !== null ? Date.parse(a.finishedAt) - Date.parse(a.startedAt) : Number.NaN;
             return (

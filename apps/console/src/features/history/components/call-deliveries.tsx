@@ -43,11 +43,11 @@ function DeliveryItem({ delivery: d }: { delivery: Delivery }) {
         <span className={`badge badge-delivery-${d.status}`}>{DELIVERY_STATUS_LABELS[d.status]}</span>
       </h3>
       <p className="timeline-meta">
-        Queued <Timestamp iso={d.createdAt} />
+        Queued <Timestamp iso={d.createdAt} variant="clock" />
         {d.sentAt ? (
           <>
             {' '}
-            · {d.status === 'logged' ? 'logged' : 'sent'} <Timestamp iso={d.sentAt} />
+            · {d.status === 'logged' ? 'logged' : 'sent'} <Timestamp iso={d.sentAt} variant="clock" />
           </>
         ) : null}{' '}
         · {d.attempts === 1 ? 'one attempt' : `${d.attempts} attempts`} through {d.provider}

@@ -53,7 +53,7 @@ function Summary({ call }: { call: CallDetail }) {
     <dl className="summary">
       <dt>Time</dt>
       <dd>
-        <Timestamp iso={call.at} />
+        <Timestamp iso={call.at} variant="clock" />
       </dd>
       <dt>Operation</dt>
       <dd>

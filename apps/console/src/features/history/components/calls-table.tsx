@@ -64,7 +64,8 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
               <td>
                 {/* The list's filters travel with the link, so "Back to History" returns to this view. */}
                 <Link to={paths.call.href(call.id)} state={{ search: location.search }}>
-                  <span className="visually-hidden">Call {call.id},</span> <Timestamp iso={call.at} />
+                  <span className="visually-hidden">Call {call.id},</span>{' '}
+                  <Timestamp iso={call.at} variant="clock" />
                 </Link>
               </td>
               <td>

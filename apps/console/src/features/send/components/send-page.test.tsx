@@ -33,10 +33,10 @@ describe('Send', () => {
         .getAllByRole('link')
         .map((a) => a.textContent),
     ).toEqual([
+      'Dashboard',
       'Send',
       'History',
       'Deliveries',
-      'Dashboard',
       'Books',
       'Schools',
       'Templates',
