@@ -80,10 +80,13 @@ describe('Service', () => {
     // One region per endpoint group, and the providers.
     expect(screen.getAllByRole('region')).toHaveLength(5);
     expect(screen.getByText('http://tempuri.org/')).toBeInTheDocument();
-    expect(screen.getByRole('link', { name: 'API documentation (OpenAPI)' })).toHaveAttribute(
-      'href',
-      '/api/docs',
-    );
+    const docs = screen.getByRole('link', {
+      name: 'The console’s JSON API, for developers (OpenAPI, opens in a new tab)',
+    });
+    expect(docs).toHaveAttribute('href', '/api/docs');
+    expect(docs).toHaveAttribute('target', '_blank');
+    // Sizes as staff read them, not "47683.7 MiB".
+    expect(screen.getByText('Free disk space').nextElementSibling).toHaveTextContent(/^46\.6 GB$/);
   });
 
   it('says plainly that the log providers send nothing', async () => {

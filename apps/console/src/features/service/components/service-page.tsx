@@ -63,10 +63,12 @@ function ServiceView({ info }: { info: ServiceInfo }) {
         </dd>
         <dt>Free disk space</dt>
         <dd>{storage.freeBytes === null ? 'Unknown' : formatBytes(storage.freeBytes)}</dd>
-        <dt>JSON API</dt>
+        <dt>For integrators</dt>
         <dd>
-          {/* Served by the server, not a console page: a plain link. */}
-          <a href={paths.apiDocs}>API documentation (OpenAPI)</a>
+          {/* Served by the server, not a console page: a plain link, in a tab of its own. */}
+          <a href={paths.apiDocs} target="_blank" rel="noopener">
+            The console’s JSON API, for developers (OpenAPI, opens in a new tab)
+          </a>
         </dd>
       </dl>
       <Providers providers={info.providers} />

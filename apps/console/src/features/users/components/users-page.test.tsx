@@ -184,9 +184,23 @@ describe('Users', () => {
     expect(await writes(requests)[1]?.json()).toEqual({ disabled: false });
   });
 
-  it('shows plainly why the last admin cannot be made an operator or disabled', async () => {
-    const detail = 'There must be at least one enabled admin: make another user an admin first.';
+  it('does not offer the only admin a step down or a disable, and says why', async () => {
     usersServer();
+    renderApp('/users');
+    const row = await rowOf('admin');
+    expect(row).toHaveTextContent(
+      'The only admin: make someone else an admin before you step down or are disabled.',
+    );
+    expect(within(row).queryByRole('button', { name: 'Make admin an operator' })).not.toBeInTheDocument();
+    expect(within(row).queryByRole('button', { name: 'Disable admin' })).not.toBeInTheDocument();
+    // The operator's row offers both as before.
+    const other = await rowOf('ana');
+    expect(within(other).getByRole('button', { name: 'Make ana an admin' })).toBeInTheDocument();
+  });
+
+  it('shows plainly why the server refused to leave no admin (another admin changed meanwhile)', async () => {
+    const detail = 'There must be at least one enabled admin: make another user an admin first.';
+    usersServer([staffUser(), { ...ana, role: 'admin' }]);
     server.use(http.patch('/api/users/1', () => problemJson(problem(409, detail))));
     const { user } = renderApp('/users');
     const row = await rowOf('admin');

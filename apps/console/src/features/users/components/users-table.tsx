@@ -21,6 +21,9 @@ export function UsersTable({
   /** A change was saved: what to tell the reader. */
   onChanged: (message: string) => void;
 }) {
+  // The last enabled admin can be neither disabled nor made an operator (the server refuses it):
+  // their row says so instead of offering it.
+  const enabledAdmins = users.filter((u) => u.role === 'admin' && !u.disabled).length;
   return (
     <div className="table-wrap">
       <table className="users">
@@ -42,6 +45,7 @@ export function UsersTable({
               key={user.id}
               user={user}
               isMe={user.id === me}
+              lastAdmin={enabledAdmins === 1 && user.role === 'admin' && !user.disabled}
               onSetPassword={onSetPassword}
               onChanged={onChanged}
             />
@@ -55,11 +59,14 @@ export function UsersTable({
 function UserRow({
   user,
   isMe,
+  lastAdmin,
   onSetPassword,
   onChanged,
 }: {
   user: User;
   isMe: boolean;
+  /** The only enabled admin. */
+  lastAdmin: boolean;
   onSetPassword: (user: User) => void;
   onChanged: (message: string) => void;
 }) {
@@ -88,24 +95,32 @@ function UserRow({
       </td>
       <td>
         <div className="row-actions">
-          <ConfirmButton
-            question={
-              other === 'admin'
-                ? `Make ${who} an admin? Admins manage books, schools, templates and users, and read the audit log.`
-                : `Make ${who} an operator? Operators can no longer manage books, schools, templates or users, nor read the audit log.`
-            }
-            confirmLabel={`Yes, make ${article(other)}`}
-            pending={changing?.role !== undefined}
-            onConfirm={() =>
-              update.mutateAsync(
-                { id: user.id, input: { role: other } },
-                { onSuccess: (saved) => onChanged(`${saved.username} is now ${article(saved.role)}.`) },
-              )
-            }
-          >
-            Make <span className="visually-hidden">{user.username} an</span> {other}
-          </ConfirmButton>
-          {user.disabled ? (
+          {lastAdmin ? (
+            <p className="muted last-admin">
+              The only admin: make someone else an admin before{' '}
+              {isMe ? 'you step down or are' : 'this one steps down or is'} disabled.
+            </p>
+          ) : null}
+          {lastAdmin ? null : (
+            <ConfirmButton
+              question={
+                other === 'admin'
+                  ? `Make ${who} an admin? Admins manage books, schools, templates and users, and read the audit log.`
+                  : `Make ${who} an operator? Operators can no longer manage books, schools, templates or users, nor read the audit log.`
+              }
+              confirmLabel={`Yes, make ${article(other)}`}
+              pending={changing?.role !== undefined}
+              onConfirm={() =>
+                update.mutateAsync(
+                  { id: user.id, input: { role: other } },
+                  { onSuccess: (saved) => onChanged(`${saved.username} is now ${article(saved.role)}.`) },
+                )
+              }
+            >
+              Make <span className="visually-hidden">{user.username} an</span> {other}
+            </ConfirmButton>
+          )}
+          {lastAdmin ? null : user.disabled ? (
             <button
               type="button"
               className="button button-small"
