@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { stats } from '../../../testing/data';
+import { serviceInfo, stats } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { recordRequests, server } from '../../../testing/server';
 
@@ -63,6 +63,115 @@ function answerStats() {
     );
   });
 }
+
+/**
+ * Stats for the period asked, and for the period before it (asked by day, ending where the
+ * period starts): `current` and `before` are each a list of [outcome, count] of AuthCode calls.
+ */
+function answerPeriods(
+  current: [outcome: 'ok' | 'client-error' | 'server-error', count: number][],
+  before: [outcome: 'ok' | 'client-error' | 'server-error', count: number][],
+  deliveries: { dead: number; waiting: number } = { dead: 0, waiting: 0 },
+) {
+  return http.get('/api/stats', ({ request }) => {
+    const q = new URL(request.url).searchParams;
+    const to = q.get('to') ?? '';
+    const from = q.get('from') ?? '';
+    const isBefore = Date.parse(to) < Date.now() - 3_600_000;
+    const bucket = hourBefore(to, 2);
+    const rows = (isBefore ? before : current).map(([outcome, count]) => ({
+      bucket,
+      operation: 'AuthCode',
+      outcome,
+      count,
+    }));
+    return HttpResponse.json(
+      stats({
+        from,
+        to,
+        bucket: q.get('bucket') === 'day' ? 'day' : 'hour',
+        rows,
+        deliveries: isBefore
+          ? []
+          : [{ bucket, sent: 10, logged: 0, expired: 0, failedAttempts: 0, ...deliveries }],
+      }),
+    );
+  });
+}
+
+describe('Dashboard: is everything fine?', () => {
+  it('says all is well, with the period in figures against the one before', async () => {
+    server.use(
+      answerPeriods(
+        [
+          ['ok', 98],
+          ['client-error', 2],
+        ],
+        [
+          ['ok', 97],
+          ['client-error', 3],
+        ],
+      ),
+    );
+    renderApp('/dashboard');
+    const verdict = await screen.findByRole('region', { name: 'All is well.' }, { timeout: 5000 });
+    await waitFor(() =>
+      expect(verdict).toHaveTextContent(
+        '100 calls in the last 24 hours, 2.0% refused or failed (3.0% the period before).',
+      ),
+    );
+    expect(within(verdict).queryByRole('listitem')).not.toBeInTheDocument();
+  });
+
+  it('lists what needs attention, each with a link to where to look', async () => {
+    server.use(
+      answerPeriods(
+        [
+          ['ok', 80],
+          ['client-error', 15],
+          ['server-error', 5],
+        ],
+        [
+          ['ok', 99],
+          ['client-error', 1],
+        ],
+        { dead: 2, waiting: 0 },
+      ),
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            ...serviceInfo.providers,
+            sms: {
+              ...serviceInfo.providers.sms,
+              name: 'twilio',
+              id: 'twilio',
+              circuit: { state: 'open', since: new Date().toISOString() },
+            },
+          },
+        }),
+      ),
+    );
+    const { user, location } = renderApp('/dashboard');
+    const verdict = await screen.findByRole(
+      'region',
+      { name: '4 things need attention.' },
+      { timeout: 5000 },
+    );
+    const items = within(verdict)
+      .getAllByRole('listitem')
+      .map((li) => li.textContent);
+    expect(items).toEqual([
+      'The SMS provider (twilio) is failing: nothing is sent to it for now. See the providers',
+      '5 calls failed inside the server. List them',
+      'Errors are up: 20% of calls, against 1.0% the period before. List the refused calls',
+      '2 deliveries could not be sent (dead). Retry them',
+    ]);
+    await user.click(within(verdict).getByRole('link', { name: 'Retry them' }));
+    expect(location().pathname).toBe('/deliveries');
+    expect(new URLSearchParams(location().search).get('status')).toBe('dead');
+  });
+});
 
 describe('Dashboard', () => {
   it('names each chart and says in words what it shows', async () => {

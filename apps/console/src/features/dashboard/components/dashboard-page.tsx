@@ -2,13 +2,16 @@ import { operations } from '@school/contract';
 import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { useServiceInfo } from '../../../lib/service-info';
 import { useStats } from '../api/get-stats';
 import { formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
 import type { Bucket } from '../utils/time-axis';
+import { verdictOf } from '../utils/verdict';
 import { CallsChart } from './calls-chart';
 import { DeliveriesChart } from './deliveries-chart';
 import { ErrorsChart, ErrorTables } from './errors-chart';
 import { LatencyChart } from './latency-chart';
+import { VerdictPanel } from './verdict-panel';
 import '../dashboard.css';
 
 const PERIODS = {
@@ -37,6 +40,17 @@ export function DashboardPage() {
     [now, period, bucket],
   );
   const stats = useStats(range);
+  // The period before, as long, in days: what "errors are up" is measured against.
+  const previousRange = useMemo(
+    () => ({
+      from: new Date(now - 2 * PERIODS[period].ms).toISOString(),
+      to: new Date(now - PERIODS[period].ms).toISOString(),
+      bucket: 'day' as const,
+    }),
+    [now, period],
+  );
+  const previousStats = useStats(previousRange);
+  const providers = useServiceInfo().data?.providers;
   const data = useMemo(
     () =>
       stats.data
@@ -53,6 +67,35 @@ export function DashboardPage() {
     next.set(key, value);
     setSearch(next, { replace: true });
   };
+
+  const previous = useMemo(
+    () =>
+      previousStats.data
+        ? toChartData(
+            previousStats.data,
+            operations.map((op) => op.name),
+          )
+        : undefined,
+    [previousStats.data],
+  );
+  const verdict = useMemo(
+    () =>
+      data
+        ? verdictOf({
+            data,
+            previous,
+            providers: providers
+              ? [
+                  { role: 'SMS', info: providers.sms },
+                  ...(providers.smsFallback ? [{ role: 'fallback SMS', info: providers.smsFallback }] : []),
+                  { role: 'push', info: providers.push },
+                ]
+              : [],
+            periodLabel: PERIODS[period].label.toLowerCase(),
+          })
+        : undefined,
+    [data, previous, providers, period],
+  );
 
   // The bucket the picture was drawn for (the previous one stays on screen while the next loads).
   const shownBucket: Bucket = stats.data?.bucket === 'day' ? 'day' : 'hour';
@@ -96,9 +139,13 @@ export function DashboardPage() {
       ) : !data || !stats.data ? (
         <ErrorState error={stats.error} title="Could not load statistics" onRetry={() => stats.refetch()} />
       ) : data.totals.calls === 0 ? (
-        <EmptyState>No calls in this period.</EmptyState>
+        <>
+          {verdict && !verdict.ok ? <VerdictPanel verdict={verdict} /> : null}
+          <EmptyState>No calls in this period.</EmptyState>
+        </>
       ) : (
         <>
+          {verdict ? <VerdictPanel verdict={verdict} /> : null}
           <dl className="dashboard-totals">
             <div>
               <dt>Calls</dt>

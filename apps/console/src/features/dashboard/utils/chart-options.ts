@@ -20,6 +20,22 @@ export interface LineSeries {
   readonly dash?: number[];
 }
 
+/** Tick steps for counts: whole numbers only (no "2.5 calls"). */
+export const COUNT_INCRS: number[] = (() => {
+  const steps: number[] = [];
+  for (let scale = 1; scale <= 1e9; scale *= 10) steps.push(scale, 2 * scale, 5 * scale);
+  return steps;
+})();
+
+/**
+ * A y scale from 0 with room above the highest value, so the top bar's label and a line's
+ * highest point are drawn inside the chart, not on its edge.
+ */
+export const fromZero = (_u: uPlot, _min: number, max: number): uPlot.Range.MinMax => [
+  0,
+  max > 0 ? max * 1.1 : 1,
+];
+
 /** Bucket centres, in seconds: where bars and points sit, between the ticks on bucket starts. */
 export const centres = (data: ChartData): number[] => data.x.map((s) => s + data.step / 2000);
 
@@ -51,12 +67,12 @@ export function barChartOptions({
   const topDown = [...stacked].reverse();
   const scales: uPlot.Scales = {
     x: time.scale,
-    y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+    y: { range: fromZero },
   };
   for (const line of lines) if (line.scale && line.scale !== 'y') scales[line.scale] ??= {};
   return {
     scales,
-    axes: [time.axis, { label: yLabel }, ...axes],
+    axes: [time.axis, { label: yLabel, incrs: COUNT_INCRS }, ...axes],
     cursor: { points: { show: lines.length > 0 } },
     legend: { live: true },
     series: [
@@ -113,7 +129,7 @@ export function lineChartOptions({
   const starts = data.x.map((s) => s * 1000);
   const time = timeAxis(bucket, starts, data.step);
   return {
-    scales: { x: time.scale, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+    scales: { x: time.scale, y: { range: fromZero } },
     axes: [time.axis, { label: yLabel }],
     series: [
       { value: time.seriesValue },

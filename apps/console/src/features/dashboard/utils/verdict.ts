@@ -1,0 +1,120 @@
+import type { ProviderInfo } from '@school/contract';
+import type { ChartData } from './chart-data';
+import { formatCount, formatPercent } from './chart-data';
+import { deliveriesHref, historyHref } from './links';
+
+/** One thing on the Dashboard that needs someone's attention, and where to look at it. */
+export interface Concern {
+  readonly text: string;
+  readonly href: string;
+  readonly link: string;
+}
+
+export interface Verdict {
+  readonly ok: boolean;
+  /** One line: "All is well" or how many things need attention. */
+  readonly headline: string;
+  /** The period in figures: calls, errors against the period before. */
+  readonly detail: string;
+  readonly concerns: readonly Concern[];
+}
+
+/** An error rate this much higher than the period before's, and above the floor, is a concern. */
+const RISE_FACTOR = 1.5;
+const RISE_FLOOR_PERCENT = 1;
+/** Without a period before to compare with, this rate on at least this many calls is a concern. */
+const HIGH_PERCENT = 20;
+const HIGH_MIN_CALLS = 20;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
+
+/**
+ * "Is everything fine?" for the period shown: calls that failed inside the server, an error rate
+ * up on the period before, deliveries dead or still waiting, providers whose circuit is open.
+ */
+export function verdictOf({
+  data,
+  previous,
+  providers,
+  periodLabel,
+}: {
+  data: ChartData;
+  /** The period before, as long: its error rate, when known. */
+  previous: ChartData | undefined;
+  providers: readonly { readonly role: string; readonly info: ProviderInfo }[];
+  periodLabel: string;
+}): Verdict {
+  const range = { from: data.from, to: data.to };
+  const { totals } = data;
+  const concerns: Concern[] = [];
+  for (const { role, info } of providers) {
+    if (info.circuit.state === 'closed') continue;
+    concerns.push({
+      text:
+        info.circuit.state === 'open'
+          ? `The ${role} provider (${info.id}) is failing: nothing is sent to it for now.`
+          : `The ${role} provider (${info.id}) failed and is being tried again.`,
+      href: '/service',
+      link: 'See the providers',
+    });
+  }
+  if (totals.serverErrors > 0) {
+    concerns.push({
+      text: `${plural(totals.serverErrors, 'call')} failed inside the server.`,
+      href: historyHref(range, { outcome: 'server-error' }),
+      link: 'List them',
+    });
+  }
+  const rate = totals.errorRate;
+  const before = previous?.totals.errorRate ?? null;
+  const risen = before !== null && rate !== null && rate >= RISE_FLOOR_PERCENT && rate > before * RISE_FACTOR;
+  // Nothing to compare with (a new service, a quiet period before): a high rate on enough calls.
+  const high = before === null && rate !== null && rate >= HIGH_PERCENT && totals.calls >= HIGH_MIN_CALLS;
+  if (high && rate !== null) {
+    concerns.push({
+      text: `${formatPercent(rate)} of calls were refused or failed.`,
+      href: historyHref(range, { outcome: 'client-error' }),
+      link: 'List the refused calls',
+    });
+  }
+  if (risen && rate !== null) {
+    concerns.push({
+      text: `Errors are up: ${formatPercent(rate)} of calls, against ${formatPercent(before ?? 0)} the period before.`,
+      href: historyHref(range, { outcome: 'client-error' }),
+      link: 'List the refused calls',
+    });
+  }
+  if (totals.deliveries.dead > 0) {
+    concerns.push({
+      text: `${plural(totals.deliveries.dead, 'delivery', 'deliveries')} could not be sent (dead).`,
+      href: deliveriesHref(range, { status: 'dead' }),
+      link: 'Retry them',
+    });
+  }
+  if (totals.deliveries.waiting > 0) {
+    concerns.push({
+      text: `${plural(totals.deliveries.waiting, 'delivery', 'deliveries')} still waiting to be sent.`,
+      href: deliveriesHref(range, { status: 'pending' }),
+      link: 'See them',
+    });
+  }
+  const detail = [
+    `${plural(totals.calls, 'call')} in the ${periodLabel}`,
+    rate === null
+      ? null
+      : `${formatPercent(rate)} refused or failed${before === null ? '' : ` (${formatPercent(before)} the period before)`}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return {
+    ok: concerns.length === 0,
+    headline:
+      concerns.length === 0
+        ? 'All is well.'
+        : concerns.length === 1
+          ? 'One thing needs attention.'
+          : `${concerns.length} things need attention.`,
+    detail: `${detail}.`,
+    concerns,
+  };
+}
