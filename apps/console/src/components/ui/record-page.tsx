@@ -2,6 +2,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { ProblemError } from '../../lib/api-client';
+import { returnState } from '../../lib/return-focus';
 import { ErrorState, Loading } from './status';
 
 /**
@@ -30,7 +31,10 @@ export function RecordPage({
     <div className={`page ${noun}-page`}>
       <title>{`${title} ${params.id ?? ''} · School Messaging`}</title>
       <p>
-        <Link to={back.href(search)}>← Back to {back.label}</Link>
+        {/* Back on the list, the focus returns to this record's row. */}
+        <Link to={back.href(search)} state={valid ? returnState(id) : undefined}>
+          ← Back to {back.label}
+        </Link>
       </p>
       <h1>
         {title} #{params.id}

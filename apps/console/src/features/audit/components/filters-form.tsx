@@ -1,7 +1,7 @@
 import { AUDIT_ACTION_LABELS, AUDIT_ACTIONS } from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
-import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
 import type { AuditFilters } from '../utils/filters';
 
@@ -72,7 +72,7 @@ export function FiltersForm({
         autoCapitalize="none"
         spellCheck={false}
       />
-      <SelectField name="action" label="Action" options={actionOptions} registerOptions={applyNow} />
+      <SelectField name="action" label="Action" options={actionOptions} registerOptions={applyChoice} />
       <TextField name="from" label="From" type="datetime-local" />
       <TextField name="to" label="To" type="datetime-local" />
     </UrlFiltersForm>

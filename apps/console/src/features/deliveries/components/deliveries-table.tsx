@@ -1,8 +1,10 @@
 import type { Delivery } from '@school/contract';
+import { useRef } from 'react';
 import { Link, useLocation } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { DELIVERY_KIND_LABELS, truncate } from '../../../lib/format';
+import { useFocusOnReturn } from '../../../lib/return-focus';
 import { DeliveryStatusBadge } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
 
@@ -19,24 +21,36 @@ function Message({ delivery }: { delivery: Delivery }) {
 
 export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[] }) {
   const location = useLocation();
+  const wrap = useRef<HTMLDivElement>(null);
+  useFocusOnReturn(wrap);
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" ref={wrap}>
       <table className="deliveries">
         <caption className="visually-hidden">Deliveries, newest first</caption>
         <thead>
           <tr>
             <th scope="col">ID</th>
-            <th scope="col">Kind</th>
+            <th scope="col" className="col-optional">
+              Kind
+            </th>
             <th scope="col">Recipient</th>
-            <th scope="col">Message</th>
+            <th scope="col" className="col-optional">
+              Message
+            </th>
             <th scope="col">Status</th>
-            <th scope="col" className="numeric">
+            <th scope="col" className="numeric col-optional">
               Attempts
             </th>
             <th scope="col">Queued</th>
-            <th scope="col">Next attempt</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Call</th>
+            <th scope="col" className="col-optional">
+              Next attempt
+            </th>
+            <th scope="col" className="col-optional">
+              Last error
+            </th>
+            <th scope="col" className="col-optional">
+              Call
+            </th>
             <th scope="col">Actions</th>
           </tr>
         </thead>
@@ -45,34 +59,34 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
             <tr key={d.id}>
               <td>
                 {/* The list's filters travel with the link, so "Back to Deliveries" returns to this view. */}
-                <Link to={paths.delivery.href(d.id)} state={{ search: location.search }}>
+                <Link to={paths.delivery.href(d.id)} state={{ search: location.search }} data-record={d.id}>
                   <span className="visually-hidden">Delivery</span> #{d.id}
                 </Link>
               </td>
-              <td>
+              <td className="col-optional">
                 {DELIVERY_KIND_LABELS[d.kind]} <span className="muted">via {d.provider}</span>
               </td>
               <td>
                 <code className="key">{d.recipient}</code>
               </td>
-              <td>
+              <td className="col-optional">
                 <Message delivery={d} />
               </td>
               <td>
                 <DeliveryStatusBadge status={d.status} />
               </td>
-              <td className="numeric">{d.attempts}</td>
+              <td className="numeric col-optional">{d.attempts}</td>
               <td>
                 <Timestamp iso={d.createdAt} variant="clock" />
               </td>
-              <td>
+              <td className="col-optional">
                 {d.nextAttemptAt && (d.status === 'pending' || d.status === 'sending') ? (
                   <Timestamp iso={d.nextAttemptAt} due />
                 ) : (
                   <span className="muted">—</span>
                 )}
               </td>
-              <td>
+              <td className="col-optional">
                 {d.lastError ? (
                   <span className="call-error" title={d.lastError}>
                     {truncate(d.lastError, 60)}
@@ -81,7 +95,7 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
                   <span className="muted">—</span>
                 )}
               </td>
-              <td>
+              <td className="col-optional">
                 <Link to={paths.call.href(d.callId)}>
                   <span className="visually-hidden">Call</span> #{d.callId}
                 </Link>

@@ -1,7 +1,7 @@
 import { DELIVERY_KINDS, DELIVERY_STATES, PROVIDER_NAMES, type ProviderName } from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
-import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
 import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
 import type { DeliveryFilters } from '../../../lib/query-keys';
@@ -82,9 +82,9 @@ export function FiltersForm({
       label="Filter deliveries"
       apply
     >
-      <SelectField name="status" label="Status" options={statusOptions} registerOptions={applyNow} />
-      <SelectField name="kind" label="Kind" options={kindOptions} registerOptions={applyNow} />
-      <SelectField name="provider" label="Provider" options={providerOptions} registerOptions={applyNow} />
+      <SelectField name="status" label="Status" options={statusOptions} registerOptions={applyChoice} />
+      <SelectField name="kind" label="Kind" options={kindOptions} registerOptions={applyChoice} />
+      <SelectField name="provider" label="Provider" options={providerOptions} registerOptions={applyChoice} />
       <TextField
         name="recipient"
         label="Recipient or topic"

@@ -1,9 +1,10 @@
 import { BINDING_LABELS, type CallSummary } from '@school/contract';
-import type { MouseEvent } from 'react';
+import { type MouseEvent, useRef } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { formatDuration, OUTCOME_LABELS, truncate } from '../../../lib/format';
+import { useFocusOnReturn } from '../../../lib/return-focus';
 
 function KeyParams({ params }: { params: CallSummary['params'] }) {
   const entries = Object.entries(params ?? {});
@@ -27,6 +28,8 @@ const onControl = (target: EventTarget) =>
 export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
   const location = useLocation();
   const navigate = useNavigate();
+  const wrap = useRef<HTMLDivElement>(null);
+  useFocusOnReturn(wrap);
   // A click anywhere on a row opens its call, as its link does (the link is the row's one stop for
   // the keyboard: Tab to the row, Enter). Not when the click ends a text selection, and with Ctrl
   // or ⌘ in a new tab, as a link would.
@@ -38,18 +41,24 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
     else void navigate(href, { state: { search: location.search } });
   };
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" ref={wrap}>
       <table className="calls">
         <caption className="visually-hidden">Calls, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Time</th>
             <th scope="col">Operation</th>
-            <th scope="col">Binding</th>
-            <th scope="col">Caller</th>
-            <th scope="col">Key parameters</th>
+            <th scope="col" className="col-optional">
+              Binding
+            </th>
+            <th scope="col" className="col-optional">
+              Caller
+            </th>
+            <th scope="col" className="col-optional">
+              Key parameters
+            </th>
             <th scope="col">Outcome</th>
-            <th scope="col" className="numeric">
+            <th scope="col" className="numeric col-optional">
               Duration
             </th>
           </tr>
@@ -63,7 +72,7 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
             >
               <td>
                 {/* The list's filters travel with the link, so "Back to History" returns to this view. */}
-                <Link to={paths.call.href(call.id)} state={{ search: location.search }}>
+                <Link to={paths.call.href(call.id)} state={{ search: location.search }} data-record={call.id}>
                   <span className="visually-hidden">Call {call.id},</span>{' '}
                   <Timestamp iso={call.at} variant="clock" />
                 </Link>
@@ -75,8 +84,8 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                   </span>
                 )}
               </td>
-              <td>{BINDING_LABELS[call.binding]}</td>
-              <td>
+              <td className="col-optional">{BINDING_LABELS[call.binding]}</td>
+              <td className="col-optional">
                 <span className="caller-ip">{call.callerIp}</span>
                 {call.userAgent ? (
                   <span className="muted user-agent" title={call.userAgent}>
@@ -84,7 +93,7 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                   </span>
                 ) : null}
               </td>
-              <td>
+              <td className="col-optional">
                 <KeyParams params={call.params} />
               </td>
               <td>
@@ -97,7 +106,7 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                   </span>
                 ) : null}
               </td>
-              <td className="numeric">{formatDuration(call.durationMs)}</td>
+              <td className="numeric col-optional">{formatDuration(call.durationMs)}</td>
             </tr>
           ))}
         </tbody>

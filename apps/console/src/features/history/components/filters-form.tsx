@@ -8,7 +8,7 @@ import {
 } from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
-import { applyNow, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
 import { OUTCOME_LABELS } from '../../../lib/format';
 
@@ -87,9 +87,14 @@ export function FiltersForm({
       label="Filter calls"
       apply
     >
-      <SelectField name="operation" label="Operation" options={operationOptions} registerOptions={applyNow} />
-      <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyNow} />
-      <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyNow} />
+      <SelectField
+        name="operation"
+        label="Operation"
+        options={operationOptions}
+        registerOptions={applyChoice}
+      />
+      <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyChoice} />
+      <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyChoice} />
       <TextField name="from" label="From" type="datetime-local" />
       <TextField name="to" label="To" type="datetime-local" />
       <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />

@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { formatDateTime } from '../../../lib/format';
@@ -72,6 +72,40 @@ describe('History', () => {
     expect(await screen.findByText('No calls match these filters.')).toBeInTheDocument();
   });
 
+  it('goes through a list with the arrow keys asking once, for the choice it stops on', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
+    const { location } = renderApp('/history');
+    await screen.findByRole('table');
+    const list = screen.getByLabelText('Operation');
+    // What Chromium does for each arrow key on a closed list: a change event.
+    for (const value of ['AuthCode', 'GetBookPdfByTerm', 'SendNotificationType']) {
+      fireEvent.change(list, { target: { value } });
+    }
+    await waitFor(() => expect(location().search).toBe('?operation=SendNotificationType'));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(listRequests(requests).map((q) => q.get('operation'))).toEqual([null, 'SendNotificationType']);
+
+    // Leaving the list applies a choice at once, without the pause.
+    fireEvent.change(screen.getByLabelText('Outcome'), { target: { value: 'server-error' } });
+    fireEvent.focusOut(screen.getByLabelText('Outcome'));
+    await waitFor(
+      () => expect(location().search).toBe('?operation=SendNotificationType&outcome=server-error'),
+      {
+        timeout: 200,
+      },
+    );
+  });
+
+  it('folds the filters behind one button saying how many are on (phones)', async () => {
+    const { user } = renderApp('/history?operation=AuthCode&outcome=ok');
+    const toggle = await screen.findByRole('button', { name: 'Filters · 2 on' });
+    expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    expect(document.getElementById(toggle.getAttribute('aria-controls') ?? '')).toHaveRole('search');
+    await user.click(toggle);
+    expect(toggle).toHaveAttribute('aria-expanded', 'true');
+  });
+
   it('puts the filters in the URL and in the query string of the request', async () => {
     const requests = recordRequests();
     server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
@@ -79,7 +113,7 @@ describe('History', () => {
     await screen.findByRole('table');
     expect(listRequests(requests)[0]?.toString()).toBe('limit=50');
 
-    // A choice in a list applies at once.
+    // A choice in a list applies by itself (after a short pause).
     await user.selectOptions(screen.getByLabelText('Operation'), 'AuthCode');
     await waitFor(() => expect(location().search).toBe('?operation=AuthCode'));
     await waitFor(() => expect(listRequests(requests).at(-1)?.get('operation')).toBe('AuthCode'));
@@ -234,10 +268,12 @@ describe('History', () => {
     await first.user.click(await screen.findByText('198.51.100.4'));
     expect(first.location().pathname).toBe('/history/6');
     // Back to History returns to the view it was opened from.
-    expect(await screen.findByRole('link', { name: '← Back to History' })).toHaveAttribute(
-      'href',
-      '/history?outcome=ok',
-    );
+    const back = await screen.findByRole('link', { name: '← Back to History' });
+    expect(back).toHaveAttribute('href', '/history?outcome=ok');
+    // And puts the keyboard back on the call opened.
+    await first.user.click(back);
+    expect(await screen.findByRole('link', { name: /Call 6/ })).toHaveFocus();
+    expect(first.location().search).toBe('?outcome=ok');
     first.unmount();
 
     const second = renderApp('/history');
