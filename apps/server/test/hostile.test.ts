@@ -94,7 +94,23 @@ describe('hostile input', () => {
       /There is an error in XML document/,
       'soap12',
     );
-    await expectUnreadableRecorded('', soapHeaders, /Root element is missing/);
+    // Recorded under the operation its SOAPAction (or SOAP 1.2 action) names: what the caller
+    // meant to call, so History shows "AuthCode", not an unknown operation.
+    const named = await expectUnreadableRecorded('', soapHeaders, /Root element is missing/);
+    expect(named.operation).toBe('AuthCode');
+    const named12 = await expectUnreadableRecorded(
+      'not xml',
+      { 'content-type': `application/soap+xml; charset=utf-8; action="${NS}AuthCode"` },
+      /There is an error in XML document/,
+      'soap12',
+    );
+    expect(named12.operation).toBe('AuthCode');
+    const unnamed = await expectUnreadableRecorded(
+      '',
+      { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}Nope"` },
+      /Root element is missing/,
+    );
+    expect(unnamed.operation).toBeNull();
     await expectUnreadableRecorded(
       `<soap:Envelope xmlns:soap="${S11}"><soap:Body>${'<a>'.repeat(40)}${'</a>'.repeat(40)}</soap:Body></soap:Envelope>`,
       soapHeaders,

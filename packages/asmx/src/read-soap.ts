@@ -80,6 +80,11 @@ export type SoapRefusal =
       /** The version assumed from the headers (docs/bindings.md#before-the-envelope-is-read). */
       readonly version: SoapVersion;
       readonly text: string;
+      /**
+       * The operation the headers name (SOAP 1.1's SOAPAction, SOAP 1.2's `action`), for the
+       * record: what the caller meant to call, though its XML could not be read.
+       */
+      readonly operation?: OperationDef;
       readonly xml?: string;
     }
   | {
@@ -198,13 +203,19 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
     ...withXml(),
   });
   // Everything that stops the XML being read is one kind of answer: 400, empty body.
-  const unreadable = (reason: string): SoapRequest => ({
-    ok: false,
-    kind: 'unreadable',
-    version: assumed,
-    text: READ_FAILED + reason,
-    ...withXml(),
-  });
+  const unreadable = (reason: string): SoapRequest => {
+    const action =
+      input.soapAction !== undefined ? unquote(input.soapAction) : contentType.params.get('action')?.trim();
+    const named = action ? operationForAction(input.group, input.namespace, action) : undefined;
+    return {
+      ok: false,
+      kind: 'unreadable',
+      version: assumed,
+      text: READ_FAILED + reason,
+      ...(named ? { operation: named } : {}),
+      ...withXml(),
+    };
+  };
 
   const decoded = decode(input.body, contentType.params.get('charset'));
   if (!decoded.ok) {

@@ -202,6 +202,18 @@ describe('readSoapRequest: hostile input', () => {
     expect(readExactly('', 'text/xml', undefined)).toMatchObject({ kind: 'unreadable', version: '1.2' });
   });
 
+  it('names the operation the headers call for, when the XML cannot be read (for the record)', () => {
+    const truncated = envelope(authCode).slice(0, 120);
+    const r11 = read(truncated);
+    expect(r11).toMatchObject({ ok: false, kind: 'unreadable' });
+    expect(!r11.ok && r11.kind === 'unreadable' ? r11.operation?.name : 'not unreadable').toBe('AuthCode');
+    const r12 = read(truncated, `application/soap+xml; charset=utf-8; action="${NS}AuthCode"`, undefined);
+    expect(!r12.ok && r12.kind === 'unreadable' ? r12.operation?.name : 'not unreadable').toBe('AuthCode');
+    // An action of no operation names none.
+    const none = read(truncated, 'text/xml; charset=utf-8', `"${NS}Nope"`);
+    expect(!none.ok && none.kind === 'unreadable' ? none.operation : 'not unreadable').toBeUndefined();
+  });
+
   it('answers 415 for content types that are not SOAP, naming the type for the record', () => {
     for (const type of ['application/json', '', 'text/plain']) {
       const r = read(envelope(authCode), type);

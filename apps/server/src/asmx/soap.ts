@@ -29,7 +29,10 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
       // Recorded under the envelope's version, or the one assumed from the headers when the
       // media type names none (docs/bindings.md#how-each-binding-is-recorded).
       const binding = parsed.version ? bindingOfSoapVersion(parsed.version) : soapBindingOf(request);
-      const operation = parsed.kind === 'fault' ? parsed.operation : undefined;
+      // A fault after the operation was found, or XML that could not be read for an operation
+      // its headers name: recorded under it.
+      const operation =
+        parsed.kind === 'fault' || parsed.kind === 'unreadable' ? parsed.operation : undefined;
       return answers.finish(request, reply, soapRefusal({ binding, group, operation, requestBody }, parsed));
     }
     const { params } = parsed;

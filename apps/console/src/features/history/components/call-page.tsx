@@ -4,7 +4,8 @@ import { CopyButton } from '../../../components/ui/copy-button';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { formatBytes, formatDuration, OUTCOME_LABELS } from '../../../lib/format';
+import { outcomeText } from '../../../lib/call-reason';
+import { formatBytes, formatDuration } from '../../../lib/format';
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
 import { CallDeliveries } from './call-deliveries';
@@ -83,9 +84,7 @@ function Summary({ call }: { call: CallDetail }) {
       </dd>
       <dt>Outcome</dt>
       <dd>
-        <span className={`badge badge-${call.outcome}`}>
-          {OUTCOME_LABELS[call.outcome]} {call.status}
-        </span>
+        <span className={`badge badge-${call.outcome}`}>{outcomeText(call)}</span>
         {call.error ? <span className="call-error">{call.error}</span> : null}
       </dd>
       <dt>Duration</dt>

@@ -3,7 +3,8 @@ import { type MouseEvent, useRef } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { formatDuration, OUTCOME_LABELS, truncate } from '../../../lib/format';
+import { outcomeText } from '../../../lib/call-reason';
+import { formatDuration, truncate } from '../../../lib/format';
 import { useFocusOnReturn } from '../../../lib/return-focus';
 
 function KeyParams({ params }: { params: CallSummary['params'] }) {
@@ -97,9 +98,7 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                 <KeyParams params={call.params} />
               </td>
               <td>
-                <span className={`badge badge-${call.outcome}`}>
-                  {OUTCOME_LABELS[call.outcome]} {call.status}
-                </span>
+                <span className={`badge badge-${call.outcome}`}>{outcomeText(call)}</span>
                 {call.error ? (
                   <span className="call-error" title={call.error}>
                     {truncate(call.error, 60)}

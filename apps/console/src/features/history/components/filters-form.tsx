@@ -10,7 +10,6 @@ import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
 import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
-import { OUTCOME_LABELS } from '../../../lib/format';
 
 const localDateTime = z
   .string()
@@ -40,7 +39,13 @@ const operationOptions = [
   { value: UNKNOWN_OPERATION, label: 'Unknown operation' },
 ];
 const bindingOptions = [any, ...BINDINGS.map((b) => ({ value: b, label: BINDING_LABELS[b] }))];
-const outcomeOptions = [any, ...OUTCOMES.map((o) => ({ value: o, label: OUTCOME_LABELS[o] }))];
+// The words of the outcome badges, with the status class the Dashboard counts by.
+const OUTCOME_CHOICES: Record<(typeof OUTCOMES)[number], string> = {
+  ok: 'OK',
+  'client-error': 'Refused (client error)',
+  'server-error': 'Failed (server error)',
+};
+const outcomeOptions = [any, ...OUTCOMES.map((o) => ({ value: o, label: OUTCOME_CHOICES[o] }))];
 
 function toFormValues(filters: CallFilters): FiltersFormValues {
   return {

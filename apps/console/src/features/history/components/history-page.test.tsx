@@ -53,7 +53,7 @@ describe('History', () => {
     expect(cells[3]).toHaveTextContent('203.0.113.9');
     expect(cells[4]).toHaveTextContent('code=***');
     expect(cells[4]).toHaveTextContent('phone=+447911123456');
-    expect(cells[5]).toHaveTextContent('Client error 500');
+    expect(cells[5]).toHaveTextContent('Refused: too many codes (500)');
     expect(cells[5]).toHaveTextContent('Too many codes for this phone');
     expect(cells[6]).toHaveTextContent('12 ms');
     expect(within(row).getByRole('link', { name: /Call 7/ })).toHaveAttribute('href', '/history/7');
@@ -301,7 +301,7 @@ describe('History', () => {
     );
     const { user } = renderApp('/history');
     expect(await screen.findByText('More than 10,000 calls recorded.')).toBeInTheDocument();
-    await user.selectOptions(screen.getByLabelText('Outcome'), 'Client error');
+    await user.selectOptions(screen.getByLabelText('Outcome'), 'Refused (client error)');
     expect(await screen.findByText('1,234 calls match.')).toBeInTheDocument();
     const counted = requests.filter((r) => new URL(r.url).pathname === '/api/calls/count');
     expect(new URL(counted.at(-1)?.url ?? '').searchParams.get('outcome')).toBe('client-error');
