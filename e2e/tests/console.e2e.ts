@@ -283,7 +283,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
     // Queued, then followed until it settles: the log provider logs it, nothing is sent.
     await page.getByText('Logged, not sent.', { exact: true }).waitFor();
-    await page.getByText(`SMS queued to ${PHONE}. (HTTP 200)`).waitFor();
+    await page.getByText(`SMS queued to ${PHONE}.`, { exact: true }).waitFor();
     const link = page.getByRole('link', { name: /^View call #\d+ in History$/ });
     const id = Number(/#(\d+)/.exec((await link.textContent()) ?? '')?.[1]);
     expect(id).toBeGreaterThan(0);

@@ -60,8 +60,7 @@ describe('the outcome of a send that queued a delivery', () => {
     sendQueuing([pending, { status: 'logged', provider: 'log', providerId: null, providerStatus: null }]);
     await send();
 
-    expect(await screen.findByText('Queued.')).toBeInTheDocument();
-    expect(screen.getByText('SMS queued to +447911123456.', { exact: false })).toBeInTheDocument();
+    expect(await screen.findByText('SMS queued to +447911123456.')).toBeInTheDocument();
     const list = await screen.findByRole('list', { name: 'Deliveries of this send' });
     expect(within(list).getByText('Pending')).toBeInTheDocument();
     expect(list).toHaveTextContent('Waiting for its first attempt.');
@@ -106,7 +105,7 @@ describe('the outcome of a send that queued a delivery', () => {
     await send();
 
     const list = await screen.findByRole('list', { name: 'Deliveries of this send' });
-    expect(screen.getByText('Queued.')).toBeInTheDocument();
+    expect(screen.getByText('SMS queued to +447911123456.')).toBeInTheDocument();
     expect(within(list).getByText('Retrying')).toBeInTheDocument();
     expect(list).toHaveTextContent('Attempt 1 failed: Twilio 503: Service Unavailable. Next attempt');
     expect(list.querySelector('time')).toHaveAttribute('datetime', retry.nextAttemptAt);

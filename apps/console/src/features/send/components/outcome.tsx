@@ -9,7 +9,7 @@ import { isRetrying, isSettled, useQueuedDeliveries } from '../api/get-queued-de
 
 /**
  * What came of a send, in words, with the call's history entry. A send that queued deliveries
- * says "Queued." and follows them until they settle: sent, logged (nothing sent), dead, expired.
+ * says what it queued for whom and follows them until they settle: sent, logged (nothing sent), dead, expired.
  */
 export function Outcome({
   result,
@@ -38,11 +38,8 @@ export function Outcome({
     const problem = problemOf(error);
     content = (
       <div className="outcome outcome-error">
-        <p className="outcome-title">
-          Not sent: {problem.title}
-          {problem.status ? ` (${problem.status})` : ''}
-        </p>
-        {problem.detail ? <p>{problem.detail}</p> : null}
+        <p className="outcome-title">Not sent.</p>
+        <p>{problem.detail ?? problem.title}</p>
         {problem.callId !== undefined ? <CallLink id={problem.callId} /> : null}
       </div>
     );
@@ -55,12 +52,9 @@ export function Outcome({
   );
 }
 
+/** What the service said it did (or why not), in its words: no status codes. */
 function Said({ result }: { result: OperationResult }) {
-  return (
-    <p>
-      {result.message} <span className="muted">(HTTP {result.status})</span>
-    </p>
-  );
+  return <p>{result.message}</p>;
 }
 
 function CallLink({ id }: { id: number }) {
@@ -71,9 +65,12 @@ function CallLink({ id }: { id: number }) {
   );
 }
 
-/** The title and look of a send by where its deliveries are: the worst of them decides. */
-function settledAs(items: readonly Delivery[]): { title: string; tone: string } {
-  if (items.length === 0 || !items.every(isSettled)) return { title: 'Queued.', tone: 'pending' };
+/**
+ * The title and look of a send by where its deliveries are: the worst of them decides. Until they
+ * settle, what was queued for whom ("SMS queued to +44…").
+ */
+function settledAs(items: readonly Delivery[], queued: string): { title: string; tone: string } {
+  if (items.length === 0 || !items.every(isSettled)) return { title: queued, tone: 'pending' };
   if (items.some((d) => d.status === 'dead' || d.status === 'expired')) {
     return { title: 'Not delivered.', tone: 'error' };
   }
@@ -84,11 +81,11 @@ function settledAs(items: readonly Delivery[]): { title: string; tone: string } 
 function QueuedOutcome({ result }: { result: OperationResult }) {
   const deliveries = useQueuedDeliveries(result.id);
   const items = deliveries.data ? [...deliveries.data.items].reverse() : [];
-  const { title, tone } = settledAs(items);
+  const { title, tone } = settledAs(items, result.message);
   return (
     <div className={`outcome outcome-${tone}`}>
       <p className="outcome-title">{title}</p>
-      <Said result={result} />
+      {title === result.message ? null : <Said result={result} />}
       {deliveries.isError && !deliveries.data ? (
         <p>Could not follow the delivery: {problemOf(deliveries.error).title}. See the call in History.</p>
       ) : items.length === 0 ? (
@@ -105,7 +102,7 @@ function QueuedOutcome({ result }: { result: OperationResult }) {
   );
 }
 
-const time = (iso: string) => <Timestamp iso={iso} />;
+const time = (iso: string, due = false) => <Timestamp iso={iso} due={due} />;
 
 /** `: error.` after what failed, or `.` when there is no error text. */
 const because = (error: string | null) => (error ? `: ${error}${/[.!?]$/.test(error) ? '' : '.'}` : '.');
@@ -119,7 +116,7 @@ function QueuedDelivery({ delivery: d }: { delivery: Delivery }) {
     said = (
       <>
         Attempt {d.attempts} failed{because(d.lastError)}{' '}
-        {d.nextAttemptAt ? <>Next attempt {time(d.nextAttemptAt)}.</> : null}
+        {d.nextAttemptAt ? <>Next attempt {time(d.nextAttemptAt, true)}.</> : null}
       </>
     );
   } else if (d.status === 'pending') said = 'Waiting for its first attempt.';
