@@ -52,8 +52,8 @@ describe.skipIf(!browserAvailable())(
       await logIn(page);
       const file = pdf(`e2e ${Date.now()}`);
       await page.goto('/books');
-      await page.getByLabel('termId', { exact: true }).fill('E2E-2026');
-      await page.getByLabel('classId', { exact: true }).fill('9 C');
+      await page.getByLabel('Term (termId)', { exact: true }).fill('E2E-2026');
+      await page.getByLabel('Class (classId)', { exact: true }).fill('9 C');
       await page
         .getByLabel('PDF file')
         .setInputFiles({ name: 'science-9C.pdf', mimeType: 'application/pdf', buffer: file });

@@ -15,6 +15,8 @@ export const defaultHandlers = [
   // History, when a test opens it without saying what it holds: no calls.
   http.get('/api/calls', () => HttpResponse.json({ items: [], nextCursor: null })),
   http.get('/api/calls/count', () => HttpResponse.json({ count: 0, more: false })),
+  // Send's school field offers the registered schools (to admins): none unless a test says.
+  http.get('/api/schools', () => HttpResponse.json([])),
   // The Dashboard (the page after logging in), when a test lands there without saying: no calls.
   http.get('/api/stats', () => HttpResponse.json(stats({ rows: [] }))),
 ];

@@ -61,8 +61,8 @@ describe('Books', () => {
     const { user } = renderApp('/books');
     await screen.findByText('No books uploaded yet.');
     const file = pdf();
-    await user.type(screen.getByLabelText('termId'), '2026-1');
-    await user.type(screen.getByLabelText('classId'), '7 B');
+    await user.type(screen.getByLabelText('Term (termId)'), '2026-1');
+    await user.type(screen.getByLabelText('Class (classId)'), '7 B');
     await user.upload(screen.getByLabelText('PDF file'), file);
     await user.click(screen.getByRole('button', { name: 'Upload' }));
 
@@ -74,7 +74,7 @@ describe('Books', () => {
     expect(await screen.findByText('Uploaded maths-7B.pdf for term 2026-1, class 7 B.')).toBeInTheDocument();
     expect(screen.queryByRole('progressbar')).not.toBeInTheDocument();
     expect(await screen.findByRole('table', { name: 'Books' })).toHaveTextContent('7 B');
-    expect(screen.getByLabelText('termId')).toHaveValue('');
+    expect(screen.getByLabelText('Term (termId)')).toHaveValue('');
 
     const [put] = puts(requests);
     if (!put) throw new Error('no PUT');
@@ -95,8 +95,8 @@ describe('Books', () => {
       http.put('/api/books/:termId/:classId', () => problemJson(problem(415, detail))),
     );
     const { user } = renderApp('/books');
-    await user.type(await screen.findByLabelText('termId'), '2026-1');
-    await user.type(screen.getByLabelText('classId'), '7B');
+    await user.type(await screen.findByLabelText('Term (termId)'), '2026-1');
+    await user.type(screen.getByLabelText('Class (classId)'), '7B');
     await user.upload(screen.getByLabelText('PDF file'), pdf('scan.pdf', 'GIF89a not a pdf'));
     await user.click(screen.getByRole('button', { name: 'Upload' }));
     expect(await screen.findByRole('alert')).toHaveTextContent(`Not uploaded: ${detail} (HTTP 415)`);
@@ -110,8 +110,8 @@ describe('Books', () => {
       http.put('/api/books/:termId/:classId', () => problemJson(problem(413, detail))),
     );
     const { user } = renderApp('/books');
-    await user.type(await screen.findByLabelText('termId'), '2026-1');
-    await user.type(screen.getByLabelText('classId'), '7B');
+    await user.type(await screen.findByLabelText('Term (termId)'), '2026-1');
+    await user.type(screen.getByLabelText('Class (classId)'), '7B');
     await user.upload(screen.getByLabelText('PDF file'), pdf());
     await user.click(screen.getByRole('button', { name: 'Upload' }));
     expect(await screen.findByRole('alert')).toHaveTextContent(`Not uploaded: ${detail} (HTTP 413)`);
@@ -123,7 +123,9 @@ describe('Books', () => {
     const { user } = renderApp('/books');
     await user.click(await screen.findByRole('button', { name: 'Upload' }));
     expect(await screen.findByText('Give the term (termId).')).toBeInTheDocument();
-    expect(screen.getByLabelText('classId')).toHaveAccessibleDescription(/Give the class \(classId\)\./);
+    expect(screen.getByLabelText('Class (classId)')).toHaveAccessibleDescription(
+      /Give the class \(classId\)\./,
+    );
     expect(screen.getByLabelText('PDF file')).toHaveAccessibleDescription('Choose a PDF file.');
     expect(screen.getByLabelText('PDF file')).toHaveAttribute('accept', 'application/pdf,.pdf');
     expect(puts(requests)).toHaveLength(0);
@@ -140,8 +142,8 @@ describe('Books', () => {
       await screen.findByRole('button', { name: 'Replace the book of term 2026-1, class 7B' }),
     );
     const form = screen.getByRole('form', { name: 'Replace the book of term 2026-1, class 7B' });
-    expect(within(form).getByLabelText('termId')).toHaveValue('2026-1');
-    expect(within(form).getByLabelText('termId')).toHaveAttribute('readonly');
+    expect(within(form).getByLabelText('Term (termId)')).toHaveValue('2026-1');
+    expect(within(form).getByLabelText('Term (termId)')).toHaveAttribute('readonly');
     expect(within(form).getByLabelText('PDF file')).toHaveFocus();
     await user.upload(within(form).getByLabelText('PDF file'), pdf('maths-7B-v2.pdf'));
     await user.click(within(form).getByRole('button', { name: 'Replace' }));

@@ -97,7 +97,11 @@ export function UploadForm({
             <div className="field-row">
               <TextField
                 name="termId"
-                label="termId"
+                label={
+                  <>
+                    Term <span className="muted">(termId)</span>
+                  </>
+                }
                 description="The term, as apps send it."
                 readOnly={replacing !== null}
                 autoComplete="off"
@@ -105,7 +109,11 @@ export function UploadForm({
               />
               <TextField
                 name="classId"
-                label="classId"
+                label={
+                  <>
+                    Class <span className="muted">(classId)</span>
+                  </>
+                }
                 description="The class, as apps send it."
                 readOnly={replacing !== null}
                 autoComplete="off"

@@ -1,7 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import { request } from '../../../lib/api-client';
-import { getSchoolsQueryOptions } from './get-schools';
+import { getSchoolsQueryOptions } from '../../../lib/schools';
 
 /** DELETE /api/schools/{id}: 204. Its calls are then refused as from an unknown school. */
 export function deleteSchool(id: number): Promise<undefined> {

@@ -1,7 +1,7 @@
 import { type School, type SchoolInput, schoolSchema } from '@school/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
-import { getSchoolsQueryOptions } from './get-schools';
+import { getSchoolsQueryOptions } from '../../../lib/schools';
 
 /** PUT /api/schools/{id}: the whole school; 404 when gone, 409 on a base URL or topic key in use. */
 export function updateSchool({ id, input }: { id: number; input: SchoolInput }): Promise<School> {

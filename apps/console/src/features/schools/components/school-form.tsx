@@ -1,5 +1,6 @@
 import type { School } from '@school/contract';
-import { useId } from 'react';
+import { useEffect, useId, useState } from 'react';
+import { useFormContext, useWatch } from 'react-hook-form';
 import { Form, TextAreaField, TextField } from '../../../components/ui/form';
 import { FocusField, SaveActions, saveOnSubmit } from '../../../components/ui/save-form';
 import { useCreateSchool } from '../api/create-school';
@@ -7,6 +8,29 @@ import { useUpdateSchool } from '../api/update-school';
 import { emptySchool, type SchoolFormValues, schoolFormSchema, toFormValues } from '../utils/school-form';
 
 const FIELDS = ['name', 'baseUrl', 'topicKey', 'allowedIps'] as const;
+
+/** A topic key from a school's name: "St Mary's High" → "st-marys-high" (ASCII, at most 64). */
+export function topicKeyOf(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/['’]/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64)
+    .replace(/-+$/, '');
+}
+
+/** While a new school's topic key is not typed by hand (`typed`), it follows the name. */
+function SuggestTopicKey({ typed }: { typed: boolean }) {
+  const { control, setValue } = useFormContext<SchoolFormValues>();
+  const name = useWatch({ control, name: 'name' });
+  useEffect(() => {
+    if (!typed) setValue('topicKey', topicKeyOf(name ?? ''));
+  }, [name, typed, setValue]);
+  return null;
+}
 
 /**
  * Adds a school, or with `editing` changes one; the rules are the contract's. `draft` starts a
@@ -30,6 +54,8 @@ export function SchoolForm({
   const update = useUpdateSchool();
   const save = editing ? update : create;
   const headingId = useId();
+  // Typed in by hand: the name no longer suggests it (until the form starts afresh).
+  const [topicTyped, setTopicTyped] = useState(false);
 
   return (
     <section className="card" aria-labelledby={headingId}>
@@ -46,12 +72,17 @@ export function SchoolForm({
           empty: emptySchool,
           fields: FIELDS,
           onSaving,
-          onSaved,
+          onSaved: (school, created) => {
+            // The form starts afresh: the next school's key follows its name again.
+            setTopicTyped(false);
+            onSaved(school, created);
+          },
         })}
       >
         {() => (
           <>
             {editing || draft ? <FocusField name="name" /> : null}
+            {editing ? null : <SuggestTopicKey typed={topicTyped} />}
             <TextField
               name="name"
               label="Name"
@@ -71,12 +102,13 @@ export function SchoolForm({
             />
             <TextField
               name="topicKey"
+              registerOptions={{ onChange: () => setTopicTyped(true) }}
               label={
                 <>
                   Topic key <span className="muted">(topicKey)</span>
                 </>
               }
-              description="Names its push topics: school-{topicKey} for notifications, school-{topicKey}-class-{class} for marks. 1 to 64 letters, digits, - or _."
+              description="Names its push topics: school-{topicKey} for notifications, school-{topicKey}-class-{id_class} for marks (id_class as SendMarkNotes sends it). 1 to 64 letters, digits, - or _. Suggested from the name."
               autoComplete="off"
               spellCheck={false}
             />

@@ -36,6 +36,8 @@ describe('Schools', () => {
     expect(within(northfield).getByText('school-northfield')).toBeInTheDocument();
     expect(northfield).toHaveTextContent('203.0.113.0/24');
     expect(within(riverside).getByText('school-riverside')).toBeInTheDocument();
+    // Both topics in full, the class named as SendMarkNotes and templates name it.
+    expect(within(riverside).getByText('school-riverside-class-{id_class}')).toBeInTheDocument();
     expect(riverside).toHaveTextContent('any');
   });
 
@@ -102,9 +104,20 @@ describe('Schools', () => {
     );
     const { user } = renderApp('/schools');
     await screen.findByText(/No schools registered yet/);
+    await user.type(screen.getByLabelText('Name'), '  Northfield Académy ');
+    // The topic key follows the name until typed by hand.
+    expect(screen.getByLabelText(TOPIC_KEY)).toHaveValue('northfield-academy');
+    await user.clear(screen.getByLabelText('Name'));
     await user.type(screen.getByLabelText('Name'), '  Northfield Academy ');
     await user.type(screen.getByLabelText(BASE_URL), 'https://northfield.example.org/');
-    await user.type(screen.getByLabelText(TOPIC_KEY), 'northfield');
+    await user.clear(screen.getByLabelText(TOPIC_KEY));
+    expect(screen.getByLabelText(TOPIC_KEY)).toHaveValue('');
+    await user.type(screen.getByLabelText(TOPIC_KEY), 'n');
+    expect(screen.getByLabelText(TOPIC_KEY)).toHaveValue('n');
+    await user.type(screen.getByLabelText(TOPIC_KEY), 'orthfield');
+    await user.type(screen.getByLabelText('Name'), 'x');
+    await user.type(screen.getByLabelText('Name'), '{Backspace}');
+    expect(screen.getByLabelText(TOPIC_KEY)).toHaveValue('northfield');
     await user.type(screen.getByLabelText(ALLOWED), ' 203.0.113.0/24\n\n2001:db8::/32 \n');
     await user.click(screen.getByRole('button', { name: 'Add school' }));
 

@@ -2,7 +2,7 @@ import type { School } from '@school/contract';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
-import { useSchools } from '../api/get-schools';
+import { useSchools } from '../../../lib/schools';
 import { BASE_URL_PARAM, emptySchool } from '../utils/school-form';
 import { SchoolForm } from './school-form';
 import { SchoolsTable } from './schools-table';

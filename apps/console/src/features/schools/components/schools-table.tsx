@@ -54,7 +54,7 @@ function SchoolRow({ school, onEdit }: { school: School; onEdit: (school: School
       <td>
         <code>{school.topic}</code>
         <span className="muted topic-note">
-          marks: <code>{school.topic}-class-…</code>
+          marks: <code>{`${school.topic}-class-{id_class}`}</code>
         </span>
       </td>
       <td>

@@ -1,10 +1,11 @@
 import { isValidRegion, type OperationDef, operationInputSchema, type ParamDef } from '@school/contract';
-import { type ReactNode, useMemo } from 'react';
+import { type ReactNode, useId, useMemo } from 'react';
 import { useWatch } from 'react-hook-form';
 import { Link } from 'react-router';
 import { Form, TextField } from '../../../components/ui/form';
 import { paths } from '../../../config/paths';
 import { ProblemError } from '../../../lib/api-client';
+import { useSchools } from '../../../lib/schools';
 import { useServiceInfo } from '../../../lib/service-info';
 import { useSession } from '../../../lib/session';
 import { useSendOperation } from '../api/send-operation';
@@ -81,6 +82,11 @@ export function OperationForm({ op }: { op: OperationDef }) {
   );
   const defaultValues = useMemo(() => Object.fromEntries(op.params.map((p) => [p.name, ''])), [op]);
   const send = useSendOperation();
+  // Admins may list the schools: the school field offers them (operators type the URL).
+  const isAdmin = useSession().data?.user.role === 'admin';
+  const takesSchool = op.params.some((p) => p.name === 'baseUrlSchool');
+  const schools = useSchools({ enabled: isAdmin && takesSchool }).data ?? [];
+  const schoolsListId = useId();
 
   return (
     <Form
@@ -119,9 +125,20 @@ export function OperationForm({ op }: { op: OperationDef }) {
                 placeholder={`e.g. ${param.example}`}
                 autoComplete="off"
                 spellCheck={false}
+                {...(param.name === 'baseUrlSchool' && schools.length > 0 ? { list: schoolsListId } : {})}
               />
             ))
           )}
+          {schools.length > 0 ? (
+            // The registered schools to pick from; another URL can still be typed.
+            <datalist id={schoolsListId}>
+              {schools.map((school) => (
+                <option key={school.id} value={school.baseUrl}>
+                  {school.name}
+                </option>
+              ))}
+            </datalist>
+          ) : null}
           <div className="actions">
             <button type="submit" className="button button-primary" disabled={send.isPending}>
               {send.isPending ? 'Sending…' : 'Send'}

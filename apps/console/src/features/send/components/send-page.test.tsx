@@ -1,7 +1,15 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { callList, callSummary, operationResult, problem, serviceInfo } from '../../../testing/data';
+import {
+  callList,
+  callSummary,
+  operationResult,
+  operatorSession,
+  problem,
+  school,
+  serviceInfo,
+} from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -113,6 +121,34 @@ describe('Send', () => {
     const [post] = operationPosts(requests);
     expect(post?.headers.get('content-type')).toBe('application/json');
     expect(await post?.json()).toEqual({ code: '4821', phone: '+447911123456' });
+  });
+
+  it('offers an admin the registered schools in the school field, by name; an operator types the URL', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/schools', () =>
+        HttpResponse.json([
+          school({ id: 1, name: 'Northfield Academy', baseUrl: 'https://northfield.example.org/' }),
+          school({ id: 2, name: 'Riverside School', baseUrl: 'https://riverside.example.org/' }),
+        ]),
+      ),
+    );
+    const view = renderApp('/send/SendNotificationType');
+    const field = await screen.findByLabelText(SCHOOL_URL);
+    await waitFor(() => expect(field).toHaveAttribute('list'));
+    const list = document.getElementById(field.getAttribute('list') ?? '');
+    expect(Array.from(list?.querySelectorAll('option') ?? []).map((o) => [o.value, o.textContent])).toEqual([
+      ['https://northfield.example.org/', 'Northfield Academy'],
+      ['https://riverside.example.org/', 'Riverside School'],
+    ]);
+    view.unmount();
+
+    server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
+    const asked = requests.length;
+    renderApp('/send/SendNotificationType');
+    expect(await screen.findByLabelText(SCHOOL_URL)).not.toHaveAttribute('list');
+    // No request an operator would be refused.
+    expect(requests.slice(asked).some((r) => new URL(r.url).pathname === '/api/schools')).toBe(false);
   });
 
   it("shows the server's problem detail, with the refused parameter's message under its field", async () => {

@@ -1,7 +1,10 @@
 import { type School, schoolSchema } from '@school/contract';
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import { z } from 'zod';
-import { request } from '../../../lib/api-client';
+import { request } from './api-client';
+
+// GET /api/schools (admins). Shared by two features (Schools manages them, Send offers them in
+// its school field), so it lives in lib rather than in either.
 
 /** GET /api/schools: every registered school with its push topic. */
 export function getSchools(signal?: AbortSignal): Promise<School[]> {
@@ -14,4 +17,6 @@ export const getSchoolsQueryOptions = () =>
     queryFn: ({ signal }) => getSchools(signal),
   });
 
-export const useSchools = () => useQuery(getSchoolsQueryOptions());
+/** `enabled: false` for someone who may not list them (an operator): no request, no list. */
+export const useSchools = ({ enabled = true }: { enabled?: boolean } = {}) =>
+  useQuery({ ...getSchoolsQueryOptions(), enabled });
