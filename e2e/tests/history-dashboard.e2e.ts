@@ -121,11 +121,11 @@ describe.skipIf(!browserAvailable())('History and Dashboard (real server, Chromi
     expect(beyond.status).toBe(416);
 
     await page.goto('/history?operation=GetBookPdfByTerm');
-    await page.getByLabel('Outcome').selectOption({ label: 'Client error' });
+    await page.getByLabel('Outcome').selectOption({ label: 'Refused (client error)' });
     await page.waitForURL((url) => url.searchParams.get('outcome') === 'client-error');
     const row = page.getByRole('row').filter({ hasText: agent });
     await row.waitFor();
-    expect(await row.textContent()).toContain('Client error 416');
+    expect(await row.textContent()).toContain('Refused: range not satisfiable (416)');
   });
 
   it('explains unknown operations on the Dashboard and lists them in History; a bar leads to its calls', async () => {

@@ -22,6 +22,11 @@ describe('a call’s outcome, in staff’s words', () => {
       'Refused: too many codes (429)',
     );
     expect(refused(404, "No book exists for term 'T1' and class '9C'.")).toBe('Refused: no such book (404)');
+    expect(refused(416, 'range bytes=999999- not satisfiable')).toBe('Refused: range not satisfiable (416)');
+    // Recorded without a text: the status says it.
+    expect(outcomeText({ outcome: 'client-error', status: 416, error: null })).toBe(
+      'Refused: range not satisfiable (416)',
+    );
   });
 
   it('falls back to the status alone for a text it does not know, and says Failed for the server’s own', () => {

@@ -30,24 +30,33 @@ const REASONS: readonly [RegExp, string][] = [
   [/^SOAP header .* was not understood/, 'header not understood'],
   [/^The request body is larger/, 'too large'],
   [/^The HTTP verb/, 'method not allowed'],
-  [/[Rr]ange/, 'range not satisfiable'],
+  [/not satisfiable/, 'range not satisfiable'],
   [/^The request could not be read/, 'request not received'],
 ];
 
-/** The short reason of a refused call, from its recorded error; undefined when none fits. */
-export function refusalReason(error: string | null): string | undefined {
-  if (!error) return undefined;
-  for (const [pattern, reason] of REASONS) {
-    const match = pattern.exec(error);
+/** Refusals recorded without an error text (a range, a verb), known by their status alone. */
+const STATUS_REASONS: Readonly<Record<number, string>> = {
+  404: 'not found',
+  405: 'method not allowed',
+  413: 'too large',
+  415: 'wrong content type',
+  416: 'range not satisfiable',
+  429: 'too many calls',
+};
+
+/** The short reason of a refused call, from its recorded error or else its status; undefined when none fits. */
+export function refusalReason(error: string | null, status?: number): string | undefined {
+  for (const [pattern, reason] of error ? REASONS : []) {
+    const match = pattern.exec(error ?? '');
     if (match) return reason.replace('$1', match[1] ?? '');
   }
-  return undefined;
+  return status === undefined ? undefined : STATUS_REASONS[status];
 }
 
 /** The outcome badge's text. */
 export function outcomeText(call: Pick<CallSummary, 'outcome' | 'status' | 'error'>): string {
   if (call.outcome === 'ok') return 'OK';
   if (call.outcome === 'server-error') return `Failed (${call.status})`;
-  const reason = refusalReason(call.error);
+  const reason = refusalReason(call.error, call.status);
   return reason ? `Refused: ${reason} (${call.status})` : `Refused (${call.status})`;
 }

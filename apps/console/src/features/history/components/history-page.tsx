@@ -37,6 +37,15 @@ export function HistoryPage() {
     return () => clearTimeout(timer);
   }, [stream.received, recount]);
 
+  // Between counts, the live tail's calls are added to the last count, so the total follows the
+  // rows as they arrive (the recount a second later confirms it).
+  const [counted, setCounted] = useState({ at: 0, received: 0 });
+  if (count.dataUpdatedAt !== counted.at || stream.received < counted.received) {
+    setCounted({ at: count.dataUpdatedAt, received: stream.received });
+  }
+  const arrived = Math.max(0, stream.received - counted.received);
+  const total = count.data && arrived > 0 ? { ...count.data, count: count.data.count + arrived } : count.data;
+
   const setFilters = (next: CallFilters) => setSearchParams(filtersToSearch(next));
   const items = calls.data?.pages.flatMap((page) => page.items) ?? [];
   // A free-text search that ran out of time on its last page: say how far it got.
@@ -48,7 +57,7 @@ export function HistoryPage() {
       <title>History · School Messaging</title>
       <h1>History</h1>
       <FiltersForm filters={filters} onChange={setFilters} />
-      <CallTotal count={count.data} filtered={hasFilters(filters)} />
+      <CallTotal count={total} filtered={hasFilters(filters)} />
 
       <div className="toolbar">
         <LiveToggle
