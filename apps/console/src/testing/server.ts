@@ -1,6 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { deliveryList, serviceInfo, session, stats } from './data';
+import { deliveryList, serviceInfo, session, staffUser, stats } from './data';
 
 /** Handlers every test gets unless it overrides them with server.use(). */
 export const defaultHandlers = [
@@ -15,6 +15,15 @@ export const defaultHandlers = [
   // History, when a test opens it without saying what it holds: no calls.
   http.get('/api/calls', () => HttpResponse.json({ items: [], nextCursor: null })),
   http.get('/api/calls/count', () => HttpResponse.json({ count: 0, more: false })),
+  // Audit names people and offers them in its filter: the admin and one operator.
+  http.get('/api/users', () =>
+    HttpResponse.json({
+      items: [
+        staffUser(),
+        staffUser({ id: 2, username: 'ana', displayName: 'Ana Operator', role: 'operator' }),
+      ],
+    }),
+  ),
   // Send's school field offers the registered schools (to admins): none unless a test says.
   http.get('/api/schools', () => HttpResponse.json([])),
   // The Dashboard (the page after logging in), when a test lands there without saying: no calls.

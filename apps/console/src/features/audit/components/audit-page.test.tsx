@@ -44,10 +44,15 @@ describe('Audit', () => {
     if (!change || !failed) throw new Error('missing rows');
     const cells = within(change).getAllByRole('cell');
     expect(cells[0]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:20:00.000Z');
-    expect(cells[1]).toHaveTextContent('admin');
+    // People by their display names, the username beside.
+    expect(cells[1]).toHaveTextContent('Alex Admin (admin)');
     expect(cells[2]).toHaveTextContent('198.51.100.7');
     expect(cells[3]).toHaveTextContent('Changed a user');
-    expect(cells[4]).toHaveTextContent('user 2 (ana)');
+    // A target links to where it is shown.
+    expect(within(cells[4] as HTMLElement).getByRole('link', { name: 'user 2 (ana)' })).toHaveAttribute(
+      'href',
+      '/users',
+    );
     expect(
       within(cells[5] as HTMLElement)
         .getAllByRole('listitem')
@@ -59,6 +64,35 @@ describe('Audit', () => {
     expect(failedCells[3]).toHaveTextContent('Failed login');
     expect(failedCells[4]).toHaveTextContent('—');
     expect(failedCells[5]).toHaveTextContent('Reason: unknown user');
+  });
+
+  it('links a call or a delivery to its page, and keeps a typed name that is no user in the filter', async () => {
+    server.use(
+      http.get('/api/audit', () =>
+        HttpResponse.json(
+          auditList([
+            auditEntry({ id: 33, action: 'send', target: 'call 42 (AuthCode)', details: null }),
+            auditEntry({
+              id: 32,
+              action: 'delivery-retry',
+              target: 'delivery 12 (+447911123456)',
+              details: null,
+            }),
+          ]),
+        ),
+      ),
+    );
+    renderApp('/audit?user=nobody');
+    expect(await screen.findByRole('link', { name: 'call 42 (AuthCode)' })).toHaveAttribute(
+      'href',
+      '/history/42',
+    );
+    expect(screen.getByRole('link', { name: 'delivery 12 (+447911123456)' })).toHaveAttribute(
+      'href',
+      '/deliveries/12',
+    );
+    await waitFor(() => expect(screen.getByLabelText('User')).toHaveValue('nobody'));
+    expect(screen.getByRole('option', { name: 'nobody (no such user)' })).toBeInTheDocument();
   });
 
   it('shows what changed as text, never as HTML', async () => {
@@ -96,8 +130,14 @@ describe('Audit', () => {
       expect(auditRequests(requests).at(-1)?.toString()).toBe('action=school-update&limit=50'),
     );
 
-    // Typed fields apply with Apply filters.
-    await user.type(screen.getByLabelText('User'), ' ana ');
+    // People are picked by name; the times apply with Apply filters.
+    expect(
+      within(screen.getByLabelText('User'))
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Anyone', 'Alex Admin (admin)', 'Ana Operator (ana)']);
+    await user.selectOptions(screen.getByLabelText('User'), 'Ana Operator (ana)');
+    await waitFor(() => expect(location().search).toBe('?user=ana&action=school-update'));
     await user.type(screen.getByLabelText('From'), '2026-11-20T08:00');
     await user.click(screen.getByRole('button', { name: 'Apply filters' }));
     await waitFor(() =>

@@ -1,5 +1,6 @@
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { useUsers } from '../../../lib/users';
 import { useAudit } from '../api/get-audit';
 import { type AuditFilters, filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
 import { AuditTable } from './audit-table';
@@ -12,6 +13,8 @@ export function AuditPage() {
   const audit = useAudit(filters);
   const setFilters = (next: AuditFilters) => setSearchParams(filtersToSearch(next));
   const entries = audit.data?.pages.flatMap((page) => page.items) ?? [];
+  // To name people by their display names, and to pick one in the filter.
+  const users = useUsers().data?.items ?? [];
 
   return (
     <div className="page audit-page">
@@ -21,7 +24,7 @@ export function AuditPage() {
         Who did what in the console, newest first: logins, sends, and every change to books, schools,
         templates, deliveries and users. Passwords are never recorded.
       </p>
-      <FiltersForm filters={filters} onChange={setFilters} />
+      <FiltersForm filters={filters} onChange={setFilters} users={users} />
 
       {audit.isPending ? (
         <Loading>Loading the audit log…</Loading>
@@ -37,7 +40,7 @@ export function AuditPage() {
         </EmptyState>
       ) : (
         <>
-          <AuditTable entries={entries} />
+          <AuditTable entries={entries} users={users} />
           <div className="paging">
             {audit.hasNextPage ? (
               <button

@@ -1,8 +1,32 @@
-import { AUDIT_ACTION_LABELS, type AuditEntry } from '@school/contract';
+import { AUDIT_ACTION_LABELS, type AuditEntry, type User } from '@school/contract';
+import { Link } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
+import { paths } from '../../../config/paths';
 import { detailLines } from '../utils/details';
 
-export function AuditTable({ entries }: { entries: readonly AuditEntry[] }) {
+/** Where an entry's target (`call 42`, `delivery 12 (…)`, `school 3 (…)`, `user 2 (ana)`) is shown. */
+function targetHref(target: string): string | undefined {
+  const match = /^(call|delivery|school|user|book|template) (\d+)\b/.exec(target);
+  if (!match) return undefined;
+  const id = Number(match[2]);
+  switch (match[1]) {
+    case 'call':
+      return paths.call.href(id);
+    case 'delivery':
+      return paths.delivery.href(id);
+    case 'school':
+      return paths.schools.href();
+    case 'user':
+      return paths.users.href();
+    case 'book':
+      return paths.books.href();
+    default:
+      return paths.templates.href();
+  }
+}
+
+export function AuditTable({ entries, users }: { entries: readonly AuditEntry[]; users: readonly User[] }) {
+  const names = new Map(users.map((u) => [u.id, u.displayName]));
   return (
     <div className="table-wrap">
       <table className="audit">
@@ -19,7 +43,11 @@ export function AuditTable({ entries }: { entries: readonly AuditEntry[] }) {
         </thead>
         <tbody>
           {entries.map((entry) => (
-            <AuditRow key={entry.id} entry={entry} />
+            <AuditRow
+              key={entry.id}
+              entry={entry}
+              displayName={entry.userId === null ? undefined : names.get(entry.userId)}
+            />
           ))}
         </tbody>
       </table>
@@ -27,7 +55,7 @@ export function AuditTable({ entries }: { entries: readonly AuditEntry[] }) {
   );
 }
 
-function AuditRow({ entry }: { entry: AuditEntry }) {
+function AuditRow({ entry, displayName }: { entry: AuditEntry; displayName: string | undefined }) {
   const lines = detailLines(entry.details);
   return (
     <tr>
@@ -35,14 +63,30 @@ function AuditRow({ entry }: { entry: AuditEntry }) {
         <Timestamp iso={entry.at} variant="absolute" />
       </td>
       {/* For a failed login, the username as typed (its details say why it failed). */}
-      <td>{entry.username ?? <span className="muted">Unknown</span>}</td>
+      <td>
+        {displayName ? (
+          <>
+            {displayName} <span className="muted">({entry.username})</span>
+          </>
+        ) : (
+          (entry.username ?? <span className="muted">Unknown</span>)
+        )}
+      </td>
       <td className="param-value">{entry.ip}</td>
       <td>
         <span className={entry.action === 'login-failed' ? 'audit-failed' : undefined}>
           {AUDIT_ACTION_LABELS[entry.action]}
         </span>
       </td>
-      <td>{entry.target ?? <span className="muted">—</span>}</td>
+      <td>
+        {entry.target === null ? (
+          <span className="muted">—</span>
+        ) : targetHref(entry.target) ? (
+          <Link to={targetHref(entry.target) as string}>{entry.target}</Link>
+        ) : (
+          entry.target
+        )}
+      </td>
       <td>
         {lines.length === 0 ? (
           <span className="muted">—</span>

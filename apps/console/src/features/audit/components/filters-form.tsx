@@ -1,4 +1,4 @@
-import { AUDIT_ACTION_LABELS, AUDIT_ACTIONS } from '@school/contract';
+import { AUDIT_ACTION_LABELS, AUDIT_ACTIONS, type User } from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
 import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
@@ -45,16 +45,29 @@ function toFilters(values: z.output<typeof filtersFormSchema>): AuditFilters {
 }
 
 /**
- * Who, what and when. The action applies at once; typed fields with Enter or Apply. The parent
- * keeps them in the URL.
+ * Who, what and when. The user and the action apply by themselves; the times with Enter or Apply.
+ * The parent keeps them in the URL.
  */
 export function FiltersForm({
   filters,
   onChange,
+  users,
 }: {
   filters: AuditFilters;
   onChange: (filters: AuditFilters) => void;
+  /** Staff to pick from, by display name and username. */
+  users: readonly User[];
 }) {
+  const userOptions = [
+    { value: '', label: 'Anyone' },
+    ...[...users]
+      .sort((a, b) => a.displayName.localeCompare(b.displayName))
+      .map((u) => ({ value: u.username, label: `${u.displayName} (${u.username})` })),
+    // A name in the URL that is no user's (a failed login's, as typed): still a choice.
+    ...(filters.user && !users.some((u) => u.username === filters.user?.toLowerCase())
+      ? [{ value: filters.user, label: `${filters.user} (no such user)` }]
+      : []),
+  ];
   return (
     <UrlFiltersForm
       schema={filtersFormSchema}
@@ -64,14 +77,7 @@ export function FiltersForm({
       label="Filter the audit log"
       apply
     >
-      <TextField
-        name="user"
-        label="User"
-        description="Username, exactly."
-        autoComplete="off"
-        autoCapitalize="none"
-        spellCheck={false}
-      />
+      <SelectField name="user" label="User" options={userOptions} registerOptions={applyChoice} />
       <SelectField name="action" label="Action" options={actionOptions} registerOptions={applyChoice} />
       <TextField name="from" label="From" type="datetime-local" />
       <TextField name="to" label="To" type="datetime-local" />

@@ -1,7 +1,7 @@
 import { type User, type UserCreateInput, userSchema } from '@school/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
-import { getUsersQueryOptions } from './get-users';
+import { getUsersQueryOptions } from '../../../lib/users';
 
 /** POST /api/users (admins): 201 with the user; 409 when the username is taken. */
 export function createUser(input: UserCreateInput): Promise<User> {

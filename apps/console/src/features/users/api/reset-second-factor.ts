@@ -2,7 +2,7 @@ import { type User, userSchema } from '@school/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
 import { getSessionQueryOptions } from '../../../lib/session';
-import { getUsersQueryOptions } from './get-users';
+import { getUsersQueryOptions } from '../../../lib/users';
 
 /**
  * DELETE /api/users/{id}/totp (admins): the user's second factor is removed and their sessions end

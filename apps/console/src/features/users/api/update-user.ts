@@ -2,7 +2,7 @@ import { type User, type UserUpdateInput, userSchema } from '@school/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
 import { getSessionQueryOptions } from '../../../lib/session';
-import { getUsersQueryOptions } from './get-users';
+import { getUsersQueryOptions } from '../../../lib/users';
 
 /**
  * PATCH /api/users/{id} (admins): any of display name, role, disabled, password. A new password

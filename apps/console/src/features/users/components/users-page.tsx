@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { ROLE_NAMES } from '../../../lib/format';
 import { useSession } from '../../../lib/session';
-import { useUsers } from '../api/get-users';
+import { useUsers } from '../../../lib/users';
 import { PasswordForm } from './password-form';
 import { UserForm } from './user-form';
 import { UsersTable } from './users-table';

@@ -1,6 +1,9 @@
 import { type UserList, userListSchema } from '@school/contract';
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import { request } from '../../../lib/api-client';
+import { request } from './api-client';
+
+// GET /api/users (admins). Shared by two features (Users manages them, Audit names them in its
+// entries and its user filter), so it lives in lib rather than in either.
 
 /** GET /api/users (admins): every staff account, disabled ones included. */
 export function getUsers(signal?: AbortSignal): Promise<UserList> {
