@@ -24,6 +24,8 @@ HTMLCanvasElement.prototype.getContext = () => null;
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => {
   cleanup();
+  // A form's draft (lib/draft.ts) is the tab's: each test starts with a fresh tab.
+  sessionStorage.clear();
   server.resetHandlers();
   server.events.removeAllListeners();
 });

@@ -5,6 +5,7 @@ import { Link } from 'react-router';
 import { Form, TextField } from '../../../components/ui/form';
 import { paths } from '../../../config/paths';
 import { ProblemError } from '../../../lib/api-client';
+import { clearDraft, KeepDraft } from '../../../lib/draft';
 import { useSchools } from '../../../lib/schools';
 import { useServiceInfo } from '../../../lib/service-info';
 import { useSession } from '../../../lib/session';
@@ -87,6 +88,10 @@ export function OperationForm({ op }: { op: OperationDef }) {
   const takesSchool = op.params.some((p) => p.name === 'baseUrlSchool');
   const schools = useSchools({ enabled: isAdmin && takesSchool }).data ?? [];
   const schoolsListId = useId();
+  // What is typed is kept in this tab until sent (a session that ends under way loses nothing);
+  // never a secret such as the auth code.
+  const draftKey = `send:${op.name}`;
+  const secrets = useMemo(() => op.params.filter((p) => p.secret).map((p) => p.name), [op]);
 
   return (
     <Form
@@ -98,6 +103,7 @@ export function OperationForm({ op }: { op: OperationDef }) {
         send.mutate(
           { operation: op.name, values },
           {
+            onSuccess: () => clearDraft(draftKey),
             onError: (error) => {
               // The server names the parameter it refused: show its message under that field.
               const errors = error instanceof ProblemError ? error.problem.errors : undefined;
@@ -113,6 +119,7 @@ export function OperationForm({ op }: { op: OperationDef }) {
     >
       {(methods) => (
         <>
+          <KeepDraft key={draftKey} draftKey={draftKey} exclude={secrets} />
           {op.params.length === 0 ? (
             <p>This operation takes no parameters.</p>
           ) : (

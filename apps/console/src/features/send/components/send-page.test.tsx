@@ -9,6 +9,7 @@ import {
   problem,
   school,
   serviceInfo,
+  session,
 } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
@@ -149,6 +150,35 @@ describe('Send', () => {
     expect(await screen.findByLabelText(SCHOOL_URL)).not.toHaveAttribute('list');
     // No request an operator would be refused.
     expect(requests.slice(asked).some((r) => new URL(r.url).pathname === '/api/schools')).toBe(false);
+  });
+
+  it('keeps what was typed when the session ends under way, back after logging in; never the auth code', async () => {
+    let expired = false;
+    server.use(
+      http.get('/api/session', () =>
+        expired ? problemJson(problem(401, 'Log in first.')) : HttpResponse.json(session()),
+      ),
+      http.post('/api/session', () => {
+        expired = false;
+        return HttpResponse.json(session());
+      }),
+      http.post('/api/operations/AuthCode', () => {
+        expired = true;
+        return problemJson(problem(401, 'Your session has ended.'));
+      }),
+    );
+    const { user, location } = renderApp('/send/AuthCode');
+    await user.type(await screen.findByLabelText(CODE), '4821');
+    await user.type(screen.getByLabelText(PHONE), '+447911123456');
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+
+    expect(await screen.findByText('Your session ended; log in to go on.')).toBeInTheDocument();
+    await user.type(screen.getByLabelText('Username'), 'admin');
+    await user.type(screen.getByLabelText('Password'), 'correct horse battery');
+    await user.click(screen.getByRole('button', { name: 'Log in' }));
+    await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
+    await waitFor(() => expect(screen.getByLabelText(PHONE)).toHaveValue('+447911123456'));
+    expect(screen.getByLabelText(CODE)).toHaveValue('');
   });
 
   it("shows the server's problem detail, with the refused parameter's message under its field", async () => {
