@@ -162,7 +162,7 @@ export class Dispatcher {
 
   /** Something may be due (of `kind`, or of every kind): the next pass looks. */
   mayBeDue(kind?: DeliveryKind): void {
-    for (const lane of this.#o.lanes.all) if (kind === undefined || lane.kind === kind) lane.due = true;
+    for (const lane of this.#o.lanes.all) if (kind === undefined || lane.kind === kind) lane.markDue();
     this.wake();
   }
 
@@ -235,6 +235,7 @@ export class Dispatcher {
       const n = lane.room(now, (at) => this.#wakeAt(at));
       if (n <= 0) continue;
       let got: Claimed[] = [];
+      const marks = lane.dueMarks;
       try {
         got = await this.#sqlOf().claimDue({
           now,
@@ -245,7 +246,8 @@ export class Dispatcher {
           provider: lane.id,
           instance: store.instance,
         });
-        if (got.length < n) lane.due = false;
+        // Nothing more was due when the query ran; unless marked due since (a commit during it).
+        if (got.length < n && lane.dueMarks === marks) lane.due = false;
       } catch (err) {
         failed = true;
         this.#trouble(err, 'dispatcher pass failed');
@@ -362,7 +364,7 @@ export class Dispatcher {
     } as const;
     const failover = result.taken === 'no' ? this.#o.lanes.failoverFrom(lane, now) : undefined;
     if (failover && attempts < this.#o.maxAttempts && (expires_at === null || expires_at > now)) {
-      failover.due = true;
+      failover.markDue();
       return { ...failure, retryAt: now, nextProvider: failover.id };
     }
     const retryAt =

@@ -30,9 +30,19 @@ export class Lane {
   busy = 0;
   /**
    * Deliveries this lane claims may be due. False once a claim found fewer than it asked for; true
-   * again when a commit leaves some pending, a retry comes due, a sweep or pushNoti runs.
+   * again (markDue) when a commit leaves some pending, a retry comes due, a sweep or pushNoti runs.
    */
   due = true;
+  /**
+   * How often it was marked due: a claim that began before the last mark (its query may not have
+   * seen what the mark was for) does not clear `due`.
+   */
+  dueMarks = 0;
+
+  markDue(): void {
+    this.due = true;
+    this.dueMarks++;
+  }
   #tokens: number;
   #refilledAt = Date.now();
   #pausedUntil = 0;
