@@ -23,6 +23,7 @@ import {
   outboxPlugin,
   providersPlugin,
   retentionPlugin,
+  rollupPlugin,
   secretsPlugin,
   storePlugin,
 } from './plugins/services.js';
@@ -61,6 +62,12 @@ export interface BuildOptions {
    * once it could be reached): the process owner stops (server.ts exits non-zero). Default: logged.
    */
   readonly onFatal?: (err: Error) => void;
+  /**
+   * Roll up the calls for the Dashboard in the background (plugins/services.ts). Tests that
+   * record calls at chosen past times turn it off, so an hour is never rolled up before they
+   * have written into it; the roll-ups have tests of their own.
+   */
+  readonly rollups?: boolean;
 }
 
 /** Builds the Fastify instance from its plugins; `server.ts` listens, tests call `inject()`. */
@@ -94,6 +101,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(dispatcherPlugin);
   await app.register(operationsPlugin);
   await app.register(retentionPlugin);
+  if (options.rollups !== false) await app.register(rollupPlugin);
   // Before any route: their hooks see every route registered and every request.
   await app.register(requestLimitsPlugin);
   await app.register(securityHeadersPlugin);

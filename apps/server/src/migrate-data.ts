@@ -45,6 +45,9 @@ const NOT_COPIED: Partial<Record<keyof Database, string>> = {
   sessions: 'staff log in again on the new deployment',
   instances: 'each PostgreSQL instance announces itself when it starts',
   book_chunks: 'built from the book files (SQLite keeps books as files under DATA_DIR/books)',
+  call_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied calls',
+  call_error_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied calls',
+  call_rollup_state: 'the roll-ups’ watermark: left unset on the target, so it rolls from the oldest call',
 };
 
 /** The templates every new database is seeded with (migration 0003); the source's replace them. */

@@ -105,7 +105,12 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
           ),
         );
       }
-      const stats = await callStats(store.db, store.dialect, { from, to, bucketMs });
+      const stats = await callStats(
+        store.db,
+        store.dialect,
+        { from, to, bucketMs },
+        { rolledUntil: await store.rollups.rolledUntil() },
+      );
       const iso = (ms: number) => new Date(ms).toISOString();
       return {
         from: iso(from),

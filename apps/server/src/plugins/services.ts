@@ -193,6 +193,49 @@ export const operationsPlugin = fp(
   { name: 'operations', dependencies: ['config', 'store', 'providers', 'dispatcher'] },
 );
 
+/**
+ * The Dashboard's roll-ups (store/call-rollups.ts): the hours that ended are rolled up at start
+ * (a long history in the background, a step at a time) and then every minute, by one instance at
+ * a time.
+ */
+export const rollupPlugin = fp(
+  async (app) => {
+    const { store } = app;
+    let running: Promise<void> | undefined;
+    let closing = false;
+    const roll = () => {
+      running ??= store
+        .exclusively('call-rollups', async () => {
+          // A second at a time: a long history is caught up in turns, and a stop does not wait.
+          const hours = await store.rollups.rollUp(Date.now(), { budgetMs: 1000 });
+          if (hours > 0 && !closing) setImmediate(() => void roll());
+        })
+        .then(
+          () => {},
+          (err: unknown) => app.log.error({ err }, 'rolling up calls failed'),
+        )
+        .finally(() => {
+          running = undefined;
+        });
+      return running;
+    };
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      void store.whenReady(roll, () => {});
+      timer = setInterval(roll, ROLLUP_EVERY_MS);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => {
+      closing = true;
+      if (timer) clearInterval(timer);
+      await running;
+    });
+  },
+  { name: 'rollups', dependencies: ['store'] },
+);
+
+const ROLLUP_EVERY_MS = 60_000;
+
 /** Retention: calls (with their deliveries) and audit entries older than RETENTION_DAYS go, at start and daily. */
 export const retentionPlugin = fp(
   async (app) => {
@@ -203,6 +246,7 @@ export const retentionPlugin = fp(
         await store.exclusively('retention', async () => {
           const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
           const removed = await store.calls.deleteOlderThan(before);
+          await store.rollups.deleteOlderThan(before);
           if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
           // The audit log is kept as long as the calls (docs/security.md).
           const audited = await store.audit.deleteOlderThan(before);

@@ -1,5 +1,13 @@
 import { type Kysely, sql } from 'kysely';
 import { applyFilters, type CallQuery } from './call-filters.js';
+import {
+  ceilHour,
+  errorTextSql,
+  floorHour,
+  HOUR_MS,
+  LATENCY_BINS_PER_E,
+  latencyBinSql,
+} from './call-rollups.js';
 import type { DialectName } from './db.js';
 import type { Database, Outcome } from './schema.js';
 
@@ -69,14 +77,10 @@ export interface CallStats {
   readonly deliveries: DeliveryStatsRow[];
 }
 
-/**
- * Durations are counted in logarithmic bins, 8 per factor e (each about 13 % wider than the last):
- * a bucket's percentiles come from at most a hundred numbers, whatever its calls, on both
- * databases alike, and are within a few per cent of the exact ones.
- */
-const LATENCY_BINS_PER_E = 8;
-/** Error texts are grouped by their beginning: what a caller sent, quoted at the end, may vary. */
-const ERROR_TEXT_MAX = 200;
+// Durations are counted in logarithmic bins, LATENCY_BINS_PER_E per factor e (each about 13 %
+// wider than the last): a bucket's percentiles come from at most a hundred numbers, whatever its
+// calls, on both databases alike, and are within a few per cent of the exact ones. Errors are
+// grouped by their first ERROR_TEXT_MAX characters. Both as the roll-ups have them (call-rollups.ts).
 /** Distinct error groups kept while counting: texts beyond it are counted without their text. */
 const MAX_ERROR_GROUPS = 5000;
 /** On SQLite, one slice of the period should take about this long (the thread serves calls in between). */
@@ -87,8 +91,6 @@ const FIRST_SLICE_MS = 3_600_000;
 /** Integer literals: a bound JS number is a REAL to SQLite, which would not truncate. */
 const bucketOf = (column: string, bucketMs: number) =>
   sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
-
-const latencyBin = sql<number>`CAST(floor(ln(${sql.ref('duration_ms')} + 1) * ${sql.lit(LATENCY_BINS_PER_E)}) AS INTEGER)`;
 
 /** Counts per time bucket, operation and outcome (the History chart's figures). */
 export async function bucketCounts(db: Kysely<Database>, range: StatsRange): Promise<StatsRow[]> {
@@ -116,110 +118,91 @@ interface Totals {
   readonly deliveries: Map<number, { -readonly [K in keyof DeliveryStatsRow]: DeliveryStatsRow[K] }>;
 }
 
+/** What a slice reads from the raw tables: the calls, the deliveries, or both. */
+interface Parts {
+  readonly calls: boolean;
+  readonly deliveries: boolean;
+}
+
 /**
  * Adds the calls and deliveries of [from, to) to `totals`. Four queries, sent at once: PostgreSQL
  * runs them side by side on pooled connections; SQLite's one connection runs them in turn.
  */
-async function addSlice(db: Kysely<Database>, bucketMs: number, from: number, to: number, totals: Totals) {
+async function addSlice(
+  db: Kysely<Database>,
+  bucketMs: number,
+  from: number,
+  to: number,
+  totals: Totals,
+  parts: Parts,
+) {
+  const none = Promise.resolve([] as never[]);
   const [counts, bins, errors, deliveries] = await Promise.all([
-    db
-      .selectFrom('calls')
-      .select((eb) => [
-        bucketOf('at', bucketMs).as('bucket'),
-        'operation',
-        'outcome',
-        eb.fn.countAll<number>().as('count'),
-      ])
-      .where('at', '>=', from)
-      .where('at', '<', to)
-      .groupBy(['bucket', 'operation', 'outcome'])
-      .execute(),
-    db
-      .selectFrom('calls')
-      .select((eb) => [
-        bucketOf('at', bucketMs).as('bucket'),
-        latencyBin.as('bin'),
-        eb.fn.countAll<number>().as('count'),
-      ])
-      .where('at', '>=', from)
-      .where('at', '<', to)
-      .groupBy(['bucket', 'bin'])
-      .execute(),
-    db
-      .selectFrom('calls')
-      .select((eb) => [
-        'operation',
-        'status',
-        'outcome',
-        sql<string | null>`substr(${sql.ref('error')}, 1, ${sql.lit(ERROR_TEXT_MAX)})`.as('error'),
-        eb.fn.countAll<number>().as('count'),
-      ])
-      .where('outcome', 'in', ['client-error', 'server-error'])
-      .where('at', '>=', from)
-      .where('at', '<', to)
-      .groupBy([
-        'operation',
-        'status',
-        'outcome',
-        sql`substr(${sql.ref('error')}, 1, ${sql.lit(ERROR_TEXT_MAX)})`,
-      ])
-      .execute(),
+    !parts.calls
+      ? none
+      : db
+          .selectFrom('calls')
+          .select((eb) => [
+            bucketOf('at', bucketMs).as('bucket'),
+            'operation',
+            'outcome',
+            eb.fn.countAll<number>().as('count'),
+          ])
+          .where('at', '>=', from)
+          .where('at', '<', to)
+          .groupBy(['bucket', 'operation', 'outcome'])
+          .execute(),
+    !parts.calls
+      ? none
+      : db
+          .selectFrom('calls')
+          .select((eb) => [
+            bucketOf('at', bucketMs).as('bucket'),
+            latencyBinSql.as('bin'),
+            eb.fn.countAll<number>().as('count'),
+          ])
+          .where('at', '>=', from)
+          .where('at', '<', to)
+          .groupBy(['bucket', 'bin'])
+          .execute(),
+    !parts.calls
+      ? none
+      : db
+          .selectFrom('calls')
+          .select((eb) => [
+            'operation',
+            'status',
+            'outcome',
+            errorTextSql.as('error'),
+            eb.fn.countAll<number>().as('count'),
+          ])
+          .where('outcome', 'in', ['client-error', 'server-error'])
+          .where('at', '>=', from)
+          .where('at', '<', to)
+          .groupBy(['operation', 'status', 'outcome', errorTextSql])
+          .execute(),
     // Failed attempts from the deliveries' own count of attempts: every attempt but the one that
     // sent it (or is sending it) did not send it, whether it failed or was interrupted. No join.
-    db
-      .selectFrom('deliveries')
-      .select((eb) => [
-        bucketOf('created_at', bucketMs).as('bucket'),
-        'status',
-        sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`.as('logged'),
-        eb.fn.countAll<number>().as('count'),
-        eb.fn.sum<number>('attempts').as('attempts'),
-      ])
-      .where('created_at', '>=', from)
-      .where('created_at', '<', to)
-      .groupBy(['bucket', 'status', 'logged'])
-      .execute(),
+    !parts.deliveries
+      ? none
+      : db
+          .selectFrom('deliveries')
+          .select((eb) => [
+            bucketOf('created_at', bucketMs).as('bucket'),
+            'status',
+            sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`.as('logged'),
+            eb.fn.countAll<number>().as('count'),
+            eb.fn.sum<number>('attempts').as('attempts'),
+          ])
+          .where('created_at', '>=', from)
+          .where('created_at', '<', to)
+          .groupBy(['bucket', 'status', 'logged'])
+          .execute(),
   ]);
 
-  for (const r of counts) {
-    const bucket = Number(r.bucket);
-    const key = `${bucket}\u0000${r.operation ?? ''}\u0000${r.operation === null ? 1 : 0}\u0000${r.outcome}`;
-    const seen = totals.counts.get(key);
-    if (seen) seen.count += Number(r.count);
-    else
-      totals.counts.set(key, { bucket, operation: r.operation, outcome: r.outcome, count: Number(r.count) });
-  }
-
-  for (const r of bins) {
-    const bucket = Number(r.bucket);
-    let histogram = totals.bins.get(bucket);
-    if (!histogram) {
-      histogram = new Map();
-      totals.bins.set(bucket, histogram);
-    }
-    const bin = Number(r.bin);
-    histogram.set(bin, (histogram.get(bin) ?? 0) + Number(r.count));
-  }
-
-  for (const r of errors) {
-    const outcome = r.outcome as ErrorRow['outcome'];
-    let error = r.error;
-    let key = errorKey(r.operation, r.status, outcome, error);
-    if (!totals.errors.has(key) && totals.errors.size >= MAX_ERROR_GROUPS) {
-      error = null;
-      key = errorKey(r.operation, r.status, outcome, null);
-    }
-    const seen = totals.errors.get(key);
-    if (seen) totals.errors.set(key, { ...seen, count: seen.count + Number(r.count) });
-    else
-      totals.errors.set(key, {
-        operation: r.operation,
-        status: r.status,
-        outcome,
-        error,
-        count: Number(r.count),
-      });
-  }
+  for (const r of counts) addCount(totals, Number(r.bucket), r.operation, r.outcome, Number(r.count));
+  for (const r of bins) addBin(totals, Number(r.bucket), Number(r.bin), Number(r.count));
+  for (const r of errors) addError(totals, r.operation, r.status, r.outcome, r.error, Number(r.count));
 
   for (const r of deliveries) {
     const bucket = Number(r.bucket);
@@ -239,6 +222,80 @@ async function addSlice(db: Kysely<Database>, bucketMs: number, from: number, to
     row.failedAttempts +=
       r.status === 'sent' || r.status === 'sending' ? Math.max(0, attempts - n) : attempts;
   }
+}
+
+function addCount(
+  totals: Totals,
+  bucket: number,
+  operation: string | null,
+  outcome: Outcome,
+  n: number,
+): void {
+  const key = `${bucket}\u0000${operation ?? ''}\u0000${operation === null ? 1 : 0}\u0000${outcome}`;
+  const seen = totals.counts.get(key);
+  if (seen) seen.count += n;
+  else totals.counts.set(key, { bucket, operation, outcome, count: n });
+}
+
+function addBin(totals: Totals, bucket: number, bin: number, n: number): void {
+  let histogram = totals.bins.get(bucket);
+  if (!histogram) {
+    histogram = new Map();
+    totals.bins.set(bucket, histogram);
+  }
+  histogram.set(bin, (histogram.get(bin) ?? 0) + n);
+}
+
+function addError(
+  totals: Totals,
+  operation: string | null,
+  status: number,
+  outcomeText: string,
+  text: string | null,
+  n: number,
+): void {
+  const outcome = outcomeText as ErrorRow['outcome'];
+  let error = text;
+  let key = errorKey(operation, status, outcome, error);
+  if (!totals.errors.has(key) && totals.errors.size >= MAX_ERROR_GROUPS) {
+    error = null;
+    key = errorKey(operation, status, outcome, null);
+  }
+  const seen = totals.errors.get(key);
+  if (seen) totals.errors.set(key, { ...seen, count: seen.count + n });
+  else totals.errors.set(key, { operation, status, outcome, error, count: n });
+}
+
+/** Adds the calls of the whole hours [from, to) from the roll-ups (call-rollups.ts). */
+async function addRolled(db: Kysely<Database>, bucketMs: number, from: number, to: number, totals: Totals) {
+  const [hours, errors] = await Promise.all([
+    db
+      .selectFrom('call_hours')
+      .select((eb) => [
+        bucketOf('hour', bucketMs).as('bucket'),
+        'operation',
+        'outcome',
+        'bin',
+        eb.fn.sum<number>('count').as('count'),
+      ])
+      .where('hour', '>=', from)
+      .where('hour', '<', to)
+      .groupBy(['bucket', 'operation', 'outcome', 'bin'])
+      .execute(),
+    db
+      .selectFrom('call_error_hours')
+      .select((eb) => ['operation', 'status', 'outcome', 'error', eb.fn.sum<number>('count').as('count')])
+      .where('hour', '>=', from)
+      .where('hour', '<', to)
+      .groupBy(['operation', 'status', 'outcome', 'error'])
+      .execute(),
+  ]);
+  for (const r of hours) {
+    const bucket = Number(r.bucket);
+    addCount(totals, bucket, r.operation, r.outcome, Number(r.count));
+    addBin(totals, bucket, Number(r.bin), Number(r.count));
+  }
+  for (const r of errors) addError(totals, r.operation, r.status, r.outcome, r.error, Number(r.count));
 }
 
 const errorKey = (operation: string | null, status: number, outcome: string, error: string | null) =>
@@ -277,24 +334,47 @@ export async function callStats(
   db: Kysely<Database>,
   dialect: DialectName,
   range: StatsRange,
-  options: { errorLimit?: number } = {},
+  options: {
+    errorLimit?: number;
+    /** The roll-ups' watermark (call-rollups.ts): hours before it are read from them; null: none. */
+    rolledUntil?: number | null;
+  } = {},
 ): Promise<CallStats> {
   const totals: Totals = { counts: new Map(), bins: new Map(), errors: new Map(), deliveries: new Map() };
-  if (dialect === 'postgres') {
-    await addSlice(db, range.bucketMs, range.from, range.to, totals);
-  } else {
+  /** [from, to) from the raw tables, sliced on SQLite (see above). */
+  const raw = async (from: number, to: number, parts: Parts) => {
+    if (from >= to) return;
+    if (dialect === 'postgres') {
+      await addSlice(db, range.bucketMs, from, to, totals, parts);
+      return;
+    }
     let slice = FIRST_SLICE_MS;
-    for (let start = range.from; start < range.to; ) {
-      const end = Math.min(range.to, start + slice);
+    for (let start = from; start < to; ) {
+      const end = Math.min(to, start + slice);
       const began = performance.now();
-      await addSlice(db, range.bucketMs, start, end, totals);
+      await addSlice(db, range.bucketMs, start, end, totals, parts);
       const took = performance.now() - began;
       start = end;
       // Sized by what the last one took, within a factor of 4 of it.
       const scaled = (slice * SLICE_TARGET_MS) / Math.max(took, 0.5);
       slice = Math.max(MIN_SLICE_MS, Math.round(Math.min(slice * 4, Math.max(slice / 4, scaled))));
-      if (start < range.to) await new Promise((resolve) => setImmediate(resolve));
+      if (start < to) await new Promise((resolve) => setImmediate(resolve));
     }
+  };
+
+  // The whole hours the roll-ups hold (buckets of whole hours only): from them; the edges of the
+  // period and the hours not rolled up yet, from the calls. Deliveries change after they are
+  // queued, so they are always read from their table.
+  const rolledUntil = options.rolledUntil ?? null;
+  const rolledFrom = ceilHour(range.from);
+  const rolledTo = rolledUntil === null ? rolledFrom : Math.min(floorHour(range.to), rolledUntil);
+  if (range.bucketMs % HOUR_MS === 0 && rolledTo > rolledFrom) {
+    await raw(range.from, rolledFrom, { calls: true, deliveries: false });
+    await addRolled(db, range.bucketMs, rolledFrom, rolledTo, totals);
+    await raw(rolledTo, range.to, { calls: true, deliveries: false });
+    await raw(range.from, range.to, { calls: false, deliveries: true });
+  } else {
+    await raw(range.from, range.to, { calls: true, deliveries: true });
   }
 
   const rows = [...totals.counts.values()].sort(

@@ -8,6 +8,7 @@ import {
   isConnectionError,
   isDiskFullError,
 } from './availability.js';
+import { type CallRollups, createCallRollups } from './call-rollups.js';
 import { type CallRepository, createCallRepository } from './calls.js';
 import {
   type BookRepository,
@@ -72,6 +73,8 @@ export interface Store {
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly calls: CallRepository;
+  /** Hourly roll-ups of the calls, for the Dashboard (call-rollups.ts). */
+  readonly rollups: CallRollups;
   readonly deliveries: DeliveryRepository;
   readonly schools: SchoolRepository;
   readonly templates: TemplateRepository;
@@ -256,6 +259,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       return Number(result.numDeletedRows);
     },
     calls,
+    rollups: createCallRollups(db, opened.dialect),
     deliveries,
     schools: createSchoolRepository(db),
     templates: createTemplateRepository(db),

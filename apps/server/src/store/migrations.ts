@@ -392,6 +392,37 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0016_call_rollups': {
+      // Hourly roll-ups of the calls for the Dashboard (store/call-rollups.ts): made from the
+      // calls in the background, an hour once it has ended, so nothing is backfilled here.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('call_hours')
+          .addColumn('hour', 'bigint', (c) => c.notNull())
+          .addColumn('operation', 'text')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .addColumn('bin', 'integer', (c) => c.notNull())
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('call_hours_hour').on('call_hours').column('hour').execute();
+        await db.schema
+          .createTable('call_error_hours')
+          .addColumn('hour', 'bigint', (c) => c.notNull())
+          .addColumn('operation', 'text')
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .addColumn('error', 'text')
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('call_error_hours_hour').on('call_error_hours').column('hour').execute();
+        await db.schema
+          .createTable('call_rollup_state')
+          .addColumn('id', 'integer', (c) => c.primaryKey())
+          .addColumn('rolled_until', 'bigint')
+          .execute();
+        await sql`INSERT INTO call_rollup_state (id, rolled_until) VALUES (1, NULL)`.execute(db);
+      },
+    },
   };
 }
 

@@ -225,6 +225,36 @@ export interface Database {
   limit_slots: LimitSlotsTable;
   book_chunks: BookChunksTable;
   instances: InstancesTable;
+  call_hours: CallHoursTable;
+  call_error_hours: CallErrorHoursTable;
+  call_rollup_state: CallRollupStateTable;
+}
+
+/** Calls per hour, operation, outcome and latency bin: the Dashboard's roll-ups (call-rollups.ts). */
+export interface CallHoursTable {
+  /** The hour's start, epoch milliseconds. */
+  hour: number;
+  operation: string | null;
+  outcome: Outcome;
+  /** floor(ln(duration_ms + 1) × 8). */
+  bin: number;
+  count: number;
+}
+
+/** Errors per hour, operation, status, outcome and text (its first 200 characters). */
+export interface CallErrorHoursTable {
+  hour: number;
+  operation: string | null;
+  status: number;
+  outcome: Outcome;
+  error: string | null;
+  count: number;
+}
+
+/** One row (id 1): the hours before `rolled_until` are in the roll-ups; null while none is. */
+export interface CallRollupStateTable {
+  id: number;
+  rolled_until: number | null;
 }
 
 /**
