@@ -12,6 +12,8 @@ const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? TOTAL);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const TARGET_MS = 20;
+const STATS_TARGET_MS = 200;
+const STATS_SAMPLES = Number(process.env.BENCH_STATS_SAMPLES ?? 30);
 // How long the no-match search is followed back ("Load more") before giving up.
 const FOLLOW_SECONDS = Number(process.env.BENCH_FOLLOW_SECONDS ?? 30);
 const TARGET_RSS_MB = 150;
@@ -172,11 +174,72 @@ async function timeList(server, query, { warm, samples, mustFind }) {
 
 const NO_MATCH = 'no-such-text';
 
+/** The roll-ups' watermark (store/call-rollups.ts), read from the store itself; null while none. */
+async function rolledUntil(env) {
+  if (env.DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT rolled_until FROM call_rollup_state WHERE id = 1');
+      return rows[0]?.rolled_until == null ? null : Number(rows[0].rolled_until);
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new SQLite(path.join(env.DATA_DIR, 'school-messaging.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT rolled_until FROM call_rollup_state WHERE id = 1').get()?.rolled_until ?? null;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The Dashboard (GET /api/stats) for each period, once the server has rolled up the seeded
+ * history (it does so in the background after start; how long that took is reported too).
+ */
+async function timeDashboard(server, env, now) {
+  const HOUR = 3_600_000;
+  const caughtUp = Math.floor((Date.now() - 5 * 60_000) / HOUR) * HOUR;
+  const started = performance.now();
+  while (((await rolledUntil(env)) ?? 0) < caughtUp) {
+    if (performance.now() - started > 600_000) throw new Error('the roll-ups did not catch up in 10 minutes');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const rollupSeconds = (performance.now() - started) / 1000;
+  const periods = {
+    '24 hours by hour': [1, 'hour'],
+    '7 days by hour': [7, 'hour'],
+    '30 days by hour': [30, 'hour'],
+    '30 days by day': [30, 'day'],
+    '90 days by day': [90, 'day'],
+  };
+  const times = new Map();
+  for (const [name, [days, bucket]] of Object.entries(periods)) {
+    const samples = [];
+    for (let i = 0; i < STATS_SAMPLES + 2; i++) {
+      // A "now" that moves, as the Dashboard's Refresh does: the edges are never whole hours.
+      const to = now - i * 61_000;
+      const query = `from=${new Date(to - days * 86_400_000).toISOString()}&to=${new Date(to).toISOString()}&bucket=${bucket}`;
+      const t = performance.now();
+      const res = await fetch(`${server.url}/api/stats?${query}`, { headers: server.headers });
+      const body = await res.json();
+      if (!res.ok || body.rows.length === 0) throw new Error(`stats ${query}: ${res.status}`);
+      if (i >= 2) samples.push(performance.now() - t);
+    }
+    samples.sort((a, b) => a - b);
+    times.set(name, { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) });
+  }
+  return { rollupSeconds, times };
+}
+
 /** Everything measured on one store: `env` starts the server on it; `seeded` from its seeding. */
 async function measure(env, total, { now, deepCursor }) {
-  const out = { lists: new Map(), budget: null, exports: new Map() };
+  const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null };
   let server = await startServer(env);
   try {
+    out.dashboard = await timeDashboard(server, env, now);
+    if (process.env.BENCH_ONLY === 'dashboard') return out;
     if (process.env.BENCH_ONLY !== 'export') {
       const day = 24 * 3_600_000;
       const oneDay = `from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`;
@@ -295,6 +358,26 @@ try {
 // 3. Side by side: each database's p50 / p95 and p95 against the target, then PostgreSQL / SQLite.
 const [lite, post] = results;
 const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
+
+console.log();
+console.log(
+  'Dashboard: GET /api/stats'.padEnd(40),
+  results
+    .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}`)
+    .join(''),
+);
+for (const name of lite.dashboard.times.keys()) {
+  const cells = results.map((r) => {
+    const m = r.dashboard.times.get(name);
+    return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(28)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}`;
+  });
+  console.log(name.padEnd(40), cells.join(''));
+}
+for (const r of results)
+  console.log(
+    `${r.name}: the seeded history rolled up in ${r.dashboard.rollupSeconds.toFixed(1)} s after start`,
+  );
+if (process.env.BENCH_ONLY === 'dashboard') process.exit(0);
 console.log();
 console.log(
   'GET /api/calls?limit=50&<filter>'.padEnd(40),

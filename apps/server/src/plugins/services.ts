@@ -204,11 +204,11 @@ export const rollupPlugin = fp(
     let running: Promise<void> | undefined;
     let closing = false;
     const roll = () => {
+      // A second at a time: a long history is caught up in turns, and a stop does not wait.
+      let more = false;
       running ??= store
         .exclusively('call-rollups', async () => {
-          // A second at a time: a long history is caught up in turns, and a stop does not wait.
-          const hours = await store.rollups.rollUp(Date.now(), { budgetMs: 1000 });
-          if (hours > 0 && !closing) setImmediate(() => void roll());
+          more = (await store.rollups.rollUp(Date.now(), { budgetMs: 1000 })) > 0;
         })
         .then(
           () => {},
@@ -216,6 +216,8 @@ export const rollupPlugin = fp(
         )
         .finally(() => {
           running = undefined;
+          // Once this turn has let go of its lock (PostgreSQL), the next.
+          if (more && !closing) setImmediate(() => void roll());
         });
       return running;
     };
