@@ -3,8 +3,6 @@
  * them (OpenAPI is generated from them) and the console types its client and forms with them.
  */
 import { z } from 'zod';
-import type { OperationDef } from './operations.js';
-import { checkParam, type ValidateOptions } from './validate.js';
 
 export const BINDINGS = ['soap11', 'soap12', 'http-get', 'http-post', 'console'] as const;
 export const OUTCOMES = ['ok', 'client-error', 'server-error'] as const;
@@ -304,24 +302,6 @@ export const serviceInfoSchema = z
   })
   .meta({ id: 'ServiceInfo' });
 export type ServiceInfo = z.infer<typeof serviceInfoSchema>;
-
-/**
- * The input of an operation as a zod object, with the contract's rules: the console's forms and
- * the API's validation use this same schema. Every parameter is a required string.
- */
-export function operationInputSchema(op: OperationDef, options: ValidateOptions = {}) {
-  const shape: Record<string, z.ZodType<string>> = {};
-  for (const param of op.params) {
-    shape[param.name] = z
-      .string({ error: `Missing parameter: ${param.name}.` })
-      .superRefine((value, ctx) => {
-        const checked = checkParam(param, value, options);
-        if (!checked.ok) ctx.addIssue({ code: 'custom', message: checked.message });
-      })
-      .describe(param.description);
-  }
-  return z.object(shape);
-}
 
 // --- deliveries, schools, templates, books (issue 4) -------------------------------------------
 
