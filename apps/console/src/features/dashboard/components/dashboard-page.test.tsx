@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { serviceInfo, stats } from '../../../testing/data';
+import { operatorSession, school, serviceInfo, stats } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { recordRequests, server } from '../../../testing/server';
 
@@ -170,6 +170,37 @@ describe('Dashboard: is everything fine?', () => {
     await user.click(within(verdict).getByRole('link', { name: 'Retry them' }));
     expect(location().pathname).toBe('/deliveries');
     expect(new URLSearchParams(location().search).get('status')).toBe('dead');
+  });
+});
+
+describe('Dashboard: a new console', () => {
+  it('shows an admin the first steps while no school is registered, and not once one is', async () => {
+    const view = renderApp('/dashboard');
+    const steps = await screen.findByRole('region', { name: 'Getting started' }, { timeout: 5000 });
+    expect(within(steps).getByRole('link', { name: 'Register a school' })).toHaveAttribute(
+      'href',
+      '/schools',
+    );
+    expect(within(steps).getByRole('link', { name: 'Upload a book' })).toHaveAttribute('href', '/books');
+    expect(within(steps).getByRole('link', { name: 'Send a test code' })).toHaveAttribute(
+      'href',
+      '/send/AuthCode',
+    );
+    view.unmount();
+
+    server.use(http.get('/api/schools', () => HttpResponse.json([school()])));
+    renderApp('/dashboard');
+    await screen.findByRole('heading', { name: 'Dashboard', level: 1 });
+    await waitFor(() => expect(screen.queryByRole('region', { name: 'Getting started' })).toBeNull());
+  });
+
+  it('never shows an operator the first steps (they may not register schools)', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
+    renderApp('/dashboard');
+    await screen.findByRole('heading', { name: 'Dashboard', level: 1 });
+    expect(screen.queryByRole('region', { name: 'Getting started' })).toBeNull();
+    expect(requests.some((r) => new URL(r.url).pathname === '/api/schools')).toBe(false);
   });
 });
 

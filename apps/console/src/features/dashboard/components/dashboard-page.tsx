@@ -2,7 +2,9 @@ import { operations } from '@school/contract';
 import { useMemo, useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { useSchools } from '../../../lib/schools';
 import { useServiceInfo } from '../../../lib/service-info';
+import { useSession } from '../../../lib/session';
 import { useStats } from '../api/get-stats';
 import { formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
 import type { Bucket } from '../utils/time-axis';
@@ -10,6 +12,7 @@ import { verdictOf } from '../utils/verdict';
 import { CallsChart } from './calls-chart';
 import { DeliveriesChart } from './deliveries-chart';
 import { ErrorsChart, ErrorTables } from './errors-chart';
+import { GettingStarted } from './getting-started';
 import { LatencyChart } from './latency-chart';
 import { VerdictPanel } from './verdict-panel';
 import '../dashboard.css';
@@ -51,6 +54,10 @@ export function DashboardPage() {
   );
   const previousStats = useStats(previousRange);
   const providers = useServiceInfo().data?.providers;
+  // A console with no school yet: an admin is shown what to do first.
+  const isAdmin = useSession().data?.user.role === 'admin';
+  const schools = useSchools({ enabled: isAdmin });
+  const firstSteps = isAdmin && schools.data !== undefined && schools.data.length === 0;
   const data = useMemo(
     () =>
       stats.data
@@ -104,6 +111,7 @@ export function DashboardPage() {
     <div className="page dashboard-page">
       <title>Dashboard · School Messaging</title>
       <h1>Dashboard</h1>
+      {firstSteps ? <GettingStarted /> : null}
       <div className="toolbar">
         <label className="inline-field">
           Period{' '}
