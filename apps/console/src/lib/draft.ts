@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { type FieldValues, useFormContext, useWatch } from 'react-hook-form';
 
 /**
@@ -26,10 +26,15 @@ export function clearDraft(key: string): void {
   } catch {}
 }
 
-export function KeepDraft({ draftKey, exclude = [] }: { draftKey: string; exclude?: readonly string[] }) {
+const NONE: readonly string[] = [];
+
+export function KeepDraft({ draftKey, exclude = NONE }: { draftKey: string; exclude?: readonly string[] }) {
   const { control, getValues, setValue } = useFormContext<FieldValues>();
-  // Put back what was kept, field by field (only fields the form has, only strings).
+  // Put back what was kept, once, field by field (only fields the form has, only strings).
+  const restored = useRef<string | undefined>(undefined);
   useEffect(() => {
+    if (restored.current === draftKey) return;
+    restored.current = draftKey;
     const kept = read(draftKey);
     if (!kept) return;
     const current = getValues();

@@ -3,6 +3,7 @@ import { useEffect, useId, useState } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { Form, TextAreaField, TextField } from '../../../components/ui/form';
 import { FocusField, SaveActions, saveOnSubmit } from '../../../components/ui/save-form';
+import { KeepDraft } from '../../../lib/draft';
 import { useCreateSchool } from '../api/create-school';
 import { useUpdateSchool } from '../api/update-school';
 import { emptySchool, type SchoolFormValues, schoolFormSchema, toFormValues } from '../utils/school-form';
@@ -83,6 +84,8 @@ export function SchoolForm({
           <>
             {editing || draft ? <FocusField name="name" /> : null}
             {editing ? null : <SuggestTopicKey typed={topicTyped} />}
+            {/* A new school's fields are kept in the tab until it is added (not one from a link). */}
+            {editing || draft ? null : <KeepDraft draftKey="school:new" />}
             <TextField
               name="name"
               label="Name"

@@ -140,6 +140,18 @@ describe('Schools', () => {
     expect(screen.getByLabelText('Name')).toHaveValue('');
   });
 
+  it('keeps a new school half typed while staff look at another page', async () => {
+    const { user } = renderApp('/schools');
+    await screen.findByText(/No schools registered yet/);
+    await user.type(screen.getByLabelText('Name'), 'Riverside School');
+    await user.type(screen.getByLabelText(BASE_URL), 'https://riverside.example.org/');
+    await user.click(screen.getByRole('link', { name: 'History' }));
+    await screen.findByRole('heading', { name: 'History', level: 1 });
+    await user.click(screen.getByRole('link', { name: 'Schools' }));
+    await waitFor(() => expect(screen.getByLabelText('Name')).toHaveValue('Riverside School'));
+    expect(screen.getByLabelText(BASE_URL)).toHaveValue('https://riverside.example.org/');
+  });
+
   it('shows the 409, with the clash under the field that clashed', async () => {
     const detail = 'Northfield Academy already has this topic key (northfield): choose another.';
     server.use(

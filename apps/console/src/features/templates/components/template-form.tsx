@@ -3,6 +3,7 @@ import { useId } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { Form, TextAreaField, TextField } from '../../../components/ui/form';
 import { FocusField, SaveActions, saveOnSubmit } from '../../../components/ui/save-form';
+import { KeepDraft } from '../../../lib/draft';
 import { useCreateTemplate } from '../api/create-template';
 import { useUpdateTemplate } from '../api/update-template';
 import { exampleValues, fillTemplate, GENERIC_TYPE, PLACEHOLDER_DESCRIPTIONS } from '../utils/preview';
@@ -63,7 +64,10 @@ export function TemplateForm({
                 <FocusField name={generic ? 'title' : 'type'} />
               ) : draft ? (
                 <FocusField name="title" />
-              ) : null}
+              ) : (
+                // A new template's text is kept in the tab until it is added.
+                <KeepDraft draftKey="template:new" />
+              )}
               <TextField
                 name="type"
                 label={

@@ -2,9 +2,11 @@ import { ROLE_LABELS, ROLES, type User, userCreateInputSchema } from '@school/co
 import { useId } from 'react';
 import { Form, SelectField, TextField } from '../../../components/ui/form';
 import { SaveActions, showFieldErrors } from '../../../components/ui/save-form';
+import { KeepDraft } from '../../../lib/draft';
 import { useCreateUser } from '../api/create-user';
 
 const FIELDS = ['username', 'displayName', 'role', 'password'] as const;
+const PASSWORD = ['password'];
 const empty = { username: '', displayName: '', role: 'operator', password: '' } as const;
 const roleOptions = ROLES.map((role) => ({ value: role, label: ROLE_LABELS[role] }));
 
@@ -34,6 +36,8 @@ export function UserForm({ onSaving, onSaved }: { onSaving: () => void; onSaved:
       >
         {() => (
           <>
+            {/* Kept in the tab until the user is added; never the password. */}
+            <KeepDraft draftKey="user:new" exclude={PASSWORD} />
             <TextField
               name="username"
               label="Username"
