@@ -12,7 +12,7 @@ import {
   screenshot,
 } from './browser.js';
 
-// History and the Dashboard (issue 11): true outcomes, rows that open, Replay, and charts that
+// History and the Dashboard: true outcomes, rows that open, Replay, and charts that
 // lead to the calls they count. Each test marks its calls with a User-Agent no other test uses.
 
 const SCHOOL = E2E_SCHOOL;

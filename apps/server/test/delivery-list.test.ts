@@ -1,5 +1,5 @@
 /**
- * GET /api/deliveries as the Deliveries page uses it (issue 11): the `log` provider's deliveries
+ * GET /api/deliveries as the Deliveries page uses it: the `log` provider's deliveries
  * told apart from sent ones, search by recipient, time range, provider, paging; and the number of
  * deliveries a console send queued. On every database the store supports.
  */

@@ -116,7 +116,7 @@ describe('golden files (asmx-compat.md)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    // The notification cases send for this school; it must be registered (issue 4).
+    // The notification cases send for this school; it must be registered.
     await registerSchool(t.app);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Notification templates (issue 11): a type matches its template whatever its case and the spaces
+ * Notification templates: a type matches its template whatever its case and the spaces
  * around it; a second template for the same type is a 409 that names the first; unknown
  * placeholders are a 400 naming the known ones; the types received without a template are listed,
  * from a bounded number of recent calls. On every database the store supports.

@@ -303,7 +303,7 @@ export const serviceInfoSchema = z
   .meta({ id: 'ServiceInfo' });
 export type ServiceInfo = z.infer<typeof serviceInfoSchema>;
 
-// --- deliveries, schools, templates, books (issue 4) -------------------------------------------
+// --- deliveries, schools, templates, books ------------------------------------------------------
 
 /**
  * pending: waiting for its first try or a retry; sending: an attempt is under way; sent; dead: a

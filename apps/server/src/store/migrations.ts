@@ -295,7 +295,7 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       },
     },
     '0010_delivery_list': {
-      // The Deliveries list (issue 11): newest first by (created_at, id), which a time range seeks
+      // The Deliveries list: newest first by (created_at, id), which a time range seeks
       // too, and the `log` provider's deliveries by status (a partial index: `logged` counts and
       // filters; with a real provider it holds nothing and costs nothing).
       async up(db: Kysely<unknown>) {
@@ -324,7 +324,7 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       },
     },
     '0012_template_type_key': {
-      // A template answers its type whatever the case and the spaces around it (issue 11): the
+      // A template answers its type whatever the case and the spaces around it: the
       // key it is matched by (trimmed, lower case, as templateTypeKey), unique. Where templates
       // already differ only by case, the oldest keeps the key and the others get none (never
       // matched; the console says so, and saving one is refused until its type is changed).
