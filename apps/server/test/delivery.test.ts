@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COOL_DOWN_MS } from '../src/outbox/circuit.js';
-import { registerSchool, startTestApp, type TestApp } from './helpers.js';
+import { registerSchool, startTestApp, type TestApp, waitUntil } from './helpers.js';
 
 /** A fake provider: a real HTTP server whose answers a test decides, recording what it received. */
 async function fakeProvider(
@@ -30,13 +30,9 @@ async function fakeProvider(
   return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits until `check` holds (helpers.ts's waitUntil, looking every 20 ms). */
+const until = (check: () => Promise<boolean> | boolean, what: string, ms = 10_000) =>
+  waitUntil(check, { what, timeoutMs: ms, intervalMs: 20 });
 
 const FAST = { DELIVERY_RETRY_BASE_MS: '20', DELIVERY_RETRY_MAX_MS: '200', DISPATCH_POLL_MS: '20' };
 

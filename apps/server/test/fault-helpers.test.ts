@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { waitUntil } from './helpers.js';
 import { TEST_DATABASE_URL } from './pg.js';
 import { type PrivatePostgres, privatePostgresAvailable, startPrivatePostgres } from './private-postgres.js';
 
@@ -37,13 +38,9 @@ async function selectOne(url: string): Promise<number> {
   }
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Waits until `check` holds (helpers.ts's waitUntil, looking every 10 ms). */
+const until = (what: string, check: () => boolean, timeoutMs = 2_000) =>
+  waitUntil(check, { what, timeoutMs, intervalMs: 10 });
 
 describe.skipIf(!TEST_DATABASE_URL)('fault proxy', () => {
   const target = new URL(TEST_DATABASE_URL ?? 'postgres://localhost');

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { InjectOptions } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { lastCall, startTestApp, type TestApp } from './helpers.js';
+import { lastCall, startTestApp, type TestApp, waitUntil } from './helpers.js';
 
 // What a Prometheus scraper reads: samples of the text exposition format.
 
@@ -49,13 +49,9 @@ const soapAuthCode = (code: string, phone = '+447911123456'): InjectOptions => (
   payload: `<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>${code}</code><phone>${phone}</phone></AuthCode></soap:Body></soap:Envelope>`,
 });
 
-async function until(check: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits until `check` holds (helpers.ts's waitUntil, looking every 20 ms). */
+const until = (check: () => Promise<boolean> | boolean, what: string, ms = 10_000) =>
+  waitUntil(check, { what, timeoutMs: ms, intervalMs: 20 });
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

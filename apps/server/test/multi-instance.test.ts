@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TEST_ADMIN, TEST_CODE_KEY } from './helpers.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ADMIN, TEST_CODE_KEY, waitUntil } from './helpers.js';
 import { type FreshDatabase, freshPostgres, TEST_DATABASE_URL } from './pg.js';
 import {
   authCodeOverGet,
@@ -19,12 +19,7 @@ import { gatewayEnv, type SmsGateway, startSmsGateway } from './sms-gateway.js';
 
 /** Waits until `check` holds, looking every 200 ms. */
 const until = (what: string, check: () => Promise<boolean> | boolean, timeoutMs: number) =>
-  vi.waitFor(
-    async () => {
-      if (!(await check())) throw new Error(`timed out waiting for ${what}`);
-    },
-    { timeout: timeoutMs, interval: 200 },
-  );
+  waitUntil(check, { what, timeoutMs, intervalMs: 200 });
 
 describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL database', () => {
   let database: FreshDatabase;
