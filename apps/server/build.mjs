@@ -43,7 +43,7 @@ const options = {
 
 // The same bundling for the commands; they need no worker.
 const commands = [
-  { ...options, entryPoints: ['src/migrate-data.ts'], outfile: 'dist/migrate-data.js', plugins: [] },
+  { ...options, entryPoints: ['src/cli/migrate-data.ts'], outfile: 'dist/migrate-data.js', plugins: [] },
   { ...options, entryPoints: ['src/cli/admin.ts'], outfile: 'dist/admin.js', plugins: [] },
 ];
 

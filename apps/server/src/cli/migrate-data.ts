@@ -10,10 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import { BOOK_CHUNK_BYTES, bookPath, readFully } from './books/blobs.js';
-import { KEY_FILE, loadSealer, type Sealer } from './secrets/sealer.js';
-import { isPostgresUrl, type OpenedDatabase, openDatabase } from './store/db.js';
-import { COPIED_TABLES, type Database } from './store/schema.js';
+import { BOOK_CHUNK_BYTES, bookPath, readFully } from '../books/blobs.js';
+import { KEY_FILE, loadSealer, type Sealer } from '../secrets/sealer.js';
+import { isPostgresUrl, type OpenedDatabase, openDatabase } from '../store/db.js';
+import { COPIED_TABLES, type Database } from '../store/schema.js';
 
 const USAGE = `Usage: pnpm migrate-data --from <DATA_DIR> --to <postgres://user:password@host:5432/database>
 
