@@ -34,9 +34,13 @@ export const latencyBinSql = sql<number>`CAST(floor(ln(${sql.ref('duration_ms')}
 export const ERROR_TEXT_MAX = 200;
 export const errorTextSql = sql<string | null>`substr(${sql.ref('error')}, 1, ${sql.lit(ERROR_TEXT_MAX)})`;
 
-/** Integer literals: a bound JS number is a REAL to SQLite, which would not truncate. */
-const hourOf = (column: string) =>
-  sql<number>`(${sql.ref(column)} / ${sql.lit(HOUR_MS)}) * ${sql.lit(HOUR_MS)}`;
+/**
+ * The start of the bucket of `bucketMs` a time column falls in, in SQL (the statistics' buckets
+ * and the roll-ups' hours alike). Integer literals: a bound JS number is a REAL to SQLite, which
+ * would not truncate.
+ */
+export const bucketOf = (column: string, bucketMs: number) =>
+  sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
 
 export interface CallRollups {
   /** Hours before this (epoch ms) are rolled up; null while none is. */
@@ -80,7 +84,7 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
           trx
             .selectFrom('calls')
             .select((eb) => [
-              hourOf('at').as('hour'),
+              bucketOf('at', HOUR_MS).as('hour'),
               'operation',
               'outcome',
               latencyBinSql.as('bin'),
@@ -98,7 +102,7 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
           trx
             .selectFrom('calls')
             .select((eb) => [
-              hourOf('at').as('hour'),
+              bucketOf('at', HOUR_MS).as('hour'),
               'operation',
               'status',
               'outcome',

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { applyFilters, type CallQuery } from './call-filters.js';
 import {
+  bucketOf,
   ceilHour,
   errorTextSql,
   floorHour,
@@ -87,10 +88,6 @@ const MAX_ERROR_GROUPS = 5000;
 const SLICE_TARGET_MS = 8;
 const MIN_SLICE_MS = 60_000;
 const FIRST_SLICE_MS = 3_600_000;
-
-/** Integer literals: a bound JS number is a REAL to SQLite, which would not truncate. */
-const bucketOf = (column: string, bucketMs: number) =>
-  sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
 
 /** Counts per time bucket, operation and outcome (the History chart's figures). */
 export async function bucketCounts(db: Kysely<Database>, range: StatsRange): Promise<StatsRow[]> {
