@@ -127,6 +127,10 @@ describe('the fallback SMS provider', () => {
       what: 'the codes at the fallback',
     });
     expectSentOnceBy(fallback, accepted.keys());
+    // The fallback has answered the last one; its attempt is recorded a moment later.
+    await waitUntil(async () => (await t.app.store.deliveries.counts()).sent === 8, {
+      what: 'the codes recorded as sent',
+    });
     // Each first went to the primary (its outcome unknown), and reached the fallback only after the
     // primary's circuit opened, with the key the primary was given.
     const primaryKeys = new Set(primary.requestsByKey.keys());
