@@ -1,9 +1,8 @@
 import type { CallCount, CallList, Stats } from '@school/contract';
 import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { matches } from '../src/api/mapping.js';
 import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/store/call-stats.js';
-import type { CallRow, NewCall, NewDelivery, Store } from '../src/store/index.js';
+import { type CallRow, matchesCall, type NewCall, type NewDelivery, type Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { callRow, type TestApp } from './helpers.js';
 import { DIALECTS, openTestStoresOn, startTestAppOn, type TestStores } from './pg.js';
@@ -269,9 +268,9 @@ describe.each(DIALECTS)('outcomes, counts and statistics through the API (%s)', 
     expect((await get<CallCount>(`/api/calls/count?from=${from}`)).body).toEqual({ count: 2, more: false });
     // The live tail's filter means the same.
     const row = callRow({ operation: null });
-    expect(matches({ operation: '(unknown)' }, { ...row, id: 1 } as CallRow)).toBe(true);
-    expect(matches({ operation: '(unknown)' }, { ...callRow(), id: 2 } as CallRow)).toBe(false);
-    expect(matches({ operation: 'AuthCode' }, { ...row, id: 3 } as CallRow)).toBe(false);
+    expect(matchesCall({ operation: '(unknown)' }, { ...row, id: 1 } as CallRow)).toBe(true);
+    expect(matchesCall({ operation: '(unknown)' }, { ...callRow(), id: 2 } as CallRow)).toBe(false);
+    expect(matchesCall({ operation: 'AuthCode' }, { ...row, id: 3 } as CallRow)).toBe(false);
 
     const text = await get<{ detail: string }>('/api/calls/count?q=needle');
     expect(text.status).toBe(400);

@@ -1,18 +1,17 @@
 /**
- * The live tail (GET /api/calls/stream) filters each new call in memory with `matches`; the
+ * The live tail (GET /api/calls/stream) filters each new call in memory with `matchesCall`; the
  * history list and the exports filter the same calls in SQL (the main connection, and the search
  * worker for free text). A staff member watching History with Live on must see exactly the calls
  * a reload would list: generated calls and filters, every combination of filters, both sides.
  *
  * Free text is case-insensitive on both sides by the same rule: SQLite's LIKE folds ASCII letters
- * only, and so does `matches` (it used String#toLowerCase, all of Unicode, until this test showed
+ * only, and so does `matchesCall` (it used String#toLowerCase, all of Unicode, until this test showed
  * the two parting on `élève`, the Kelvin sign, İ and a final Σ).
  */
 import { BINDINGS, OUTCOMES, UNKNOWN_OPERATION } from '@school/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matches } from '../src/api/mapping.js';
-import type { CallQuery, CallRow, NewCall } from '../src/store/index.js';
+import { type CallQuery, type CallRow, matchesCall, type NewCall } from '../src/store/index.js';
 import { startTestApp, type TestApp } from './helpers.js';
 
 const SEED = 20_261_101;
@@ -135,10 +134,10 @@ function* subsets(full: FullQuery): Generator<CallQuery> {
   }
 }
 
-/** `matches` with ASCII-only case folding: what SQLite's LIKE does. */
+/** `matchesCall` with ASCII-only case folding: what SQLite's LIKE does. */
 function matchesFoldingAsciiOnly(query: CallQuery, row: CallRow): boolean {
   const fold = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
-  if (!matches({ ...query, q: undefined }, row)) return false;
+  if (!matchesCall({ ...query, q: undefined }, row)) return false;
   if (!query.q) return true;
   const q = fold(query.q);
   return [row.params ?? '', row.request, row.response].some((t) => fold(t).includes(q));
@@ -188,7 +187,7 @@ describe('the live tail and the history list pass the same calls', () => {
       fc.asyncProperty(scenario, async ([calls, full]) => {
         const rows = await replaceHistory(calls);
         for (const query of subsets(full as FullQuery)) {
-          const live = ids(rows.filter((row) => matches(query, row)));
+          const live = ids(rows.filter((row) => matchesCall(query, row)));
           expect(await historyIds(query), JSON.stringify(query)).toEqual(live);
           compared++;
           if (live.length > 0) nonEmpty++;
@@ -220,7 +219,7 @@ describe('the live tail and the history list pass the same calls', () => {
           const rule = ids(rows.filter((row) => matchesFoldingAsciiOnly({ q }, row)));
           expect(await historyIds({ q }), JSON.stringify(q)).toEqual(rule);
           // And the live tail passes exactly those, whatever the case of the non-ASCII letters.
-          expect(ids(rows.filter((row) => matches({ q }, row))), JSON.stringify(q)).toEqual(rule);
+          expect(ids(rows.filter((row) => matchesCall({ q }, row))), JSON.stringify(q)).toEqual(rule);
         }
       }),
       { seed: SEED, numRuns: 100, endOnFailure: true },
@@ -255,7 +254,7 @@ describe('the live tail and the history list pass the same calls', () => {
     );
     const [acute, kelvin, dottedI, finalSigma] = rows.map((r) => r.id);
     const both = async (q: string) => ({
-      live: ids(rows.filter((row) => matches({ q }, row))),
+      live: ids(rows.filter((row) => matchesCall({ q }, row))),
       history: await historyIds({ q }),
     });
     // Same case: both find it; another case of a non-ASCII letter, or its Unicode lower case: neither.

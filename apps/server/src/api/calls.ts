@@ -16,6 +16,7 @@ import { countCalls } from '../store/call-stats.js';
 import {
   type CallRow,
   type CallSummaryRow,
+  matchesCall,
   SearchBusyError,
   SearchClosedError,
   type TextSearchPage,
@@ -26,7 +27,6 @@ import {
   decodeCursor,
   detailJson,
   encodeCursor,
-  matches,
   toDetail,
   toQuery,
   toSummary,
@@ -172,7 +172,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       res.write('retry: 3000\n: connected\n\n');
       const onRecorded = (rows: CallRow[]) => {
         for (const row of rows) {
-          if (matches(query, row))
+          if (matchesCall(query, row))
             res.write(`event: call\nid: ${row.id}\ndata: ${JSON.stringify(toSummary(row))}\n\n`);
         }
       };

@@ -1,4 +1,4 @@
-import { type CallDetail, type CallFilters, type CallSummary, UNKNOWN_OPERATION } from '@school/contract';
+import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
 import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../store/index.js';
 
 /**
@@ -98,31 +98,6 @@ export function toQuery(filters: CallFilters): CallQuery {
     q: filters.q,
   };
 }
-
-/** Whether a just-recorded call passes the filters, with the same meaning as the SQL filters. */
-export function matches(query: CallQuery, row: CallRow): boolean {
-  if (query.operation !== undefined) {
-    if (query.operation === UNKNOWN_OPERATION ? row.operation !== null : row.operation !== query.operation)
-      return false;
-  }
-  if (query.binding !== undefined && row.binding !== query.binding) return false;
-  if (query.outcome !== undefined && row.outcome !== query.outcome) return false;
-  if (query.from !== undefined && row.at < query.from) return false;
-  if (query.to !== undefined && row.at >= query.to) return false;
-  if (query.ip !== undefined && row.caller_ip !== query.ip) return false;
-  if (query.q) {
-    const q = foldAscii(query.q);
-    const found = [row.params ?? '', row.request, row.response].some((t) => foldAscii(t).includes(q));
-    if (!found) return false;
-  }
-  return true;
-}
-
-/**
- * Lower-cases ASCII letters only, as SQLite's LIKE compares them: the live tail must pass exactly
- * the calls a reload of History lists (`Élève` and `élève` are different there, as in SQL).
- */
-const foldAscii = (text: string): string => text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
 
 /** Cursors are opaque to clients: base64url of `at.id`. */
 export function encodeCursor(cursor: CallCursor): string {

@@ -1,6 +1,19 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
+import type { CallRow } from './calls.js';
 import type { Binding, Database, Outcome } from './schema.js';
+
+/**
+ * History's call filter, defined once. CALL_FILTERS describes each filter; the functions below
+ * compile that description to the forms the filter runs in:
+ *   - `applyFilters`: a Kysely query (lists, exports, the PostgreSQL search's chunks);
+ *   - `sqliteFilter`: SQL text with named parameters, for the SQLite search worker, which runs
+ *     untyped JavaScript in a thread of its own (search-worker.mjs) and cannot import this module;
+ *   - `matchesCall`: a just-recorded row in memory, for the live tail.
+ * Free text (`q`) is searched in TEXT_COLUMNS, with `likePattern` in SQL and `containsText` in
+ * memory. Adding a filter is a field of CallQuery and an entry of CALL_FILTERS (the compiler
+ * refuses one without the other); test/filter-agreement.test.ts checks that the forms agree.
+ */
 
 /** Filters over calls; times in epoch milliseconds, `to` exclusive. */
 export interface CallQuery {
@@ -21,21 +34,122 @@ export interface CallCursor {
   readonly id: number;
 }
 
+type IndexedKey = Exclude<keyof CallQuery, 'q'>;
+
+interface CallFilter {
+  readonly key: IndexedKey;
+  /** The column of the calls table it tests. */
+  readonly column: keyof CallRow & keyof Database['calls'];
+  /** How the column compares with the value: equal, at least, or below. */
+  readonly test: '=' | '>=' | '<';
+  /** The stored value a filter value stands for, when they differ. */
+  readonly stored?: (value: unknown) => unknown;
+}
+
+export const CALL_FILTERS = [
+  // Calls of no recognised operation are stored with a NULL operation.
+  {
+    key: 'operation',
+    column: 'operation',
+    test: '=',
+    stored: (value) => (value === UNKNOWN_OPERATION ? null : value),
+  },
+  { key: 'binding', column: 'binding', test: '=' },
+  { key: 'outcome', column: 'outcome', test: '=' },
+  { key: 'from', column: 'at', test: '>=' },
+  { key: 'to', column: 'at', test: '<' },
+  { key: 'ip', column: 'caller_ip', test: '=' },
+] as const satisfies readonly CallFilter[];
+
+// Every field of CallQuery but `q` has its filter: a field added without one fails to compile.
+type Unfiltered = Exclude<IndexedKey, (typeof CALL_FILTERS)[number]['key']>;
+const everyFieldHasAFilter: [Unfiltered] extends [never] ? true : Unfiltered = true;
+void everyFieldHasAFilter;
+
+/** The columns free text is searched in. */
+export const TEXT_COLUMNS = ['params', 'request', 'response'] as const satisfies readonly (keyof CallRow)[];
+
+/** The filters a query sets, each with the value as stored (null: the column is NULL). */
+function present(query: CallQuery): { filter: CallFilter; value: unknown }[] {
+  const out: { filter: CallFilter; value: unknown }[] = [];
+  for (const filter of CALL_FILTERS as readonly CallFilter[]) {
+    const value = query[filter.key];
+    if (value !== undefined) out.push({ filter, value: filter.stored ? filter.stored(value) : value });
+  }
+  return out;
+}
+
 /** The indexed filters of a query (free text is matched by the search, never here). */
 export function applyFilters<O>(
   qb: SelectQueryBuilder<Database, 'calls', O>,
   query: Omit<CallQuery, 'q'>,
 ): SelectQueryBuilder<Database, 'calls', O> {
   let out = qb;
-  if (query.operation === UNKNOWN_OPERATION) out = out.where('operation', 'is', null);
-  else if (query.operation !== undefined) out = out.where('operation', '=', query.operation);
-  if (query.binding !== undefined) out = out.where('binding', '=', query.binding);
-  if (query.outcome !== undefined) out = out.where('outcome', '=', query.outcome);
-  if (query.from !== undefined) out = out.where('at', '>=', query.from);
-  if (query.to !== undefined) out = out.where('at', '<', query.to);
-  if (query.ip !== undefined) out = out.where('caller_ip', '=', query.ip);
+  for (const { filter, value } of present(query)) {
+    out =
+      value === null
+        ? out.where(filter.column, 'is', null)
+        : out.where(filter.column, filter.test, value as string | number);
+  }
   return out;
 }
+
+/** The indexed filters as SQL text over `calls` with named parameters (better-sqlite3's `@name`). */
+export interface SqliteFilter {
+  /** Conditions to AND together; the same list for the same filters set, whatever their values. */
+  readonly where: string[];
+  readonly params: Record<string, string | number>;
+}
+
+export function sqliteFilter(query: Omit<CallQuery, 'q'>): SqliteFilter {
+  const where: string[] = [];
+  const params: Record<string, string | number> = {};
+  for (const { filter, value } of present(query)) {
+    if (value === null) {
+      where.push(`${filter.column} IS NULL`);
+    } else {
+      where.push(`${filter.column} ${filter.test} @${filter.key}`);
+      params[filter.key] = value as string | number;
+    }
+  }
+  return { where, params };
+}
+
+/** Whether a just-recorded call passes the filters, with the same meaning as the SQL forms. */
+export function matchesCall(query: CallQuery, row: CallRow): boolean {
+  for (const { filter, value } of present(query)) {
+    const stored = row[filter.column];
+    if (value === null || filter.test === '=') {
+      if (stored !== value) return false;
+    } else if (stored === null || !compare(filter.test, stored, value)) {
+      return false;
+    }
+  }
+  return !query.q || containsText(row, query.q);
+}
+
+const compare = (test: '>=' | '<', stored: unknown, value: unknown): boolean =>
+  test === '>=' ? (stored as number) >= (value as number) : (stored as number) < (value as number);
+
+/**
+ * Free text as a LIKE pattern: `%`, `_` and `\` taken literally (ESCAPE '\'), ASCII letters in
+ * lower case. SQLite's LIKE folds ASCII letters itself; PostgreSQL's search folds the columns
+ * (pg-search.ts), so History finds the same calls on both databases.
+ */
+export const likePattern = (text: string): string =>
+  `%${foldAscii(text).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The in-memory form of the LIKE: a case-insensitive substring of a text column, ASCII folded. */
+function containsText(row: CallRow, q: string): boolean {
+  const folded = foldAscii(q);
+  return TEXT_COLUMNS.some((column) => foldAscii(row[column] ?? '').includes(folded));
+}
+
+/**
+ * Lower-cases ASCII letters only, as SQLite's LIKE compares them: the live tail must pass exactly
+ * the calls a reload of History lists (`Élève` and `élève` are different there, as in SQL).
+ */
+const foldAscii = (text: string): string => text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
 
 /**
  * Calls older than a cursor in the newest-first order. A row-value comparison, so that SQLite and

@@ -136,19 +136,7 @@ const SUMMARY_COLUMNS: readonly ('id' | SummaryColumn)[] = [
 ];
 
 /** Free text given (an empty `q` filters nothing): the search goes to the worker. */
-const hasText = (query: CallQuery): query is CallQuery & { q: string } =>
-  query.q !== undefined && query.q !== '';
-
-/** The query as the worker reads it: plain data for structured clone. */
-const textQuery = (query: CallQuery & { q: string }): TextQuery => ({
-  operation: query.operation,
-  binding: query.binding,
-  outcome: query.outcome,
-  from: query.from,
-  to: query.to,
-  ip: query.ip,
-  q: query.q,
-});
+const hasText = (query: CallQuery): query is TextQuery => query.q !== undefined && query.q !== '';
 
 interface Pending {
   readonly call: NewCall;
@@ -421,7 +409,7 @@ export function createCallRepository(
     async search(query, page) {
       if (hasText(query)) {
         const found = await searchWorker.page<CallSummaryRow>({
-          query: textQuery(query),
+          query: query,
           after: page.after,
           want: page.limit,
           columns: SUMMARY_COLUMNS,
@@ -435,7 +423,7 @@ export function createCallRepository(
     async searchText(query, page) {
       // One more than the page: finding it tells that the page is full and more follow.
       const found = await searchWorker.page<CallSummaryRow>({
-        query: textQuery(query),
+        query: query,
         after: page.after,
         want: page.limit + 1,
         columns: SUMMARY_COLUMNS,
@@ -459,12 +447,11 @@ export function createCallRepository(
       return { rows, next: null, complete: true, scanned: found.scanned, scannedBack };
     },
     scan(query, batchSize = 500) {
-      if (hasText(query)) return searchWorker.scan<CallRow>(textQuery(query), batchSize, '*');
+      if (hasText(query)) return searchWorker.scan<CallRow>(query, batchSize, '*');
       return scanBy(query, batchSize, (qb) => qb.selectAll());
     },
     scanSummaries(query, batchSize = 500) {
-      if (hasText(query))
-        return searchWorker.scan<CallSummaryRow>(textQuery(query), batchSize, SUMMARY_COLUMNS);
+      if (hasText(query)) return searchWorker.scan<CallSummaryRow>(query, batchSize, SUMMARY_COLUMNS);
       return scanBy(query, batchSize, (qb) => qb.select(SUMMARY_COLUMNS));
     },
     searchWorker,

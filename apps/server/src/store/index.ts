@@ -36,6 +36,7 @@ import {
 
 export type { NewDelivery } from '../outbox/payload.js';
 export type { Availability, DatabaseStatus } from './availability.js';
+export { matchesCall } from './call-filters.js';
 export {
   DatabaseUnavailableError,
   isConnectionError,
@@ -52,6 +53,7 @@ export type {
   TextSearchPage,
 } from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
+export { UNIQUE_CONSTRAINTS, type UniqueConstraint, uniqueViolation } from './conflicts.js';
 export type { DbOptions, DialectName } from './db.js';
 export { isPostgresUrl } from './db.js';
 export type { AttemptRow, DeliveryRow, OutboxState } from './deliveries.js';

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { applyFilters, olderThan } from './call-filters.js';
+import { applyFilters, likePattern, olderThan, TEXT_COLUMNS } from './call-filters.js';
 import type { Database } from './schema.js';
 import {
   type Key,
@@ -17,17 +17,16 @@ const CHUNK_TARGET_MS = 50;
 const DEFAULT_MAX_JOBS = 8;
 
 /**
- * `%`, `_` and `\` taken literally; ASCII letters folded, as SQLite's LIKE folds them (and as the
- * live tail's filter does, api/mapping.ts): History finds the same calls on both databases.
+ * Whether one of a call's text columns contains the pattern (call-filters.ts's likePattern, in
+ * lower case). Each column has its ASCII letters put in lower case and nothing else changed, as
+ * SQLite's LIKE compares them: under the "C" collation PostgreSQL's lower() folds A–Z only (and is
+ * about 40 times faster than translate()).
  */
-const likePattern = (text: string) =>
-  `%${text.replace(/[A-Z]/g, (c) => c.toLowerCase()).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/**
- * A column with its ASCII letters in lower case and nothing else changed: under the "C" collation
- * PostgreSQL's lower() folds A–Z only (and is about 40 times faster than translate()).
- */
-const folded = (column: string) => sql`lower(${sql.ref(column)} COLLATE "C")`;
+const textHit = (pattern: string) =>
+  sql<boolean>`(${sql.join(
+    TEXT_COLUMNS.map((column) => sql`lower(${sql.ref(`c.${column}`)} COLLATE "C") LIKE ${pattern}`),
+    sql` OR `,
+  )})`;
 
 /**
  * Free-text search over calls on PostgreSQL, with the search worker's contract (search.ts): newest
@@ -73,13 +72,7 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
             return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
           })
           .innerJoin('calls as c', 'c.id', 'chunk.id')
-          .select([
-            'chunk.id as id',
-            'chunk.at as at',
-            sql<boolean>`(${folded('c.params')} LIKE ${pattern} OR ${folded('c.request')} LIKE ${pattern} OR ${folded('c.response')} LIKE ${pattern})`.as(
-              'hit',
-            ),
-          ])
+          .select(['chunk.id as id', 'chunk.at as at', textHit(pattern).as('hit')])
           .orderBy('chunk.at', 'desc')
           .orderBy('chunk.id', 'desc')
           .execute();

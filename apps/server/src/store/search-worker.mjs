@@ -36,39 +36,26 @@ db.pragma('cache_size = -8000');
 /** Prepared statements by shape (which filters, whether after a cursor). */
 const statements = new Map();
 
-const FILTERS = [
-  // IS: equality that also matches NULL, for the calls of no recognised operation (see below).
-  ['operation', 'operation IS @operation'],
-  ['binding', 'binding = @binding'],
-  ['outcome', 'outcome = @outcome'],
-  ['from', 'at >= @from'],
-  ['to', 'at < @to'],
-  ['ip', 'caller_ip = @ip'],
-];
-
-/** `%`, `_` and `\` taken literally, as the main connection's LIKE does. */
-const likePattern = (text) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /**
  * The next `limit` calls newest first after `after` under the indexed filters, each with whether
- * its parameters, raw request or response contain the text. The chunk is read from the (…, at, id)
- * index first, so LIKE runs on those rows only, whatever plan the filters get.
+ * one of its text columns contains the text. The chunk is read from the (…, at, id) index first,
+ * so LIKE runs on those rows only, whatever plan the filters get. `query` comes compiled from the
+ * main thread (search.ts, from store/call-filters.ts): `where` conditions over `calls` with named
+ * parameters, the LIKE pattern and the text columns.
  */
 function chunkStatement(query, hasAfter) {
-  const present = FILTERS.filter(([key]) => query[key] !== undefined && query[key] !== null);
-  const key = `${present.map(([k]) => k).join(',')}|${hasAfter}`;
+  const key = `${query.where.join(' AND ')}|${hasAfter}`;
   let statement = statements.get(key);
   if (!statement) {
-    const where = present.map(([, clause]) => clause);
+    const where = [...query.where];
     if (hasAfter) where.push('(at, id) < (@afterAt, @afterId)');
+    const hit = query.textColumns.map((column) => `c.${column} LIKE @pattern ESCAPE '\\'`).join(' OR ');
     statement = db.prepare(
       `WITH chunk AS MATERIALIZED (
          SELECT id, at FROM calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
          ORDER BY at DESC, id DESC LIMIT @limit
        )
-       SELECT chunk.id AS id, chunk.at AS at,
-         (c.params LIKE @pattern ESCAPE '\\' OR c.request LIKE @pattern ESCAPE '\\'
-           OR c.response LIKE @pattern ESCAPE '\\') AS hit
+       SELECT chunk.id AS id, chunk.at AS at, (${hit}) AS hit
        FROM chunk JOIN calls c ON c.id = chunk.id`,
     );
     statements.set(key, statement);
@@ -92,10 +79,7 @@ const newer = (a, b) => (a.at === b.at ? b.id - a.id : b.at - a.at);
 
 /** Reads keys chunk by chunk; the chunk size adapts so that a chunk takes about CHUNK_TARGET_MS. */
 function createScanner(query, after) {
-  const params = { pattern: likePattern(query.q) };
-  for (const [key] of FILTERS) if (query[key] !== undefined && query[key] !== null) params[key] = query[key];
-  // The contract's UNKNOWN_OPERATION: calls whose operation was not recognised (NULL).
-  if (query.operation === '(unknown)') params.operation = null;
+  const params = { ...query.params, pattern: query.pattern };
   let cursor = after ?? null;
   let size = MIN_CHUNK;
   let ended = false;

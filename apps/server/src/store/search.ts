@@ -1,11 +1,11 @@
 import { Worker } from 'node:worker_threads';
-import type { CallQuery } from './call-filters.js';
+import { type CallQuery, likePattern, sqliteFilter, TEXT_COLUMNS } from './call-filters.js';
 
 /**
  * The main thread's side of the free-text search worker (search-worker.mjs).
  *
  * Protocol (structured-clone messages; `id` names a job):
- *   → { type: 'search', id, query, after, want, columns, budgetMs }
+ *   → { type: 'search', id, query, after, want, columns, budgetMs }   query: a WorkerQuery
  *   ← { type: 'page', id, rows, stopped, scanned, last }   once
  *   → { type: 'scan', id, query, batchSize, columns }      starts an export; its first batch follows
  *   ← { type: 'batch', id, rows, done }                     one per request
@@ -15,8 +15,25 @@ import type { CallQuery } from './call-filters.js';
  *   → { type: 'close' }                                     closes the connection; the thread ends
  */
 
-/** Filters as the worker reads them: a CallQuery with its free text set. */
+/** A CallQuery with its free text set. */
 export type TextQuery = CallQuery & { readonly q: string };
+
+/**
+ * A TextQuery compiled for the worker, which cannot import call-filters.ts: conditions over
+ * `calls` with their named parameters, the LIKE pattern, the columns it is matched in.
+ */
+interface WorkerQuery {
+  readonly where: string[];
+  readonly params: Record<string, string | number>;
+  readonly pattern: string;
+  readonly textColumns: readonly string[];
+}
+
+const workerQuery = (query: TextQuery): WorkerQuery => ({
+  ...sqliteFilter(query),
+  pattern: likePattern(query.q),
+  textColumns: TEXT_COLUMNS,
+});
 
 export interface Key {
   readonly at: number;
@@ -181,7 +198,7 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
           await send({
             type: 'search',
             id: nextId++,
-            query: request.query,
+            query: workerQuery(request.query),
             after: request.after ?? null,
             want: request.want,
             columns: request.columns,
@@ -208,7 +225,9 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
           if (state === 'done') return { value: undefined, done: true };
           try {
             const message =
-              state === 'new' ? { type: 'scan', id, query, batchSize, columns } : { type: 'next', id };
+              state === 'new'
+                ? { type: 'scan', id, query: workerQuery(query), batchSize, columns }
+                : { type: 'next', id };
             state = 'open';
             const reply = check(await send(message));
             if (reply.type !== 'batch') throw new Error(`Search worker answered ${reply.type} to an export.`);
