@@ -12,6 +12,7 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { problem, sendProblem } from '../http/problem.js';
 import { countCalls } from '../store/call-stats.js';
 import {
   type CallRow,
@@ -31,7 +32,6 @@ import {
   toQuery,
   toSummary,
 } from './mapping.js';
-import { problem, sendProblem } from './problem.js';
 
 const HEARTBEAT_MS = 15_000;
 // Rows read per query while exporting: small batches keep memory flat whatever the total.

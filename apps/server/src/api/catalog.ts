@@ -18,10 +18,10 @@ import { publicBaseUrl } from '../asmx/base-url.js';
 import { changes } from '../auth/audit-diff.js';
 import { UploadError } from '../books/blobs.js';
 import { serveBook } from '../books/serve.js';
+import { problem, sendProblem } from '../http/problem.js';
 import { allowedIpsColumn, normalizeBaseUrl } from '../operations/schools.js';
 import type { BookRow, SchoolRow, TemplateRow } from '../store/index.js';
 import { toBook, toSchool, toTemplate } from './catalog-mapping.js';
-import { problem, sendProblem } from './problem.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 

@@ -7,9 +7,9 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { problem, sendProblem } from '../http/problem.js';
 import { type DeliveryCursor, deliveryState } from '../store/delivery-filters.js';
 import { toAttempt, toDelivery } from './catalog-mapping.js';
-import { problem, sendProblem } from './problem.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 

@@ -9,7 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { type CallExchange, recordAndAnswer, runOperation } from '../calls/exchange.js';
-import { problem, unavailableDetail } from './problem.js';
+import { problem, unavailableDetail } from '../http/problem.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';

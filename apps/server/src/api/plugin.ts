@@ -9,13 +9,13 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import { withAccess } from '../auth/plugin.js';
+import { problem, sendProblem, unavailableDetail } from '../http/problem.js';
 import { BusyError } from '../plugins/request-limits.js';
 import { isDiskFullError, isUnavailableError } from '../store/index.js';
 import { callRoutes } from './calls.js';
 import { catalogRoutes } from './catalog.js';
 import { deliveryRoutes } from './deliveries.js';
 import { operationRoutes } from './operations.js';
-import { problem, sendProblem, unavailableDetail } from './problem.js';
 import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
 import { ssoRoutes } from './sso.js';

@@ -2,8 +2,8 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../asmx/base-url.js';
+import { problem, sendProblem } from '../http/problem.js';
 import { callStats } from '../store/call-stats.js';
-import { problem, sendProblem } from './problem.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 

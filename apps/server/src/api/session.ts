@@ -18,10 +18,10 @@ import { z } from 'zod';
 import { secondFactorRequiredFor } from '../auth/config.js';
 import { decoyHash, hashPassword, verifyPassword } from '../auth/password.js';
 import type { Staff } from '../auth/plugin.js';
+import { problem, sendProblem } from '../http/problem.js';
 import { createLimiter, type LimitSpec } from '../limits/limiter.js';
 import { describeWait } from '../limits/window.js';
 import type { SessionMethod, UserRow } from '../store/index.js';
-import { problem, sendProblem } from './problem.js';
 
 const WRONG = 'Wrong username or password.';
 const WRONG_CODE =
@@ -352,7 +352,7 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
       if ((await store.users.count()) > 0) {
         return sendProblem(reply, problem(409, 'The first admin already exists. Log in instead.'));
       }
-      if (!sessions.checkSetupToken(request.body.token)) {
+      if (!app.firstAdminSetup.checkToken(request.body.token)) {
         return sendProblem(
           reply,
           problem(
@@ -369,7 +369,7 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
         password_hash: await hashPassword(password),
       });
       if (!user) return sendProblem(reply, problem(409, 'The first admin already exists. Log in instead.'));
-      sessions.closeSetup();
+      app.firstAdminSetup.close();
       const times = await sessions.start(request, reply, user.id, 'password');
       await app.audit(request, {
         action: 'setup',

@@ -3,8 +3,8 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../auth/oidc.js';
+import { problem, sendProblem } from '../http/problem.js';
 import type { UserRow } from '../store/index.js';
-import { problem, sendProblem } from './problem.js';
 
 /**
  * Single sign-on's two steps (docs/security.md#single-sign-on): `start` sends the browser to the

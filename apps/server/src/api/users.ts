@@ -13,8 +13,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hashPassword } from '../auth/password.js';
+import { problem, sendProblem } from '../http/problem.js';
 import type { AuditRow, UserRow } from '../store/index.js';
-import { problem, sendProblem } from './problem.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const idParams = z.object({ id: z.coerce.number().int().positive() });

@@ -14,6 +14,7 @@ import { type GroupDef, groups, type OperationDef } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serveBook } from '../books/serve.js';
 import { type CallExchange, recordAndAnswer, runOperation } from '../calls/exchange.js';
+import { header } from '../http/headers.js';
 import type { Binding, Outcome } from '../store/index.js';
 
 export const TEXT = 'text/plain; charset=utf-8';
@@ -38,11 +39,6 @@ export type ExchangeBase = Pick<CallExchange, 'binding' | 'requestBody'> & {
   readonly operation?: OperationDef | undefined;
   readonly params?: CallExchange['params'];
 };
-
-export function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /**
  * The SOAP version a request is taken for before its envelope is read

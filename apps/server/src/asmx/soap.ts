@@ -1,7 +1,8 @@
 import { bindingOfSoapVersion, maskRequestBody, readSoapRequest } from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance } from 'fastify';
-import { type AsmxAnswers, EMPTY, header, soapBindingOf, soapRefusal } from './answers.js';
+import { header } from '../http/headers.js';
+import { type AsmxAnswers, EMPTY, soapBindingOf, soapRefusal } from './answers.js';
 
 /**
  * SOAP 1.1 and 1.2 on `POST /X.asmx` (docs/wire-contract.md): the envelope is read by the codec,

@@ -36,13 +36,13 @@ import {
 
 export type { NewDelivery } from '../outbox/payload.js';
 export type { Availability, DatabaseStatus } from './availability.js';
-export { matchesCall } from './call-filters.js';
 export {
   DatabaseUnavailableError,
   isConnectionError,
   isDiskFullError,
   isUnavailableError,
 } from './availability.js';
+export { matchesCall } from './call-filters.js';
 export type {
   CallCursor,
   CallQuery,
@@ -53,7 +53,6 @@ export type {
   TextSearchPage,
 } from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
-export { UNIQUE_CONSTRAINTS, type UniqueConstraint, uniqueViolation } from './conflicts.js';
 export type { DbOptions, DialectName } from './db.js';
 export { isPostgresUrl } from './db.js';
 export type { AttemptRow, DeliveryRow, OutboxState } from './deliveries.js';

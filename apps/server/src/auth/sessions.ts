@@ -1,0 +1,154 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Role } from '@school/contract';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUnavailableError, type SessionMethod, type SessionWithUser, type Store } from '../store/index.js';
+
+/** The logged-in staff user of a request. */
+export interface Staff {
+  readonly sessionId: string;
+  readonly userId: number;
+  readonly username: string;
+  readonly displayName: string;
+  readonly role: Role;
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+  readonly expiresAt: number;
+  readonly method: SessionMethod;
+  /** A second factor is set up for the user's password logins. */
+  readonly hasSecondFactor: boolean;
+  /**
+   * REQUIRE_TOTP asks a second factor of this user, this session was opened with a password, and
+   * none is set up: only the routes for setting one up answer (`secondFactorSetup`).
+   */
+  readonly mustSetUpSecondFactor: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The logged-in staff user, on routes that need one; null on public routes without a session. */
+    staff: Staff | null;
+  }
+  interface FastifyInstance {
+    /** Sessions: start one (login), end one, read the one a request carries. */
+    readonly sessions: SessionManager;
+  }
+}
+
+export interface SessionManager {
+  readonly cookieName: string;
+  /** Starts a new session for a user (a new token every time: no fixation) and sets the cookie. */
+  start(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    userId: number,
+    method: SessionMethod,
+  ): Promise<{ idleExpiresAt: number; expiresAt: number }>;
+  /** Ends the request's session, if any, and clears the cookie. */
+  end(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
+  /** The session a request carries, if it is valid now. */
+  read(request: FastifyRequest): Promise<Staff | null>;
+  idleMs: number;
+}
+
+// A session's last use is written at most this often: idle expiry is exact to within it.
+const TOUCH_EVERY_MS = 60_000;
+const SWEEP_EVERY_MS = 3_600_000;
+
+export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Staff sessions in the store, named by the SHA-256 of a random token the browser keeps in an
+ * HttpOnly, SameSite=Strict cookie (docs/security.md#sessions).
+ */
+export function createSessionManager(options: {
+  readonly store: Store;
+  /** PUBLIC_BASE_URL is https: the cookie is `__Host-` and Secure. */
+  readonly https: boolean;
+  readonly idleMs: number;
+  readonly maxAgeMs: number;
+  /** Whether REQUIRE_TOTP asks a second factor of a role. */
+  readonly mustHaveSecondFactor: (role: Role) => boolean;
+}): SessionManager {
+  const { store, https, idleMs, maxAgeMs, mustHaveSecondFactor } = options;
+  // `__Host-` binds the cookie to this exact origin (Secure, Path=/, no Domain): browsers
+  // accept it only over https.
+  const cookieName = https ? '__Host-session' : 'session';
+  const sessions: SessionManager = {
+    cookieName,
+    idleMs,
+    async start(request, reply, userId, method) {
+      // Whatever session the browser had ends: a new token every login (no fixation).
+      await sessions.end(request, reply);
+      const token = randomBytes(32).toString('base64url');
+      const now = Date.now();
+      const expiresAt = now + maxAgeMs;
+      await store.sessions.create({
+        id: sha256(token),
+        user_id: userId,
+        created_at: now,
+        last_seen_at: now,
+        expires_at: expiresAt,
+        ip: request.ip,
+        user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
+        method,
+      });
+      await store.users.touchLogin(userId, now);
+      reply.setCookie(cookieName, token, { path: '/', httpOnly: true, sameSite: 'strict', secure: https });
+      return { idleExpiresAt: Math.min(now + idleMs, expiresAt), expiresAt };
+    },
+    async end(request, reply) {
+      const token = request.cookies[cookieName];
+      if (token === undefined) return false;
+      await store.sessions.remove(sha256(token));
+      reply.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'strict', secure: https });
+      return true;
+    },
+    async read(request) {
+      const token = request.cookies[cookieName];
+      if (!token || token.length > 100) return null;
+      const id = sha256(token);
+      const row = await store.sessions.find(id);
+      const now = Date.now();
+      if (!row) return null;
+      if (row.disabled || row.expires_at <= now || row.last_seen_at + idleMs <= now) {
+        await store.sessions.remove(id);
+        return null;
+      }
+      const mustSetUp = row.method === 'password' && !row.has_totp && mustHaveSecondFactor(row.role);
+      if (now - row.last_seen_at >= TOUCH_EVERY_MS) {
+        await store.sessions.touch(id, now);
+        return toStaff(row, now, mustSetUp);
+      }
+      return toStaff(row, row.last_seen_at, mustSetUp);
+    },
+  };
+  return sessions;
+}
+
+/** Removes ended sessions now and then (a session is checked on every use anyway). */
+export function sweepEndedSessions(app: FastifyInstance, idleMs: number): void {
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    app.store.sessions.removeExpired(now, now - idleMs).catch((err) => {
+      if (!isUnavailableError(err)) app.log.error({ err }, 'session sweep failed');
+    });
+  }, SWEEP_EVERY_MS);
+  sweep.unref();
+  app.addHook('onClose', async () => clearInterval(sweep));
+}
+
+function toStaff(row: SessionWithUser, lastSeenAt: number, mustSetUpSecondFactor: boolean): Staff {
+  return {
+    sessionId: row.id,
+    userId: row.user_id,
+    username: row.username,
+    displayName: row.display_name,
+    role: row.role,
+    createdAt: row.created_at,
+    lastSeenAt,
+    expiresAt: row.expires_at,
+    method: row.method,
+    hasSecondFactor: row.has_totp === 1,
+    mustSetUpSecondFactor,
+  };
+}
