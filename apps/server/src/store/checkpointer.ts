@@ -7,7 +7,7 @@ import type SQLite from 'better-sqlite3';
  * Left to itself, SQLite checkpoints inside the COMMIT that takes the write-ahead log past 1 000
  * pages: on the thread that committed, ours, which also answers requests. That copies those pages
  * into the database file and syncs both files, several milliseconds during which no request is
- * served, about once a second at full load (docs/performance.md, fifth round).
+ * served, about once a second at full load (docs/performance.md#why-the-code-is-shaped-this-way).
  *
  * Here the main connection never checkpoints (`wal_autocheckpoint = 0`). A worker thread with a
  * connection of its own (checkpoint-worker.mjs) runs a PASSIVE checkpoint every `intervalMs`,
