@@ -12,13 +12,15 @@ import { withAccess } from '../auth/plugin.js';
 import { problem, sendProblem, unavailableDetail } from '../http/problem.js';
 import { BusyError } from '../plugins/request-limits.js';
 import { isDiskFullError, isUnavailableError } from '../store/index.js';
+import { bookRoutes } from './books.js';
 import { callRoutes } from './calls.js';
-import { catalogRoutes } from './catalog.js';
 import { deliveryRoutes } from './deliveries.js';
 import { operationRoutes } from './operations.js';
+import { schoolRoutes } from './schools.js';
 import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
 import { ssoRoutes } from './sso.js';
+import { templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
 
 /**
@@ -115,6 +117,8 @@ export const apiPlugin: FastifyPluginAsync = async (app) => {
   await app.register(withAccess('operator', callRoutes));
   await app.register(withAccess('operator', serviceRoutes));
   await app.register(withAccess('operator', deliveryRoutes));
-  await app.register(withAccess('admin', catalogRoutes));
+  await app.register(withAccess('admin', schoolRoutes));
+  await app.register(withAccess('admin', templateRoutes));
+  await app.register(withAccess('admin', bookRoutes));
   await app.register(withAccess('admin', userRoutes));
 };

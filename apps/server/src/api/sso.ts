@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../auth/oidc.js';
 import { problem, sendProblem } from '../http/problem.js';
-import type { UserRow } from '../store/index.js';
+import { type UserRow, uniqueViolation } from '../store/index.js';
 
 /**
  * Single sign-on's two steps (docs/security.md#single-sign-on): `start` sends the browser to the
@@ -179,7 +179,7 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
       // Two first logins of one account at once: the other made it.
       const made = await store.users.findBySsoSubject(identity.subject);
       if (made) return { row: made, created: false };
-      if (err instanceof Error && /UNIQUE|duplicate/i.test(err.message)) {
+      if (uniqueViolation(err) === 'users_username_key') {
         return { redirected: await refuse('conflict', `the username ${identity.username} is taken`) };
       }
       throw err;

@@ -14,7 +14,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hashPassword } from '../auth/password.js';
 import { problem, sendProblem } from '../http/problem.js';
-import type { AuditRow, UserRow } from '../store/index.js';
+import { type AuditRow, type UserRow, uniqueViolation } from '../store/index.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const idParams = z.object({ id: z.coerce.number().int().positive() });
@@ -91,7 +91,7 @@ export const userRoutes: FastifyPluginAsync = async (base) => {
           password_hash: await hashPassword(password),
         });
       } catch (err) {
-        if (err instanceof Error && /UNIQUE|duplicate/i.test(err.message)) {
+        if (uniqueViolation(err) === 'users_username_key') {
           const message = `There is already a user named ${username}.`;
           return sendProblem(reply, problem(409, message, { errors: { username: message } }));
         }

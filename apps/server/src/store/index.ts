@@ -53,6 +53,7 @@ export type {
   TextSearchPage,
 } from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
+export { UNIQUE_CONSTRAINTS, type UniqueConstraint, uniqueViolation } from './conflicts.js';
 export type { DbOptions, DialectName } from './db.js';
 export { isPostgresUrl } from './db.js';
 export type { AttemptRow, DeliveryRow, OutboxState } from './deliveries.js';
