@@ -3,16 +3,11 @@ import type { IncomingMessage } from 'node:http';
 import { maskQuery } from '@school/asmx';
 import { groups, secretParamNames } from '@school/contract';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import { apiPlugin } from './api/plugin.js';
-import { asmxPlugin } from './asmx/plugin.js';
-import { canonicalAsmxUrl } from './asmx/rewrite.js';
 import { authPlugin, withAccess } from './auth/plugin.js';
 import { bookBlobsPlugin } from './books/plugin.js';
 import type { Config } from './config.js';
-import { twilioHooks } from './hooks/twilio.js';
-import { consolePlugin } from './plugins/console.js';
 import { diskSpacePlugin } from './plugins/disk-space.js';
-import { metricsPlugin, metricsRoutes } from './plugins/metrics.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { readinessPlugin } from './plugins/readiness.js';
 import { requestLimitsPlugin } from './plugins/request-limits.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
@@ -27,7 +22,13 @@ import {
   secretsPlugin,
   storePlugin,
 } from './plugins/services.js';
+import { apiRoutes } from './routes/api/plugin.js';
+import { asmxRoutes } from './routes/asmx/plugin.js';
+import { canonicalAsmxUrl } from './routes/asmx/rewrite.js';
+import { consoleRoutes } from './routes/console.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { twilioStatusRoutes } from './routes/twilio-status.js';
 
 const SECRET_PARAMS = secretParamNames();
 
@@ -112,10 +113,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(withAccess('public', healthRoutes));
   // Answered only to METRICS_ALLOWED_IPS (docs/operations.md#metrics).
   await app.register(withAccess('public', metricsRoutes));
-  await app.register(withAccess('public', asmxPlugin));
-  await app.register(apiPlugin, { prefix: '/api' });
-  await app.register(withAccess('public', twilioHooks));
-  await app.register(withAccess('public', consolePlugin), { root: config.consoleDir });
+  await app.register(withAccess('public', asmxRoutes));
+  await app.register(apiRoutes, { prefix: '/api' });
+  await app.register(withAccess('public', twilioStatusRoutes));
+  await app.register(withAccess('public', consoleRoutes), { root: config.consoleDir });
   app.log.debug({ groups: groups.map((g) => g.path) }, 'asmx endpoints registered');
   return app;
 }

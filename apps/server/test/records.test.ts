@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import type { CallDetail, CallList } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { callRecord } from '../src/calls/record.js';
 import { loadConfig } from '../src/config.js';
+import { callRecord } from '../src/recording/record.js';
 import { lastCall, registerSchool, startTestApp, type TestApp, tempDataDir } from './helpers.js';
 
 const soap11 = (inner: string) =>

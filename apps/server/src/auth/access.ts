@@ -53,7 +53,7 @@ export function keepRouteTable(app: FastifyInstance): void {
 
 /**
  * Registers `routes` in a scope whose routes get `access` unless they declare their own: each
- * group of routes gets its rule where it is registered (app.ts, api/plugin.ts).
+ * group of routes gets its rule where it is registered (app.ts, routes/api/plugin.ts).
  */
 export function withAccess<Options extends Record<string, unknown>>(
   access: Access,

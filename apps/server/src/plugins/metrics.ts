@@ -1,8 +1,6 @@
 import { type Binding, DELIVERY_STATUSES, type Outcome } from '@school/contract';
-import type { FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { ipAllowList } from '../net/ip-allow-list.js';
 import { CIRCUIT_GAUGE } from '../outbox/circuit.js';
 import type { ProviderCircuit } from '../outbox/index.js';
 import type { Provider, SendResult } from '../providers/types.js';
@@ -13,7 +11,7 @@ import type { Readiness, Refusal } from './readiness.js';
 /**
  * Prometheus metrics (docs/operations.md#metrics): a registry of the server's own, so that two
  * apps in one process (tests) never share counters. Calls are counted where every door's call
- * is recorded (calls/exchange.ts), provider requests where the dispatcher sends them
+ * is recorded (recording/exchange.ts), provider requests where the dispatcher sends them
  * (`instrumentProviders`), and the outbox is read from the database at scrape time, so every
  * instance sharing a database reports the same outbox.
  */
@@ -199,25 +197,6 @@ export const metricsPlugin = fp(
   },
   { name: 'metrics', dependencies: ['config'] },
 );
-
-/**
- * `GET /metrics`, for the addresses in METRICS_ALLOWED_IPS only (docs/operations.md#metrics):
- * registered after the auth plugin, like every route, so it is in the route table.
- */
-export const metricsRoutes: FastifyPluginAsync = async (app) => {
-  const ranges = app.config.METRICS_ALLOWED_IPS;
-  const allowed = ranges === null ? () => true : ipAllowList(ranges);
-  app.get('/metrics', { config: { access: 'public', anyHost: true } }, async (request, reply) => {
-    if (!allowed(request.ip)) {
-      return reply
-        .code(403)
-        .type('text/plain; charset=utf-8')
-        .send('Metrics are not served to this address (see METRICS_ALLOWED_IPS).');
-    }
-    const text = await app.metrics.scrape();
-    return reply.type(app.metrics.registry.contentType).send(text);
-  });
-};
 
 /**
  * A provider with each `send` timed into `school_provider_request_duration_seconds`, under

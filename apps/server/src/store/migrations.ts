@@ -313,7 +313,7 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       },
     },
     '0011_outcome_by_status': {
-      // A call's outcome follows its status (calls/record.ts outcomeOf): a 4xx is a client error,
+      // A call's outcome follows its status (recording/record.ts outcomeOf): a 4xx is a client error,
       // a 5xx a server error unless it blames the caller. Calls recorded before, such as a book
       // range answered 416 as `ok`, are put right.
       async up(db: Kysely<unknown>) {

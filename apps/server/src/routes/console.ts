@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
  * Serves the built console at `/`. Client routes (`/history?…`, `/send/AuthCode`) fall back to
  * index.html; `/api` and `.asmx` paths never do: they answer their own 404s.
  */
-export const consolePlugin: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
+export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
   const index = path.join(root, 'index.html');
   const built = fs.existsSync(index);
   if (built) {

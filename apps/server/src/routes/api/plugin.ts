@@ -8,10 +8,10 @@ import {
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
-import { withAccess } from '../auth/plugin.js';
-import { problem, sendProblem, unavailableDetail } from '../http/problem.js';
-import { BusyError } from '../plugins/request-limits.js';
-import { isDiskFullError, isUnavailableError } from '../store/index.js';
+import { withAccess } from '../../auth/plugin.js';
+import { problem, sendProblem, unavailableDetail } from '../../http/problem.js';
+import { BusyError } from '../../plugins/request-limits.js';
+import { isDiskFullError, isUnavailableError } from '../../store/index.js';
 import { bookRoutes } from './books.js';
 import { callRoutes } from './calls.js';
 import { deliveryRoutes } from './deliveries.js';
@@ -27,7 +27,7 @@ import { userRoutes } from './users.js';
  * The console's JSON API under /api: schema-first routes (zod, shared with the console through
  * @school/contract), an OpenAPI document generated from them, and RFC 9457 problems for errors.
  */
-export const apiPlugin: FastifyPluginAsync = async (app) => {
+export const apiRoutes: FastifyPluginAsync = async (app) => {
   // Every API route that changes state takes requests from the console's own page only
   // (docs/security.md#cross-site-requests); the rule reads this, not the URL.
   app.addHook('onRoute', (route) => {

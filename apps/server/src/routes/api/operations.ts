@@ -8,8 +8,8 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { type CallExchange, recordAndAnswer, runOperation } from '../calls/exchange.js';
-import { problem, unavailableDetail } from '../http/problem.js';
+import { problem, unavailableDetail } from '../../http/problem.js';
+import { type CallExchange, recordAndAnswer, runOperation } from '../../recording/exchange.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';

@@ -12,9 +12,9 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { hashPassword } from '../auth/password.js';
-import { problem, sendProblem } from '../http/problem.js';
-import { type AuditRow, type UserRow, uniqueViolation } from '../store/index.js';
+import { hashPassword } from '../../auth/password.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { type AuditRow, type UserRow, uniqueViolation } from '../../store/index.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const idParams = z.object({ id: z.coerce.number().int().positive() });

@@ -8,7 +8,7 @@ import {
 } from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Binding } from '../store/index.js';
+import type { Binding } from '../../store/index.js';
 import {
   type AsmxAnswers,
   type AsmxExchange,

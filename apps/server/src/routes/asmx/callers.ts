@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { describeWait, describeWindow, FixedWindow } from '../limits/window.js';
-import { ipAllowList } from '../net/ip-allow-list.js';
+import { describeWait, describeWindow, FixedWindow } from '../../limits/window.js';
+import { ipAllowList } from '../../net/ip-allow-list.js';
 import { type AsmxAnswers, bindingOf, failure, plainFailure, soapVersionOf, TEXT } from './answers.js';
 
 /**

@@ -10,9 +10,9 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { changes } from '../auth/audit-diff.js';
-import { problem, sendProblem } from '../http/problem.js';
-import { type TemplateRow, uniqueViolation } from '../store/index.js';
+import { changes } from '../../auth/audit-diff.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { type TemplateRow, uniqueViolation } from '../../store/index.js';
 import { toTemplate } from './catalog-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });

@@ -1,7 +1,7 @@
 import { bindingOfSoapVersion, maskRequestBody, readSoapRequest } from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance } from 'fastify';
-import { header } from '../http/headers.js';
+import { header } from '../../http/headers.js';
 import { type AsmxAnswers, EMPTY, soapBindingOf, soapRefusal } from './answers.js';
 
 /**

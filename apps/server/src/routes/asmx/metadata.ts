@@ -8,7 +8,7 @@ import {
 import { findOperation, type GroupDef } from '@school/contract';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 import { publicBaseUrl } from './base-url.js';
 
 const XML = 'text/xml; charset=utf-8';

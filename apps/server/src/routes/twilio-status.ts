@@ -9,7 +9,7 @@ const TEXT = 'text/plain; charset=utf-8';
  * checked before anything is read into the store; then the message's status is recorded on its
  * delivery (by MessageSid).
  */
-export const twilioHooks: FastifyPluginAsync = async (app) => {
+export const twilioStatusRoutes: FastifyPluginAsync = async (app) => {
   const { config, store } = app;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(

@@ -2,10 +2,10 @@ import { problemSchema, schoolInputSchema, schoolSchema } from '@school/contract
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { changes } from '../auth/audit-diff.js';
-import { problem, sendProblem } from '../http/problem.js';
-import { allowedIpsColumn, normalizeBaseUrl } from '../operations/schools.js';
-import { type SchoolRow, uniqueViolation } from '../store/index.js';
+import { changes } from '../../auth/audit-diff.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { allowedIpsColumn, normalizeBaseUrl } from '../../operations/schools.js';
+import { type SchoolRow, uniqueViolation } from '../../store/index.js';
 import { toSchool } from './catalog-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });

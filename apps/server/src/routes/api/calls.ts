@@ -12,8 +12,8 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { problem, sendProblem } from '../http/problem.js';
-import { countCalls } from '../store/call-stats.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { countCalls } from '../../store/call-stats.js';
 import {
   type CallRow,
   type CallSummaryRow,
@@ -21,7 +21,7 @@ import {
   SearchBusyError,
   SearchClosedError,
   type TextSearchPage,
-} from '../store/index.js';
+} from '../../store/index.js';
 import {
   CSV_HEADER,
   csvLine,

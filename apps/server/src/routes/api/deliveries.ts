@@ -7,8 +7,8 @@ import {
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { problem, sendProblem } from '../http/problem.js';
-import { type DeliveryCursor, deliveryState } from '../store/delivery-filters.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { type DeliveryCursor, deliveryState } from '../../store/delivery-filters.js';
 import { toAttempt, toDelivery } from './catalog-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });

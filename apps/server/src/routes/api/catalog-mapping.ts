@@ -8,11 +8,11 @@ import {
   type School,
   type Template,
 } from '@school/contract';
-import { allowedRanges } from '../operations/schools.js';
-import { schoolTopic } from '../operations/topics.js';
-import { parseDeliveryPayload } from '../outbox/payload.js';
-import { deliveryState } from '../store/delivery-filters.js';
-import type { AttemptRow, BookRow, DeliveryRow, SchoolRow, TemplateRow } from '../store/index.js';
+import { allowedRanges } from '../../operations/schools.js';
+import { schoolTopic } from '../../operations/topics.js';
+import { parseDeliveryPayload } from '../../outbox/payload.js';
+import { deliveryState } from '../../store/delivery-filters.js';
+import type { AttemptRow, BookRow, DeliveryRow, SchoolRow, TemplateRow } from '../../store/index.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(Number(ms)).toISOString());
 

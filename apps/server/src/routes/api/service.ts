@@ -1,9 +1,9 @@
 import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema } from '@school/contract';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { problem, sendProblem } from '../../http/problem.js';
+import { callStats } from '../../store/call-stats.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
-import { problem, sendProblem } from '../http/problem.js';
-import { callStats } from '../store/call-stats.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 

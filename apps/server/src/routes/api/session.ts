@@ -15,13 +15,13 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { secondFactorRequiredFor } from '../auth/config.js';
-import { decoyHash, hashPassword, verifyPassword } from '../auth/password.js';
-import type { Staff } from '../auth/plugin.js';
-import { problem, sendProblem } from '../http/problem.js';
-import { createLimiter, type LimitSpec } from '../limits/limiter.js';
-import { describeWait } from '../limits/window.js';
-import type { SessionMethod, UserRow } from '../store/index.js';
+import { secondFactorRequiredFor } from '../../auth/config.js';
+import { decoyHash, hashPassword, verifyPassword } from '../../auth/password.js';
+import type { Staff } from '../../auth/plugin.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { createLimiter, type LimitSpec } from '../../limits/limiter.js';
+import { describeWait } from '../../limits/window.js';
+import type { SessionMethod, UserRow } from '../../store/index.js';
 
 const WRONG = 'Wrong username or password.';
 const WRONG_CODE =

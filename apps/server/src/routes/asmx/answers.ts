@@ -12,10 +12,10 @@ import {
 } from '@school/asmx';
 import { type GroupDef, groups, type OperationDef } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { serveBook } from '../books/serve.js';
-import { type CallExchange, recordAndAnswer, runOperation } from '../calls/exchange.js';
-import { header } from '../http/headers.js';
-import type { Binding, Outcome } from '../store/index.js';
+import { serveBook } from '../../books/serve.js';
+import { header } from '../../http/headers.js';
+import { type CallExchange, recordAndAnswer, runOperation } from '../../recording/exchange.js';
+import type { Binding, Outcome } from '../../store/index.js';
 
 export const TEXT = 'text/plain; charset=utf-8';
 export const EMPTY = Buffer.alloc(0);

@@ -3,11 +3,11 @@ import { bookSchema, problemSchema } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { UploadError } from '../../books/blobs.js';
+import { serveBook } from '../../books/serve.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import type { BookRow } from '../../store/index.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
-import { UploadError } from '../books/blobs.js';
-import { serveBook } from '../books/serve.js';
-import { problem, sendProblem } from '../http/problem.js';
-import type { BookRow } from '../store/index.js';
 import { toBook } from './catalog-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });

@@ -1,5 +1,5 @@
 import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
-import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../store/index.js';
+import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../../store/index.js';
 
 /**
  * How a stored value becomes a JSON value and a CSV cell. `plain` is for numbers and the contract's

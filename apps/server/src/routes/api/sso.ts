@@ -2,9 +2,9 @@ import { problemSchema, type SsoOutcome } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../auth/oidc.js';
-import { problem, sendProblem } from '../http/problem.js';
-import { type UserRow, uniqueViolation } from '../store/index.js';
+import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../../auth/oidc.js';
+import { problem, sendProblem } from '../../http/problem.js';
+import { type UserRow, uniqueViolation } from '../../store/index.js';
 
 /**
  * Single sign-on's two steps (docs/security.md#single-sign-on): `start` sends the browser to the

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
+import type { Config } from '../../config.js';
 
 // A Host header is attacker-chosen: anything but a plain host[:port] is not echoed.
 const PLAIN_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;

@@ -1,7 +1,7 @@
 import { type GroupDef, groups } from '@school/contract';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
-import { BusyError } from '../plugins/request-limits.js';
-import { HELP_PAGE_HEADERS, NO_SECURITY_HEADERS } from '../plugins/security-headers.js';
+import { BusyError } from '../../plugins/request-limits.js';
+import { HELP_PAGE_HEADERS, NO_SECURITY_HEADERS } from '../../plugins/security-headers.js';
 import { answerUnavailable, bindingOf, createAsmxAnswers, failure, TEXT } from './answers.js';
 import { checkCallers } from './callers.js';
 import { registerHttpRoutes } from './http-bindings.js';
@@ -23,7 +23,7 @@ declare module 'fastify' {
  * before it is answered (answers.ts, over calls/exchange.ts). Encapsulated: its body parsing and
  * error handling are its own.
  */
-export const asmxPlugin: FastifyPluginAsync = async (app) => {
+export const asmxRoutes: FastifyPluginAsync = async (app) => {
   const { config } = app;
   const answers = createAsmxAnswers(app);
   const metadata = createMetadataPages(config);
