@@ -17,8 +17,9 @@ import type { DialectName } from './migrations.js';
 import type { Database } from './schema.js';
 
 /**
- * The few places the two databases differ, each in one function. Everything else in the store is
- * one Kysely query for both.
+ * The transaction primitives that differ between the two databases, each in one function. The
+ * other differences stay beside the code they change (docs/architecture.md#the-store lists them);
+ * everything else in the store is one Kysely query for both.
  *
  * - SQLite has one connection and one writer: Kysely's SQLite driver serialises every query and
  *   transaction on it with a mutex, and the hot raw statements (the call recorder's group commit)
