@@ -63,7 +63,7 @@ const ipOf = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 const CALL_COLUMNS =
   'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes';
 
-/** A cursor as the API gives them out (routes/api/mapping.ts): the bench knows its format to jump deep. */
+/** A cursor as the API gives them out (routes/api/call-mapping.ts): the bench knows its format to jump deep. */
 const cursorOf = (row) => Buffer.from(`${row.at}.${row.id}`).toString('base64url');
 /** Call i's id: both stores number a fresh table from 1, in insertion order (oldest first). */
 const deepId = (total) => Math.floor(total / 10) + 1;

@@ -8,7 +8,7 @@ import { serveBook } from '../../books/serve.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import type { BookRow } from '../../store/index.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
-import { toBook } from './catalog-mapping.js';
+import { toBook } from './row-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 

@@ -31,7 +31,7 @@ import {
   toDetail,
   toQuery,
   toSummary,
-} from './mapping.js';
+} from './call-mapping.js';
 
 const HEARTBEAT_MS = 15_000;
 // Rows read per query while exporting: small batches keep memory flat whatever the total.

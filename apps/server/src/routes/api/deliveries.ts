@@ -9,7 +9,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problem, sendProblem } from '../../http/problem.js';
 import { type DeliveryCursor, deliveryState } from '../../store/delivery-filters.js';
-import { toAttempt, toDelivery } from './catalog-mapping.js';
+import { toAttempt, toDelivery } from './row-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 

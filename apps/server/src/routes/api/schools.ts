@@ -6,7 +6,7 @@ import { changes } from '../../auth/audit-diff.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { allowedIpsColumn, normalizeBaseUrl } from '../../operations/schools.js';
 import { type SchoolRow, uniqueViolation } from '../../store/index.js';
-import { toSchool } from './catalog-mapping.js';
+import { toSchool } from './row-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 

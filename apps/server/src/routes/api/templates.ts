@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { changes } from '../../auth/audit-diff.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { type TemplateRow, uniqueViolation } from '../../store/index.js';
-import { toTemplate } from './catalog-mapping.js';
+import { toTemplate } from './row-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 

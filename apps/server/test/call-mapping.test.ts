@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CSV_HEADER, csvLine, detailJson, toDetail, toSummary } from '../src/routes/api/mapping.js';
+import { CSV_HEADER, csvLine, detailJson, toDetail, toSummary } from '../src/routes/api/call-mapping.js';
 import type { CallRow } from '../src/store/index.js';
 
 const row: CallRow = {
