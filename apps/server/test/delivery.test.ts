@@ -76,12 +76,24 @@ describe('outbox and dispatcher', () => {
         () => t.app.outbox.circuits().some((c) => c.kind === 'sms' && c.state === 'open'),
         'the circuit open',
       );
-      // Attempts sent just before it opened have arrived by now.
-      await new Promise((r) => setTimeout(r, 100));
+      // Attempts sent just before it opened have arrived once the outbox is idle (none under way).
+      await t.app.outbox.idle();
       const whenOpened = gateway.received.length;
       expect(whenOpened).toBeGreaterThanOrEqual(5);
-      await new Promise((r) => setTimeout(r, 500));
+      // Once every retry is due, a pass of the dispatcher (the one idle() waits for) still sends
+      // nothing: the circuit holds them back.
+      await until(async () => {
+        const pending = await t.app.store.db
+          .selectFrom('deliveries')
+          .select('next_attempt_at')
+          .where('status', '=', 'pending')
+          .execute();
+        const now = Date.now();
+        return pending.length > 0 && pending.every((d) => d.next_attempt_at <= now);
+      }, 'every retry due');
+      await t.app.outbox.idle();
       expect(gateway.received.length).toBe(whenOpened);
+      expect(t.app.outbox.circuits().find((c) => c.kind === 'sms')?.state).toBe('open');
       down = false;
       // Then it is probed, works, and everything is sent.
       await until(
@@ -197,7 +209,8 @@ describe('outbox and dispatcher', () => {
     });
     await t.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456' });
     await until(async () => (await t.app.store.deliveries.counts()).dead === 1, 'dead');
-    await new Promise((r) => setTimeout(r, 200));
+    // A pass of the dispatcher after it died claims nothing, and nothing is under way.
+    await t.app.outbox.idle();
     expect(gateway.received).toHaveLength(1);
   });
 
@@ -219,7 +232,8 @@ describe('outbox and dispatcher', () => {
     await until(async () => (await t.app.store.deliveries.counts()).expired === 1, 'expired', 5000);
     const seen = gateway.received.length;
     up = true;
-    await new Promise((r) => setTimeout(r, 300));
+    // A pass of the dispatcher with the provider up claims nothing, and nothing is under way.
+    await t.app.outbox.idle();
     expect(gateway.received).toHaveLength(seen);
     const [row] = await t.app.store.deliveries.search({}, { limit: 1 });
     expect(row?.last_error).toMatch(/never sent late/);

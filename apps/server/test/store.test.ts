@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOutboxSql } from '../src/outbox/sql.js';
 import type { NewCall, Store } from '../src/store/index.js';
-import { sms, testSealer } from './helpers.js';
+import { sms, testSealer, waitUntil } from './helpers.js';
 import { DIALECTS, openTestStoresOn, type TestStores } from './pg.js';
 
 /**
@@ -250,19 +251,40 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     const { store } = opened;
     const other = dialect === 'postgres' ? await opened.another() : store;
     const order: string[] = [];
-    const job = (who: string, ms: number) => async () => {
+    const job = (who: string, hold?: Promise<void>) => async () => {
       order.push(`${who} starts`);
-      await new Promise((r) => setTimeout(r, ms));
+      await hold;
       order.push(`${who} ends`);
       return who;
     };
-    const first = store.serially('books', job('a', 150));
-    await new Promise((r) => setTimeout(r, 30));
-    const results = await Promise.all([
-      first,
-      other.serially('books', job('b', 10)),
-      store.serially('other', job('c', 10)),
-    ]);
+    // a holds 'books' until released.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = store.serially('books', job('a', held));
+    await waitUntil(() => order.includes('a starts'), { intervalMs: 5, what: 'a running' });
+    const second = other.serially('books', job('b'));
+    const third = store.serially('other', job('c'));
+    try {
+      // c (another name) does not wait for a: it ends while a still holds 'books'.
+      await third;
+      // b does: on PostgreSQL it is seen waiting for a's advisory lock.
+      if (dialect === 'postgres') {
+        const waiting = sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_locks
+          WHERE locktype = 'advisory' AND NOT granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+        await waitUntil(async () => (await waiting.execute(store.db)).rows[0]?.n === 1, {
+          intervalMs: 5,
+          what: 'b waiting for the lock',
+        });
+      }
+      expect(order).toEqual(['a starts', 'c starts', 'c ends']);
+    } finally {
+      release();
+    }
+    const results = await Promise.all([first, second, third]);
     expect(results).toEqual(['a', 'b', 'c']);
     // b waited for a; c (another name) did not.
     expect(order.indexOf('b starts')).toBeGreaterThan(order.indexOf('a ends'));
@@ -341,8 +363,14 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     const seen = new Promise<number[]>((resolve) =>
       other.calls.events.once('recorded', (rows) => resolve(rows.map((r) => r.id))),
     );
-    // The listener connects in the background: give it a moment before the commit.
-    await new Promise((r) => setTimeout(r, 300));
+    // The listener connects in the background: its first heartbeat, written once it LISTENs,
+    // says it is there.
+    await waitUntil(
+      async () =>
+        (await store.db.selectFrom('instances').select('id').where('id', '=', other.instance).execute())
+          .length === 1,
+      { intervalMs: 5, what: "the other instance's LISTEN" },
+    );
     const id = await store.calls.record(call({ params: '{"phone":"+447700900999"}' }));
     await expect(seen).resolves.toEqual([id]);
   });
