@@ -14,6 +14,12 @@ export interface UrlFilters<F> {
   has(filters: F): boolean;
 }
 
+/** What a list page gives its filters form: the URL's filters, and where changed ones go. */
+export interface UrlFiltersProps<F> {
+  filters: F;
+  onChange: (filters: F) => void;
+}
+
 export function urlFilters<F extends object>(
   schemas: Readonly<Record<string, FieldSchema>>,
   keys: readonly (keyof F & string)[],
@@ -40,3 +46,7 @@ export function urlFilters<F extends object>(
     has: (filters) => Object.keys(filters).length > 0,
   };
 }
+
+/** Filters built from a form's values, for the URL: those left empty (undefined) are dropped. */
+export const withoutEmpty = <F>(filters: Record<string, string | undefined>): F =>
+  Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as F;

@@ -40,6 +40,10 @@ export function saveOnSubmit<Item extends { id: number }, Input, Values extends 
   };
 }
 
+/** The one of `fields` that a problem's error path (e.g. allowedIps.2) belongs to. */
+const fieldOf = <F extends string>(path: string, fields: readonly F[]): F | undefined =>
+  fields.find((f) => path === f || path.startsWith(`${f}.`));
+
 /**
  * Puts the messages of a 400's problem (`errors`, by field path, e.g. allowedIps.2) under the
  * form's fields of those names; returns whether any went under a field.
@@ -52,7 +56,7 @@ export function showFieldErrors<Values extends FieldValues>(
   const errors = error instanceof ProblemError ? error.problem.errors : undefined;
   let shown = false;
   for (const [path, message] of Object.entries(errors ?? {})) {
-    const name = fields.find((f) => path === f || path.startsWith(`${f}.`));
+    const name = fieldOf(path, fields);
     if (name) {
       methods.setError(name, { type: 'server', message });
       shown = true;
@@ -60,6 +64,14 @@ export function showFieldErrors<Values extends FieldValues>(
   }
   return shown;
 }
+
+/**
+ * Whether the refusal names one of `fields`: showFieldErrors shows its message under that field,
+ * so the form does not say it again below.
+ */
+export const namesAField = (error: unknown, fields: readonly string[]): boolean =>
+  error instanceof ProblemError &&
+  Object.keys(error.problem.errors ?? {}).some((path) => fieldOf(path, fields) !== undefined);
 
 /** Puts the keyboard on a field when the form opens to edit a record. */
 export function FocusField({ name }: { name: string }) {

@@ -120,3 +120,15 @@ export function UrlFiltersForm<S extends z.ZodType<FieldValues, FieldValues>>({
     </div>
   );
 }
+
+/**
+ * A filter's list: first "Any" (the empty value, which the URL leaves out), then each value by its
+ * label (by itself without `labels`).
+ */
+export const filterChoices = <V extends string>(
+  values: readonly V[],
+  labels?: Readonly<Record<V, string>>,
+): { value: string; label: string }[] => [
+  { value: '', label: 'Any' },
+  ...values.map((value) => ({ value, label: labels?.[value] ?? value })),
+];

@@ -1,31 +1,22 @@
 import { AUDIT_ACTION_LABELS, AUDIT_ACTIONS, type User } from '@school/contract';
 import { z } from 'zod';
-import { SelectField, TextField } from '../../../components/ui/form';
-import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { SelectField } from '../../../components/ui/form';
+import { fromBeforeTo, TimeRangeFields, timeRangeShape } from '../../../components/ui/time-range-fields';
+import { applyChoice, filterChoices, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
+import { type UrlFiltersProps, withoutEmpty } from '../../../lib/url-filters';
 import type { AuditFilters } from '../utils/filters';
-
-const localDateTime = z
-  .string()
-  .refine((value) => value === '' || localInputToIso(value) !== undefined, 'Enter a date and time.');
 
 const filtersFormSchema = z
   .object({
     user: z.string().max(64, 'At most 64 characters.'),
     action: z.enum(['', ...AUDIT_ACTIONS]),
-    from: localDateTime,
-    to: localDateTime,
+    ...timeRangeShape,
   })
-  .refine((v) => !v.from || !v.to || new Date(v.from) < new Date(v.to), {
-    path: ['to'],
-    message: '“To” must be after “From”.',
-  });
+  .refine(...fromBeforeTo);
 type FiltersFormValues = z.input<typeof filtersFormSchema>;
 
-const actionOptions = [
-  { value: '', label: 'Any' },
-  ...AUDIT_ACTIONS.map((action) => ({ value: action, label: AUDIT_ACTION_LABELS[action] })),
-];
+const actionOptions = filterChoices(AUDIT_ACTIONS, AUDIT_ACTION_LABELS);
 
 const toFormValues = (filters: AuditFilters): FiltersFormValues => ({
   user: filters.user ?? '',
@@ -35,13 +26,12 @@ const toFormValues = (filters: AuditFilters): FiltersFormValues => ({
 });
 
 function toFilters(values: z.output<typeof filtersFormSchema>): AuditFilters {
-  const filters: AuditFilters = {
+  return withoutEmpty({
     user: values.user.trim() || undefined,
     action: values.action || undefined,
     from: localInputToIso(values.from),
     to: localInputToIso(values.to),
-  };
-  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as AuditFilters;
+  });
 }
 
 /**
@@ -52,9 +42,7 @@ export function FiltersForm({
   filters,
   onChange,
   users,
-}: {
-  filters: AuditFilters;
-  onChange: (filters: AuditFilters) => void;
+}: UrlFiltersProps<AuditFilters> & {
   /** Staff to pick from, by display name and username. */
   users: readonly User[];
 }) {
@@ -79,8 +67,7 @@ export function FiltersForm({
     >
       <SelectField name="user" label="User" options={userOptions} registerOptions={applyChoice} />
       <SelectField name="action" label="Action" options={actionOptions} registerOptions={applyChoice} />
-      <TextField name="from" label="From" type="datetime-local" />
-      <TextField name="to" label="To" type="datetime-local" />
+      <TimeRangeFields />
     </UrlFiltersForm>
   );
 }

@@ -55,6 +55,23 @@ describe('Your account', () => {
     expect(requests.filter((r) => r.method === 'PUT')).toHaveLength(0);
   });
 
+  it('says why it was refused below the form, or only under the field the server names', async () => {
+    let answer = problem(500, 'The store could not be reached.');
+    server.use(http.put('/api/session/password', () => problemJson(answer)));
+    const { user } = renderApp('/account');
+    await change(user, 'old password 1', 'a new long password');
+    expect(await screen.findByRole('alert')).toHaveTextContent(
+      'Not changed: The store could not be reached. (HTTP 500)',
+    );
+
+    answer = problem(400, 'The current password is wrong.', {
+      errors: { currentPassword: 'This is not your current password.' },
+    });
+    await user.click(screen.getByRole('button', { name: 'Change password' }));
+    expect(await screen.findByText('This is not your current password.')).toBeInTheDocument();
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
   it('puts the server’s message under the current password when it is wrong', async () => {
     server.use(
       http.put('/api/session/password', () =>

@@ -1,10 +1,10 @@
 import { passwordChangeInputSchema, ROLE_LABELS } from '@school/contract';
 import { useState } from 'react';
 import { z } from 'zod';
-import { Form, TextField } from '../../../components/ui/form';
-import { showFieldErrors } from '../../../components/ui/save-form';
+import { Form } from '../../../components/ui/form';
+import { CurrentPasswordField, NewPasswordFields } from '../../../components/ui/password-fields';
+import { namesAField, showFieldErrors } from '../../../components/ui/save-form';
 import { ProblemMessage } from '../../../components/ui/status';
-import { ProblemError } from '../../../lib/api-client';
 import { samePasswords } from '../../../lib/passwords';
 import { useSession } from '../../../lib/session';
 import { useChangePassword } from '../api/change-password';
@@ -16,10 +16,8 @@ const passwordFormSchema = passwordChangeInputSchema
   .refine(...samePasswords('newPassword', 'confirm'));
 
 const empty = { currentPassword: '', newPassword: '', confirm: '' };
-
-/** Whether the server's refusal names a field (its message is then shown under that field). */
-const onFields = (error: unknown): boolean =>
-  error instanceof ProblemError && Object.keys(error.problem.errors ?? {}).some((path) => path in empty);
+/** The fields the server may name in a refusal (the confirmation is the form's own). */
+const FIELDS = ['currentPassword', 'newPassword'] as const;
 
 /**
  * /account: who is logged in, their own password and second factor; for a single sign-on, where
@@ -89,7 +87,7 @@ function ChangePassword({ username }: { username: string }) {
                 setDone(true);
               },
               onError: (error) => {
-                if (showFieldErrors(error, ['currentPassword', 'newPassword'], methods)) {
+                if (showFieldErrors(error, FIELDS, methods)) {
                   methods.setFocus('currentPassword');
                 }
               },
@@ -101,31 +99,14 @@ function ChangePassword({ username }: { username: string }) {
           <>
             {/* For password managers: whose password this is (not sent). */}
             <input type="text" name="username" autoComplete="username" value={username} readOnly hidden />
-            <TextField
-              name="currentPassword"
-              label="Current password"
-              type="password"
-              autoComplete="current-password"
-            />
-            <TextField
-              name="newPassword"
-              label="New password"
-              description="At least 10 characters."
-              type="password"
-              autoComplete="new-password"
-            />
-            <TextField
-              name="confirm"
-              label="Confirm new password"
-              type="password"
-              autoComplete="new-password"
-            />
+            <CurrentPasswordField name="currentPassword" label="Current password" />
+            <NewPasswordFields name="newPassword" />
             <div className="actions">
               <button type="submit" className="button button-primary" disabled={change.isPending}>
                 {change.isPending ? 'Saving…' : 'Change password'}
               </button>
             </div>
-            {change.isError && !onFields(change.error) ? (
+            {change.isError && !namesAField(change.error, FIELDS) ? (
               <ProblemMessage error={change.error} prefix="Not changed" />
             ) : null}
           </>

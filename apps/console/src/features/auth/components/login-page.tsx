@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { z } from 'zod';
 import { Form, TextField } from '../../../components/ui/form';
+import { CurrentPasswordField } from '../../../components/ui/password-fields';
 import { ProblemError, problemOf } from '../../../lib/api-client';
 import { safeNextPath } from '../../../lib/next-path';
 import { sessionEnded } from '../../../lib/session';
@@ -37,6 +38,24 @@ const asksForCode = (error: unknown): boolean =>
 const codeSchema = z.object({
   code: z.string().trim().min(1, 'Enter the code from your authenticator app, or a recovery code.').max(32),
 });
+
+/** After a refused attempt: the secret typed (password or code) is cleared and focused, to type again. */
+function typeAgain<N extends string>(
+  methods: { resetField: (name: N) => void; setFocus: (name: N) => void },
+  name: N,
+): void {
+  methods.resetField(name);
+  methods.setFocus(name);
+}
+
+/** Why the last attempt failed (either form's), as an alert. */
+function LoginFailureAlert({ login }: { login: { isError: boolean; error: unknown } }) {
+  return login.isError ? (
+    <p className="status status-error" role="alert">
+      {loginFailure(login.error)}
+    </p>
+  ) : null;
+}
 
 const isOutcome = (value: string | null): value is SsoOutcome =>
   value !== null && Object.hasOwn(SSO_OUTCOMES, value);
@@ -72,15 +91,7 @@ export function LoginPage() {
           aria-label="Second factor"
           className="form-plain"
           onSubmit={({ code }, methods) =>
-            login.mutate(
-              { ...credentials, code },
-              {
-                onError: () => {
-                  methods.resetField('code');
-                  methods.setFocus('code');
-                },
-              },
-            )
+            login.mutate({ ...credentials, code }, { onError: () => typeAgain(methods, 'code') })
           }
         >
           {() => (
@@ -94,11 +105,7 @@ export function LoginPage() {
                 spellCheck={false}
                 autoFocus
               />
-              {login.isError ? (
-                <p className="status status-error" role="alert">
-                  {loginFailure(login.error)}
-                </p>
-              ) : null}
+              <LoginFailureAlert login={login} />
               <div className="actions">
                 <button type="submit" className="button button-primary" disabled={login.isPending}>
                   {login.isPending ? 'Checking…' : 'Log in'}
@@ -170,8 +177,7 @@ export function LoginPage() {
                   setCredentials(values);
                   return;
                 }
-                methods.resetField('password');
-                methods.setFocus('password');
+                typeAgain(methods, 'password');
               },
             })
           }
@@ -186,12 +192,8 @@ export function LoginPage() {
                 spellCheck={false}
                 autoFocus
               />
-              <TextField name="password" label="Password" type="password" autoComplete="current-password" />
-              {login.isError ? (
-                <p className="status status-error" role="alert">
-                  {loginFailure(login.error)}
-                </p>
-              ) : null}
+              <CurrentPasswordField label="Password" />
+              <LoginFailureAlert login={login} />
               <div className="actions">
                 <button
                   type="submit"

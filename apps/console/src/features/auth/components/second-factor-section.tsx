@@ -2,18 +2,15 @@ import { totpActivateInputSchema, totpDisableInputSchema } from '@school/contrac
 import { useRef, useState } from 'react';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { Form, TextField } from '../../../components/ui/form';
-import { showFieldErrors } from '../../../components/ui/save-form';
+import { CurrentPasswordField } from '../../../components/ui/password-fields';
+import { namesAField, showFieldErrors } from '../../../components/ui/save-form';
 import { ProblemMessage } from '../../../components/ui/status';
-import { ProblemError } from '../../../lib/api-client';
 import { useActivateSecondFactor, useDisableSecondFactor, useStartSecondFactor } from '../api/second-factor';
 import { QrCode } from './qr-code';
 import '../auth.css';
 
 /** `JBSWY3DPEHPK3PXP…` in groups of four, as authenticator apps show a key to type. */
 const grouped = (secret: string) => secret.replace(/(.{4})(?=.)/g, '$1 ');
-
-const namesField = (error: unknown, field: string) =>
-  error instanceof ProblemError && error.problem.errors?.[field] !== undefined;
 
 /**
  * The Account page's second factor (TOTP): set up with an authenticator app (a QR code, or the
@@ -90,18 +87,13 @@ export function SecondFactorSection({ enabled, required }: { enabled: boolean; r
         >
           {() => (
             <>
-              <TextField
-                name="password"
-                label="Your password, to turn it off"
-                type="password"
-                autoComplete="current-password"
-              />
+              <CurrentPasswordField label="Your password, to turn it off" />
               <div className="actions">
                 <button type="submit" className="button" disabled={disable.isPending}>
                   {disable.isPending ? 'Turning off…' : 'Turn off the second factor'}
                 </button>
               </div>
-              {disable.isError && !namesField(disable.error, 'password') ? (
+              {disable.isError && !namesAField(disable.error, ['password']) ? (
                 <ProblemMessage error={disable.error} prefix="Not turned off" />
               ) : null}
             </>
@@ -153,7 +145,7 @@ export function SecondFactorSection({ enabled, required }: { enabled: boolean; r
                     Cancel
                   </button>
                 </div>
-                {activate.isError && !namesField(activate.error, 'code') ? (
+                {activate.isError && !namesAField(activate.error, ['code']) ? (
                   <ProblemMessage error={activate.error} prefix="Not turned on" />
                 ) : null}
               </>

@@ -2,6 +2,7 @@ import { setupInputSchema } from '@school/contract';
 import { Link, useSearchParams } from 'react-router';
 import { z } from 'zod';
 import { Form, TextField } from '../../../components/ui/form';
+import { NewPasswordFields } from '../../../components/ui/password-fields';
 import { showFieldErrors } from '../../../components/ui/save-form';
 import { ErrorState, Loading, ProblemMessage } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
@@ -90,14 +91,7 @@ function SetupForm({ token }: { token: string }) {
               description="Your name as others see it, e.g. in the audit log."
               autoComplete="name"
             />
-            <TextField
-              name="password"
-              label="Password"
-              description="At least 10 characters."
-              type="password"
-              autoComplete="new-password"
-            />
-            <TextField name="confirm" label="Confirm password" type="password" autoComplete="new-password" />
+            <NewPasswordFields label="Password" confirmLabel="Confirm password" />
             {status === 403 ? (
               <div className="status status-error" role="alert">
                 <p className="status-title">This setup link is wrong or has expired.</p>

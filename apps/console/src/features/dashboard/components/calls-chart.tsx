@@ -1,9 +1,7 @@
-import { useMemo } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { Link } from 'react-router';
 import { bucketRange, type ChartData, formatCount, seriesAt, UNKNOWN_OPERATION } from '../utils/chart-data';
-import { type BarSeries, barChartOptions, stackedData } from '../utils/chart-options';
 import { historyHref } from '../utils/links';
-import type { Bucket } from '../utils/time-axis';
+import { type ChartProps, useBarChart } from './chart-setup';
 import { FiguresTable } from './figures-table';
 import { UPlotChart } from './uplot-chart';
 
@@ -14,35 +12,21 @@ const UNKNOWN_COLOUR = '#8c959f';
 /** How the chart and its table name a series: the operation, or what an unknown one is. */
 export const operationLabel = (name: string) => (name === UNKNOWN_OPERATION ? 'Unknown operation' : name);
 
+/** One bar series per operation, in a colour of its own. */
+const series = (data: ChartData) => ({
+  stacked: data.operations.map((name, i) => ({
+    label: operationLabel(name),
+    color: name === UNKNOWN_OPERATION ? UNKNOWN_COLOUR : (PALETTE[i % PALETTE.length] as string),
+    values: data.perOperation[i] ?? [],
+  })),
+});
+
 /**
  * Calls per bucket as bars stacked by operation. A bar's part links to History with that
  * operation and the bucket's time (a click on it, or its figure in the table).
  */
-export function CallsChart({
-  data,
-  bucket,
-  periodLabel,
-}: {
-  data: ChartData;
-  bucket: Bucket;
-  periodLabel: string;
-}) {
-  const navigate = useNavigate();
-  const stacked = useMemo<BarSeries[]>(
-    () =>
-      data.operations.map((name, i) => ({
-        label: operationLabel(name),
-        color: name === UNKNOWN_OPERATION ? UNKNOWN_COLOUR : (PALETTE[i % PALETTE.length] as string),
-        values: data.perOperation[i] ?? [],
-      })),
-    [data],
-  );
-  const options = useMemo(
-    () => barChartOptions({ data, bucket, yLabel: 'Calls', stacked }),
-    [data, bucket, stacked],
-  );
-  const plotData = useMemo(() => stackedData(data, stacked), [data, stacked]);
-
+export function CallsChart({ data, bucket, periodLabel }: ChartProps) {
+  const chart = useBarChart({ data, bucket }, 'Calls', series);
   const hrefOf = (name: string | undefined, i: number) =>
     historyHref(bucketRange(data, i), name ? { operation: name } : {});
 
@@ -52,17 +36,15 @@ export function CallsChart({
     .map(([name, n]) => `${operationLabel(name)} ${formatCount(n)}`)
     .join(', ');
   const unknown = data.totals.byOperation[UNKNOWN_OPERATION] ?? 0;
-  const unit = bucket === 'day' ? 'day' : 'hour';
 
   return (
     <UPlotChart
-      title={`Calls per ${unit} by operation`}
+      title={`Calls per ${bucket} by operation`}
       summary={`${formatCount(data.totals.calls)} calls in the ${periodLabel}: ${busiest}.`}
-      options={options}
-      data={plotData}
-      onPick={(i, y) => {
+      {...chart}
+      hrefAt={(i, y) => {
         const s = seriesAt(data.perOperation, i, y);
-        void navigate(hrefOf(s < 0 ? undefined : data.operations[s], i));
+        return hrefOf(s < 0 ? undefined : data.operations[s], i);
       }}
     >
       {unknown > 0 ? (
@@ -79,7 +61,7 @@ export function CallsChart({
       <FiguresTable
         data={data}
         bucket={bucket}
-        caption={`Calls per ${unit} by operation`}
+        caption={`Calls per ${bucket} by operation`}
         columns={[
           ...data.operations.map((name, s) => ({
             label: operationLabel(name),

@@ -1,6 +1,4 @@
 import type { DeliveryState } from '@school/contract';
-import { useMemo } from 'react';
-import { useNavigate } from 'react-router';
 import {
   bucketRange,
   type ChartData,
@@ -9,9 +7,8 @@ import {
   formatCount,
   seriesAt,
 } from '../utils/chart-data';
-import { type BarSeries, barChartOptions, type LineSeries, stackedData } from '../utils/chart-options';
 import { deliveriesHref } from '../utils/links';
-import type { Bucket } from '../utils/time-axis';
+import { type ChartProps, useBarChart } from './chart-setup';
 import { FiguresTable } from './figures-table';
 import { UPlotChart } from './uplot-chart';
 
@@ -31,38 +28,25 @@ const STATUS: Record<DeliverySeries, DeliveryState> = {
   dead: 'dead',
 };
 
+/** A bar series per outcome, bottom up as DELIVERY_SERIES lists them; failed attempts as a line. */
+const series = (data: ChartData) => ({
+  stacked: DELIVERY_SERIES.map((s) => ({
+    label: s.label,
+    color: COLOURS[s.key],
+    values: data.deliveries[s.key],
+  })),
+  lines: [
+    { label: 'Failed attempts', color: '#8250df', values: data.deliveries.failedAttempts, dash: [6, 4] },
+  ],
+});
+
 /**
  * The SMS and pushes queued per bucket, stacked by what became of them, with their failed
  * attempts (each retry that failed) as a line. A bar's part links to Deliveries with that status
  * and the bucket's time.
  */
-export function DeliveriesChart({
-  data,
-  bucket,
-  periodLabel,
-}: {
-  data: ChartData;
-  bucket: Bucket;
-  periodLabel: string;
-}) {
-  const navigate = useNavigate();
-  const stacked = useMemo<BarSeries[]>(
-    () =>
-      DELIVERY_SERIES.map((s) => ({ label: s.label, color: COLOURS[s.key], values: data.deliveries[s.key] })),
-    [data],
-  );
-  const lines = useMemo<LineSeries[]>(
-    () => [
-      { label: 'Failed attempts', color: '#8250df', values: data.deliveries.failedAttempts, dash: [6, 4] },
-    ],
-    [data],
-  );
-  const options = useMemo(
-    () => barChartOptions({ data, bucket, yLabel: 'Deliveries', stacked, lines }),
-    [data, bucket, stacked, lines],
-  );
-  const plotData = useMemo(() => stackedData(data, stacked, lines), [data, stacked, lines]);
-  const unit = bucket === 'day' ? 'day' : 'hour';
+export function DeliveriesChart({ data, bucket, periodLabel }: ChartProps) {
+  const chart = useBarChart({ data, bucket }, 'Deliveries', series);
   const totals = data.totals.deliveries;
   const queued = DELIVERY_SERIES.reduce((n, s) => n + totals[s.key], 0);
   const parts = DELIVERY_SERIES.filter((s) => totals[s.key] > 0)
@@ -77,24 +61,23 @@ export function DeliveriesChart({
 
   return (
     <UPlotChart
-      title={`Deliveries queued per ${unit}`}
+      title={`Deliveries queued per ${bucket}`}
       summary={summary}
-      options={options}
-      data={plotData}
-      onPick={(i, y) => {
+      {...chart}
+      hrefAt={(i, y) => {
         const s = seriesAt(
           DELIVERY_SERIES.map((d) => data.deliveries[d.key]),
           i,
           y,
         );
-        const series = DELIVERY_SERIES[s];
-        if (series) void navigate(hrefOf(series.key, i));
+        const picked = DELIVERY_SERIES[s];
+        return picked ? hrefOf(picked.key, i) : undefined;
       }}
     >
       <FiguresTable
         data={data}
         bucket={bucket}
-        caption={`Deliveries queued per ${unit}`}
+        caption={`Deliveries queued per ${bucket}`}
         columns={[
           ...DELIVERY_SERIES.map((s) => ({
             label: s.label,

@@ -1,6 +1,7 @@
 import type { Outcome, Stats } from '@school/contract';
-import { useId, useMemo } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useId } from 'react';
+import { Link } from 'react-router';
+import type uPlot from 'uplot';
 import { formatDateTime, OUTCOME_LABELS } from '../../../lib/format';
 import {
   bucketRange,
@@ -10,10 +11,9 @@ import {
   seriesAt,
   UNKNOWN_OPERATION,
 } from '../utils/chart-data';
-import { type BarSeries, barChartOptions, type LineSeries, stackedData } from '../utils/chart-options';
 import { historyHref } from '../utils/links';
-import type { Bucket } from '../utils/time-axis';
 import { operationLabel } from './calls-chart';
+import { type ChartProps, useBarChart } from './chart-setup';
 import { FiguresTable } from './figures-table';
 import { UPlotChart } from './uplot-chart';
 
@@ -22,64 +22,43 @@ const SERVER = '#d1242f';
 const RATE = '#57606a';
 const OUTCOMES = ['client-error', 'server-error'] as const;
 
+/** Client and server errors stacked; the error rate as a line on the `%` scale. */
+const series = (data: ChartData) => ({
+  stacked: [
+    { label: 'Client errors', color: CLIENT, values: data.clientErrors },
+    { label: 'Server errors', color: SERVER, values: data.serverErrors },
+  ],
+  lines: [
+    {
+      label: 'Error rate',
+      color: RATE,
+      values: data.errorRate,
+      scale: '%',
+      format: formatPercent,
+      dash: [6, 4],
+    },
+  ],
+});
+
+/** The error rate's own axis, on the right. */
+const AXES: uPlot.Axis[] = [
+  {
+    scale: '%',
+    side: 1,
+    label: 'Error rate',
+    grid: { show: false },
+    values: (_u, ticks) => ticks.map((t) => `${t}%`),
+  },
+];
+
 /**
  * Errors per bucket: client errors (4xx, and SOAP faults that blame the caller) and server errors
  * (5xx) as stacked bars, the error rate as a line on its own axis. A bar links to History with that
  * outcome and the bucket's time.
  */
-export function ErrorsChart({
-  data,
-  bucket,
-  periodLabel,
-}: {
-  data: ChartData;
-  bucket: Bucket;
-  periodLabel: string;
-}) {
-  const navigate = useNavigate();
-  const stacked = useMemo<BarSeries[]>(
-    () => [
-      { label: 'Client errors', color: CLIENT, values: data.clientErrors },
-      { label: 'Server errors', color: SERVER, values: data.serverErrors },
-    ],
-    [data],
-  );
-  const lines = useMemo<LineSeries[]>(
-    () => [
-      {
-        label: 'Error rate',
-        color: RATE,
-        values: data.errorRate,
-        scale: '%',
-        format: formatPercent,
-        dash: [6, 4],
-      },
-    ],
-    [data],
-  );
-  const options = useMemo(
-    () =>
-      barChartOptions({
-        data,
-        bucket,
-        yLabel: 'Errors',
-        stacked,
-        lines,
-        axes: [
-          {
-            scale: '%',
-            side: 1,
-            label: 'Error rate',
-            grid: { show: false },
-            values: (_u, ticks) => ticks.map((t) => `${t}%`),
-          },
-        ],
-      }),
-    [data, bucket, stacked, lines],
-  );
-  const plotData = useMemo(() => stackedData(data, stacked, lines), [data, stacked, lines]);
+export function ErrorsChart({ data, bucket, periodLabel }: ChartProps) {
+  const chart = useBarChart({ data, bucket }, 'Errors', series, AXES);
   const { totals } = data;
-  const unit = bucket === 'day' ? 'day' : 'hour';
   const hrefOf = (outcome: Outcome, i: number) => historyHref(bucketRange(data, i), { outcome });
 
   const summary =
@@ -87,19 +66,18 @@ export function ErrorsChart({
       ? 'No calls.'
       : `Error rate ${formatPercent(totals.errorRate)} in the ${periodLabel} (${formatCount(totals.clientErrors)} client errors, ${formatCount(totals.serverErrors)} server errors)${
           totals.worst
-            ? `; highest ${formatPercent(totals.worst.rate)} in the ${unit} from ${formatDateTime(new Date(totals.worst.at).toISOString())}`
+            ? `; highest ${formatPercent(totals.worst.rate)} in the ${bucket} from ${formatDateTime(new Date(totals.worst.at).toISOString())}`
             : ''
         }.`;
 
   return (
     <UPlotChart
-      title={`Errors per ${unit}`}
+      title={`Errors per ${bucket}`}
       summary={summary}
-      options={options}
-      data={plotData}
-      onPick={(i, y) => {
+      {...chart}
+      hrefAt={(i, y) => {
         const s = seriesAt([data.clientErrors, data.serverErrors], i, y);
-        if (s >= 0) void navigate(hrefOf(OUTCOMES[s] as Outcome, i));
+        return s >= 0 ? hrefOf(OUTCOMES[s] as Outcome, i) : undefined;
       }}
     >
       <p className="chart-note">
@@ -109,7 +87,7 @@ export function ErrorsChart({
       <FiguresTable
         data={data}
         bucket={bucket}
-        caption={`Errors per ${unit}`}
+        caption={`Errors per ${bucket}`}
         columns={[
           { label: 'Client errors', values: data.clientErrors, href: (i) => hrefOf('client-error', i) },
           { label: 'Server errors', values: data.serverErrors, href: (i) => hrefOf('server-error', i) },

@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { useNavigate } from 'react-router';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
@@ -15,8 +16,9 @@ function canDraw(): boolean {
  * and described by `summary`, which says in words what the picture shows; `children` (a note, the
  * figures as a table of links) follow it inside the figure.
  *
- * With `onPick`, a click on the plot picks the bucket under the pointer: `onPick(index, y)`, y in
- * the units of the `y` scale (which series of a stack it fell in is the caller's to tell).
+ * With `hrefAt`, a click on the plot opens the page of the bucket under the pointer:
+ * `hrefAt(index, y)`, y in the units of the `y` scale (which series of a stack it fell in is the
+ * caller's to tell); undefined where there is nothing to open.
  */
 export function UPlotChart({
   title,
@@ -24,7 +26,7 @@ export function UPlotChart({
   options,
   data,
   height = 260,
-  onPick,
+  hrefAt,
   children,
 }: {
   title: string;
@@ -32,7 +34,7 @@ export function UPlotChart({
   options: Omit<uPlot.Options, 'width' | 'height'>;
   data: uPlot.AlignedData;
   height?: number;
-  onPick?: ((index: number, y: number) => void) | undefined;
+  hrefAt?: ((index: number, y: number) => string | undefined) | undefined;
   children?: ReactNode;
 }) {
   const id = useId();
@@ -40,8 +42,13 @@ export function UPlotChart({
   const plot = useRef<uPlot | null>(null);
   const latest = useRef(data);
   latest.current = data;
-  const pick = useRef(onPick);
-  pick.current = onPick;
+  const navigate = useNavigate();
+  // The latest props, for the click handler the chart is built with.
+  const pick = useRef<(index: number, y: number) => void>(() => {});
+  pick.current = (index, y) => {
+    const href = hrefAt?.(index, y);
+    if (href !== undefined) void navigate(href);
+  };
   const [failed, setFailed] = useState(false);
 
   useEffect(() => {
@@ -61,7 +68,7 @@ export function UPlotChart({
       const index = chart.cursor.idx;
       const top = chart.cursor.top;
       if (index === null || index === undefined || top === undefined || top < 0) return;
-      pick.current?.(index, chart.posToVal(top, 'y'));
+      pick.current(index, chart.posToVal(top, 'y'));
     };
     chart.over.addEventListener('click', onClick);
     const observer =
@@ -86,7 +93,7 @@ export function UPlotChart({
 
   return (
     <figure
-      className={onPick ? 'chart chart-pickable' : 'chart'}
+      className={hrefAt ? 'chart chart-pickable' : 'chart'}
       aria-labelledby={`${id}-title`}
       aria-describedby={`${id}-summary`}
     >

@@ -1,10 +1,12 @@
 import { DELIVERY_KINDS, DELIVERY_STATES, PROVIDER_NAMES, type ProviderName } from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
-import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { fromBeforeTo, TimeRangeFields, timeRangeShape } from '../../../components/ui/time-range-fields';
+import { applyChoice, filterChoices, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
 import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
 import type { DeliveryFilters } from '../../../lib/query-keys';
+import { type UrlFiltersProps, withoutEmpty } from '../../../lib/url-filters';
 
 /** The providers as staff know them, the configuration's name beside. */
 export const PROVIDER_LABELS: Record<ProviderName, string> = {
@@ -17,29 +19,20 @@ export const PROVIDER_LABELS: Record<ProviderName, string> = {
   webhook: 'Webhook (webhook)',
 };
 
-const localDateTime = z
-  .string()
-  .refine((value) => value === '' || localInputToIso(value) !== undefined, 'Enter a date and time.');
-
 const filtersFormSchema = z
   .object({
     status: z.enum(['', ...DELIVERY_STATES]),
     kind: z.enum(['', ...DELIVERY_KINDS]),
     provider: z.enum(['', ...PROVIDER_NAMES]),
     recipient: z.string().max(100, 'At most 100 characters.'),
-    from: localDateTime,
-    to: localDateTime,
+    ...timeRangeShape,
   })
-  .refine((v) => !v.from || !v.to || new Date(v.from) < new Date(v.to), {
-    path: ['to'],
-    message: '“To” must be after “From”.',
-  });
+  .refine(...fromBeforeTo);
 type FiltersFormValues = z.input<typeof filtersFormSchema>;
 
-const any = { value: '', label: 'Any' };
-const statusOptions = [any, ...DELIVERY_STATES.map((s) => ({ value: s, label: DELIVERY_STATUS_LABELS[s] }))];
-const kindOptions = [any, ...DELIVERY_KINDS.map((k) => ({ value: k, label: DELIVERY_KIND_LABELS[k] }))];
-const providerOptions = [any, ...PROVIDER_NAMES.map((p) => ({ value: p, label: PROVIDER_LABELS[p] }))];
+const statusOptions = filterChoices(DELIVERY_STATES, DELIVERY_STATUS_LABELS);
+const kindOptions = filterChoices(DELIVERY_KINDS, DELIVERY_KIND_LABELS);
+const providerOptions = filterChoices(PROVIDER_NAMES, PROVIDER_LABELS);
 
 const toFormValues = (filters: DeliveryFilters): FiltersFormValues => ({
   status: filters.status ?? '',
@@ -51,28 +44,21 @@ const toFormValues = (filters: DeliveryFilters): FiltersFormValues => ({
 });
 
 function toFilters(values: FiltersFormValues): DeliveryFilters {
-  const filters: Record<string, string | undefined> = {
+  return withoutEmpty({
     status: values.status || undefined,
     kind: values.kind || undefined,
     provider: values.provider || undefined,
     recipient: values.recipient.trim() || undefined,
     from: localInputToIso(values.from),
     to: localInputToIso(values.to),
-  };
-  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as DeliveryFilters;
+  });
 }
 
 /**
  * The Deliveries filters. A choice in a list applies at once; typed fields apply with Enter or the
  * Apply button. The parent keeps them in the URL.
  */
-export function FiltersForm({
-  filters,
-  onChange,
-}: {
-  filters: DeliveryFilters;
-  onChange: (filters: DeliveryFilters) => void;
-}) {
+export function FiltersForm({ filters, onChange }: UrlFiltersProps<DeliveryFilters>) {
   return (
     <UrlFiltersForm
       schema={filtersFormSchema}
@@ -94,8 +80,7 @@ export function FiltersForm({
         spellCheck={false}
         className="field-wide"
       />
-      <TextField name="from" label="Queued from" type="datetime-local" />
-      <TextField name="to" label="Queued before" type="datetime-local" />
+      <TimeRangeFields fromLabel="Queued from" toLabel="Queued before" />
     </UrlFiltersForm>
   );
 }

@@ -8,44 +8,36 @@ import {
 } from '@school/contract';
 import { z } from 'zod';
 import { SelectField, TextField } from '../../../components/ui/form';
-import { applyChoice, UrlFiltersForm } from '../../../components/ui/url-filters-form';
+import { fromBeforeTo, TimeRangeFields, timeRangeShape } from '../../../components/ui/time-range-fields';
+import { applyChoice, filterChoices, UrlFiltersForm } from '../../../components/ui/url-filters-form';
 import { isoToLocalInput, localInputToIso } from '../../../lib/datetime-local';
-
-const localDateTime = z
-  .string()
-  .refine((value) => value === '' || localInputToIso(value) !== undefined, 'Enter a date and time.');
+import { type UrlFiltersProps, withoutEmpty } from '../../../lib/url-filters';
 
 const filtersFormSchema = z
   .object({
     operation: z.string(),
     binding: z.string(),
     outcome: z.string(),
-    from: localDateTime,
-    to: localDateTime,
+    ...timeRangeShape,
     ip: z.string().max(64, 'At most 64 characters.'),
     q: z.string().max(200, 'At most 200 characters.'),
   })
-  .refine((v) => !v.from || !v.to || new Date(v.from) < new Date(v.to), {
-    path: ['to'],
-    message: '“To” must be after “From”.',
-  });
+  .refine(...fromBeforeTo);
 type FiltersFormValues = z.input<typeof filtersFormSchema>;
 
-const any = { value: '', label: 'Any' };
 const operationOptions = [
-  any,
-  ...operations.map((op) => ({ value: op.name, label: op.name })),
+  ...filterChoices(operations.map((op) => op.name)),
   // Calls to an address or operation name the service does not have.
   { value: UNKNOWN_OPERATION, label: 'Unknown operation' },
 ];
-const bindingOptions = [any, ...BINDINGS.map((b) => ({ value: b, label: BINDING_LABELS[b] }))];
+const bindingOptions = filterChoices(BINDINGS, BINDING_LABELS);
 // The words of the outcome badges, with the status class the Dashboard counts by.
 const OUTCOME_CHOICES: Record<(typeof OUTCOMES)[number], string> = {
   ok: 'OK',
   'client-error': 'Refused (client error)',
   'server-error': 'Failed (server error)',
 };
-const outcomeOptions = [any, ...OUTCOMES.map((o) => ({ value: o, label: OUTCOME_CHOICES[o] }))];
+const outcomeOptions = filterChoices(OUTCOMES, OUTCOME_CHOICES);
 
 function toFormValues(filters: CallFilters): FiltersFormValues {
   return {
@@ -60,7 +52,7 @@ function toFormValues(filters: CallFilters): FiltersFormValues {
 }
 
 function toFilters(values: FiltersFormValues): CallFilters {
-  const filters: Record<string, string | undefined> = {
+  return withoutEmpty({
     operation: values.operation || undefined,
     binding: values.binding || undefined,
     outcome: values.outcome || undefined,
@@ -68,21 +60,14 @@ function toFilters(values: FiltersFormValues): CallFilters {
     to: localInputToIso(values.to),
     ip: values.ip.trim() || undefined,
     q: values.q.trim() || undefined,
-  };
-  return Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)) as CallFilters;
+  });
 }
 
 /**
  * The History filters. A choice in a list applies at once; typed fields apply with Enter or the
  * Apply button (a request per keystroke would be noise). The parent keeps them in the URL.
  */
-export function FiltersForm({
-  filters,
-  onChange,
-}: {
-  filters: CallFilters;
-  onChange: (filters: CallFilters) => void;
-}) {
+export function FiltersForm({ filters, onChange }: UrlFiltersProps<CallFilters>) {
   return (
     <UrlFiltersForm
       schema={filtersFormSchema}
@@ -100,8 +85,7 @@ export function FiltersForm({
       />
       <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyChoice} />
       <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyChoice} />
-      <TextField name="from" label="From" type="datetime-local" />
-      <TextField name="to" label="To" type="datetime-local" />
+      <TimeRangeFields />
       <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />
       <TextField
         name="q"

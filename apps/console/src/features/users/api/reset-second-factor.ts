@@ -1,8 +1,6 @@
 import { type User, userSchema } from '@school/contract';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
-import { getSessionQueryOptions } from '../../../lib/session';
-import { getUsersQueryOptions } from '../../../lib/users';
+import { useUserChange } from './user-change';
 
 /**
  * DELETE /api/users/{id}/totp (admins): the user's second factor is removed and their sessions end
@@ -12,18 +10,4 @@ export function resetSecondFactor(id: number): Promise<User> {
   return request(`/users/${id}/totp`, { method: 'DELETE', schema: userSchema });
 }
 
-export function useResetSecondFactor() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: resetSecondFactor,
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: getUsersQueryOptions().queryKey });
-    },
-    onSuccess: (user) => {
-      const session = queryClient.getQueryData(getSessionQueryOptions().queryKey);
-      if (session?.user.id === user.id) {
-        void queryClient.invalidateQueries({ queryKey: getSessionQueryOptions().queryKey });
-      }
-    },
-  });
-}
+export const useResetSecondFactor = () => useUserChange(resetSecondFactor);

@@ -1,8 +1,6 @@
 import { type User, type UserUpdateInput, userSchema } from '@school/contract';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
-import { getSessionQueryOptions } from '../../../lib/session';
-import { getUsersQueryOptions } from '../../../lib/users';
+import { useUserChange } from './user-change';
 
 /**
  * PATCH /api/users/{id} (admins): any of display name, role, disabled, password. A new password
@@ -12,19 +10,4 @@ export function updateUser({ id, input }: { id: number; input: UserUpdateInput }
   return request(`/users/${id}`, { method: 'PATCH', body: input, schema: userSchema });
 }
 
-export function useUpdateUser() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: updateUser,
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: getUsersQueryOptions().queryKey });
-    },
-    onSuccess: (user) => {
-      // Changing one's own account changes the session: the role (the navigation), or its end.
-      const session = queryClient.getQueryData(getSessionQueryOptions().queryKey);
-      if (session?.user.id === user.id) {
-        void queryClient.invalidateQueries({ queryKey: getSessionQueryOptions().queryKey });
-      }
-    },
-  });
-}
+export const useUpdateUser = () => useUserChange(updateUser);

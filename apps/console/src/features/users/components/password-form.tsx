@@ -1,7 +1,8 @@
 import { passwordSchema, type User } from '@school/contract';
 import { useId } from 'react';
 import { z } from 'zod';
-import { Form, TextField } from '../../../components/ui/form';
+import { Form } from '../../../components/ui/form';
+import { NewPasswordFields } from '../../../components/ui/password-fields';
 import { FocusField, showFieldErrors } from '../../../components/ui/save-form';
 import { ProblemMessage } from '../../../components/ui/status';
 import { samePasswords } from '../../../lib/passwords';
@@ -45,19 +46,7 @@ export function PasswordForm({
         {() => (
           <>
             <FocusField name="password" />
-            <TextField
-              name="password"
-              label="New password"
-              description="At least 10 characters."
-              type="password"
-              autoComplete="new-password"
-            />
-            <TextField
-              name="confirm"
-              label="Confirm new password"
-              type="password"
-              autoComplete="new-password"
-            />
+            <NewPasswordFields />
             <div className="actions">
               <button type="submit" className="button button-primary" disabled={update.isPending}>
                 {update.isPending ? 'Saving…' : 'Set password'}

@@ -1,6 +1,7 @@
 import { ROLE_LABELS, ROLES, type User, userCreateInputSchema } from '@school/contract';
 import { useId } from 'react';
 import { Form, SelectField, TextField } from '../../../components/ui/form';
+import { NEW_PASSWORD_HINT } from '../../../components/ui/password-fields';
 import { SaveActions, showFieldErrors } from '../../../components/ui/save-form';
 import { KeepDraft } from '../../../lib/draft';
 import { useCreateUser } from '../api/create-user';
@@ -56,7 +57,7 @@ export function UserForm({ onSaving, onSaved }: { onSaving: () => void; onSaved:
             <TextField
               name="password"
               label="Initial password"
-              description="At least 10 characters. Pass it on to them; they can change it once logged in."
+              description={`${NEW_PASSWORD_HINT} Pass it on to them; they can change it once logged in.`}
               type="password"
               autoComplete="new-password"
             />

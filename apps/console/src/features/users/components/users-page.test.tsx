@@ -2,7 +2,7 @@ import { CSRF_HEADER, type User } from '@school/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { problem, staffUser } from '../../../testing/data';
+import { problem, session, staffUser } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -215,6 +215,34 @@ describe('Users', () => {
     expect(within(row).queryByRole('group')).not.toBeInTheDocument();
     expect(within(row).getAllByRole('cell')[2]).toHaveTextContent('Admin');
     expect(within(row).getByRole('button', { name: 'Make admin an operator' })).toHaveFocus();
+  });
+
+  it('reads the session again after a change to one’s own account only (a new role, new pages)', async () => {
+    const requests = recordRequests();
+    usersServer();
+    let role: User['role'] = 'admin';
+    server.use(
+      http.get('/api/session', () => HttpResponse.json(session({ role }))),
+      // Notes the new role, then leaves the answer to usersServer's handler.
+      http.patch('/api/users/1', async ({ request }) => {
+        role = ((await request.clone().json()) as Partial<User>).role ?? role;
+      }),
+    );
+    const sessionReads = () => requests.filter((r) => new URL(r.url).pathname === '/api/session').length;
+    const { user } = renderApp('/users');
+    const nav = await screen.findByRole('navigation', { name: 'Main' });
+    const other = await rowOf('ana');
+    const before = sessionReads();
+    await user.click(within(other).getByRole('button', { name: 'Make ana an admin' }));
+    await user.click(within(other).getByRole('button', { name: 'Yes, make an admin' }));
+    expect(await screen.findByText('ana is now an admin.')).toBeInTheDocument();
+    expect(sessionReads()).toBe(before);
+
+    const own = await rowOf('admin');
+    await user.click(within(own).getByRole('button', { name: 'Make admin an operator' }));
+    await user.click(within(own).getByRole('button', { name: 'Yes, make an operator' }));
+    await waitFor(() => expect(within(nav).queryByRole('link', { name: 'Users' })).not.toBeInTheDocument());
+    expect(sessionReads()).toBeGreaterThan(before);
   });
 
   it('changes a role after asking', async () => {
