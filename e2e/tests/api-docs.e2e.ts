@@ -1,15 +1,6 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiSession } from './accounts.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, screenshot } from './browser.js';
 
 // The console API's documentation (Service → "API documentation"): Swagger UI at /api/docs,
 // served by the real server under the console's Content-Security-Policy, rendering every
@@ -33,31 +24,18 @@ async function documentedOperations(): Promise<string[]> {
 }
 
 describe.skipIf(!browserAvailable())('API documentation (real server, Chromium)', () => {
-  let browser: Browser;
-  let session: Session;
+  // After each test: nothing blocked by the policy, no asset missing (a 404 is a console error),
+  // no script error.
+  const suite = browserSuite('logged-in');
   let operations: string[];
 
   beforeAll(async () => {
-    browser = await launch();
     operations = await documentedOperations();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  beforeEach(async () => {
-    session = await openSession(browser);
-    await logIn(session.page);
-  });
-  afterEach(async () => {
-    // Nothing blocked by the policy, no asset missing (a 404 is a console error), no script error.
-    const problems = [...session.problems];
-    await session.context.close();
-    expect(problems, 'errors in the page').toEqual([]);
   });
 
   for (const path of ['/api/docs', '/api/docs/']) {
     it(`lists every operation of the API at ${path}`, async () => {
-      const { page } = session;
+      const { page } = suite.session;
       const response = await page.goto(path);
       expect(response?.status()).toBe(200);
       await page.getByRole('heading', { name: /School Messaging and Book Service — console API/ }).waitFor();

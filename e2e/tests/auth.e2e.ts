@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Account, ADMIN } from './accounts.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, logIn, screenshot } from './browser.js';
 
 // Staff accounts end to end: the login page, the Content-Security-Policy every page is served
 // with, an admin adding an operator, what an operator may open, and logging out.
@@ -69,33 +61,20 @@ function expectStrictCsp(header: string | undefined): void {
 }
 
 describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', () => {
-  let browser: Browser;
-  let session: Session;
+  const suite = browserSuite('fresh');
   let csp: string[];
 
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
   beforeEach(async () => {
-    session = await openSession(browser);
-    csp = watchCspMessages(session.page);
+    csp = watchCspMessages(suite.session.page);
   });
-  afterEach(async ({ task }) => {
-    const problems = [...session.problems];
-    const violations = [...session.cspViolations, ...csp];
-    if (task.result?.state === 'fail') {
-      await screenshot(session.page, `FAILED-${task.name.replace(/\W+/g, '-')}`).catch(() => {});
-    }
-    await session.context.close();
-    expect(violations, 'Content-Security-Policy violations').toEqual([]);
-    expect(problems, 'errors in the page').toEqual([]);
+  // The console's CSP messages join the page's problems, which the suite's check expects to be
+  // none (after-hooks run last-registered first: this one sees the page still open).
+  afterEach(() => {
+    suite.session.problems.push(...csp.map((text) => `CSP message: ${text}`));
   });
 
   it('refuses a wrong password with a message, then logs in and lands on the Dashboard', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const response = await page.goto('/');
     expectStrictCsp(response?.headers()['content-security-policy']);
     // Not logged in: the console shows its login page, whatever was asked for.
@@ -118,7 +97,7 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
   });
 
   it('comes back to the page asked for after logging in', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     await page.goto('/deliveries?status=dead');
     await page.waitForURL((url) => url.pathname === '/login');
     expect(new URL(page.url()).searchParams.get('next')).toBe('/deliveries?status=dead');
@@ -131,7 +110,7 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
   });
 
   it('serves every page with the strict policy, and nothing on them breaks it', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     await logIn(page);
     for (const [path, heading] of ADMIN_PAGES) {
       // A fresh load of each address, as from a bookmark: the document's own headers.
@@ -160,7 +139,7 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
   });
 
   it('lets an admin add an operator, who sees only the pages an operator may use', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const operator: Account = {
       username: `op-${randomBytes(3).toString('hex')}`,
       password: `operator-${randomBytes(6).toString('hex')}`,
@@ -214,7 +193,7 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
   });
 
   it('ends the session on the server when logging out', async () => {
-    const { page, context } = session;
+    const { page, context } = suite.session;
     await logIn(page);
     const cookie = (await context.cookies()).find((c) => /^(__Host-)?session$/.test(c.name));
     expect(cookie?.httpOnly).toBe(true);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, inject } from 'vitest';
 import { type Account, ADMIN } from './accounts.js';
 
 /** Whether the suite has a browser and a server (global-setup.ts skips them, loudly, outside CI). */
@@ -98,6 +98,66 @@ export async function logIn(page: Page, account: Account = ADMIN, next?: string)
   await page.getByLabel('Password', { exact: true }).fill(account.password);
   await page.getByRole('button', { name: 'Log in', exact: true }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
+
+export interface BrowserSuite {
+  /** The suite's Chromium. */
+  readonly browser: Browser;
+  /** The test's session (opened before each test, or by `open`). */
+  readonly session: Session;
+  /** Opens the test's session on `base` (default: the suite's server); it is checked and closed after the test. */
+  open(base?: string): Promise<Session>;
+}
+
+/**
+ * The set-up every browser suite shares, registered in the calling `describe`: Chromium for the
+ * suite, and after each test its session's problems (uncaught errors, console errors, CSP
+ * violations) expected to be none, a screenshot kept when the test failed, and the session closed.
+ * `each`: open a session before each test, logged in as the admin or not; `none`: tests call
+ * `open()` themselves (another server, or no session at all).
+ */
+export function browserSuite(each: 'logged-in' | 'fresh' | 'none'): BrowserSuite {
+  let browser: Browser | undefined;
+  let current: Session | undefined;
+  beforeAll(async () => {
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  if (each !== 'none') {
+    beforeEach(async () => {
+      const session = await suite.open();
+      if (each === 'logged-in') await logIn(session.page);
+    });
+  }
+  afterEach(async ({ task }) => {
+    const session = current;
+    current = undefined;
+    if (!session) return;
+    // What the page reported while the test ran (not while its context closes).
+    const problems = [...session.problems];
+    if (task.result?.state === 'fail') {
+      await screenshot(session.page, `FAILED-${task.name.replace(/\W+/g, '-')}`).catch(() => {});
+    }
+    await session.context.close();
+    expect(problems, 'errors in the page').toEqual([]);
+  });
+  const suite: BrowserSuite = {
+    get browser() {
+      if (!browser) throw new Error('The browser starts in beforeAll.');
+      return browser;
+    },
+    get session() {
+      if (!current) throw new Error('No session is open in this test.');
+      return current;
+    },
+    async open(base) {
+      current = await openSession(suite.browser, base);
+      return current;
+    },
+  };
+  return suite;
 }
 
 /** Keeps a screenshot of the page as a test artefact (e2e/test-results). */

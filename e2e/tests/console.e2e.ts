@@ -1,17 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import type { Browser, Download, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Download, Locator, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiSession, E2E_SCHOOL, registerE2eSchool } from './accounts.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, screenshot } from './browser.js';
 
 // The staff console and the .asmx service, end to end: the real built server (global-setup.ts),
 // Debian's Chromium, and real HTTP clients (Node's fetch) calling the service as schools do.
@@ -195,34 +187,15 @@ async function readDashboard(page: Page, bucket: 'hour' | 'day', period: string)
 }
 
 describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', () => {
-  let browser: Browser;
-  let session: Session;
+  const suite = browserSuite('logged-in');
 
   beforeAll(async () => {
-    browser = await launch();
     // The notification calls below are for this school: register it, as an admin would.
     await registerE2eSchool(await apiSession(baseUrl()));
   });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  beforeEach(async () => {
-    session = await openSession(browser);
-    await logIn(session.page);
-  });
-  afterEach(async ({ task }) => {
-    const { page } = session;
-    // What the page reported while the test ran (not while its context closes).
-    const problems = [...session.problems];
-    if (task.result?.state === 'fail') {
-      await screenshot(page, `FAILED-${task.name.replace(/\W+/g, '-')}`).catch(() => {});
-    }
-    await session.context.close();
-    expect(problems, 'errors in the page').toEqual([]);
-  });
 
   it('shows a SOAP 1.1 call from a real client in History as it arrives, with Live on', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     await page.goto('/history');
     await page.getByRole('heading', { name: 'History', level: 1 }).waitFor();
     // The list has loaded (whatever earlier tests recorded) before Live goes on.
@@ -276,7 +249,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   });
 
   it('sends an AuthCode from the Send form and shows it as a console call with its request and response', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     await page.goto('/send');
     // Send opens at the first operation.
     await page.getByRole('heading', { name: 'AuthCode', level: 2 }).waitFor();
@@ -332,7 +305,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   });
 
   it('narrows History to one operation, keeping the filter in the URL across a reload', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const agent = marker('e2e-filter');
     await pushNoti(agent);
     await sendMarkNotes('88', agent);
@@ -382,7 +355,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   });
 
   it('exports the filtered calls, and only those, as CSV and as JSON', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const agent = marker('e2e-export');
     const ids = [`${agent}-1`, `${agent}-2`, `${agent}-3`];
     for (const id of ids) await sendMarkNotes(id, agent);
@@ -453,7 +426,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   });
 
   it('shows the Dashboard: calls per operation and the error rate, for the period chosen', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const agent = marker('e2e-dashboard');
     await pushNoti(agent);
 
@@ -537,7 +510,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
   });
 
   it('shows the Service: every endpoint with its WSDL, which is a WSDL', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     await page.goto('/send');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Service' }).click();
     await page.getByRole('heading', { name: 'Service', level: 1 }).waitFor();

@@ -1,16 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, apiSession, E2E_SCHOOL, registerE2eSchool } from './accounts.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, screenshot } from './browser.js';
 
 // History and the Dashboard: true outcomes, rows that open, Replay, and charts that
 // lead to the calls they count. Each test marks its calls with a User-Agent no other test uses.
@@ -36,33 +27,16 @@ async function callsBy(api: Api, agent: string, filters: Record<string, string> 
 }
 
 describe.skipIf(!browserAvailable())('History and Dashboard (real server, Chromium)', () => {
-  let browser: Browser;
-  let session: Session;
+  const suite = browserSuite('logged-in');
   let api: Api;
 
   beforeAll(async () => {
-    browser = await launch();
     api = await apiSession(baseUrl());
     await registerE2eSchool(api);
   });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  beforeEach(async () => {
-    session = await openSession(browser);
-    await logIn(session.page);
-  });
-  afterEach(async ({ task }) => {
-    const problems = [...session.problems];
-    if (task.result?.state === 'fail') {
-      await screenshot(session.page, `FAILED-${task.name.replace(/\W+/g, '-')}`).catch(() => {});
-    }
-    await session.context.close();
-    expect(problems, 'errors in the page').toEqual([]);
-  });
 
   it('opens a call from its row, and replays it as a new console call after a confirmation', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const agent = marker('e2e-replay');
     const query = new URLSearchParams({ id: '4242', id_class: '7B', baseUrlSchool: SCHOOL });
     const sent = await fetch(`${baseUrl()}/NotificationNotes.asmx/SendMarkNotes?${query}`, {
@@ -100,7 +74,7 @@ describe.skipIf(!browserAvailable())('History and Dashboard (real server, Chromi
   });
 
   it('records a book range it cannot serve (416) as a client error, found by the Client error filter', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const agent = marker('e2e-range');
     const head =
       '%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>endobj\n';
@@ -129,7 +103,7 @@ describe.skipIf(!browserAvailable())('History and Dashboard (real server, Chromi
   });
 
   it('explains unknown operations on the Dashboard and lists them in History; a bar leads to its calls', async () => {
-    const { page } = session;
+    const { page } = suite.session;
     const agent = marker('e2e-unknown');
     const unknown = await fetch(`${baseUrl()}/AuthCodeSending.asmx/NoSuchOperation?x=1`, {
       headers: { 'User-Agent': agent },

@@ -1,17 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiSession } from './accounts.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, logIn, screenshot } from './browser.js';
 import { type ServerProcess, startServerProcess } from './server-process.js';
 
 // What the operations do, seen from the console: a book uploaded by staff is what apps download,
@@ -31,24 +22,10 @@ function pdf(marker: string, size = 6000): Buffer {
 describe.skipIf(!browserAvailable())(
   'what the operations do, from the console (real server, Chromium)',
   () => {
-    let browser: Browser;
-    let session: Session | undefined;
-    beforeAll(async () => {
-      browser = await launch();
-    });
-    afterAll(async () => {
-      await browser?.close();
-    });
-    afterEach(async () => {
-      const problems = session?.problems ?? [];
-      await session?.context.close();
-      session = undefined;
-      expect(problems).toEqual([]);
-    });
+    const suite = browserSuite('none');
 
     it('serves a book uploaded in the console over the GET binding, ranges included, byte for byte', async () => {
-      session = await openSession(browser);
-      const { page } = session;
+      const { page } = await suite.open();
       await logIn(page);
       const file = pdf(`e2e ${Date.now()}`);
       await page.goto('/books');
@@ -146,8 +123,7 @@ describe.skipIf(!browserAvailable())(
         const list = await (await api.fetch('/api/deliveries?status=dead')).json();
         const id = list.items[0].id as number;
 
-        session = await openSession(browser, serverUrl);
-        const { page } = session;
+        const { page } = await suite.open(serverUrl);
         await logIn(page, undefined, `/deliveries/${id}`);
         await page.getByRole('heading', { name: `Delivery #${id}`, level: 1 }).waitFor();
         await page.getByRole('region', { name: 'Attempts' }).getByText('Permanent error').waitFor();

@@ -1,16 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Api, apiSession } from './accounts.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, logIn, screenshot } from './browser.js';
 
 // Every page of the console at phone width (390 × 844): nothing wider than the screen. Long
 // content (a SOAP sample, a raw request, a long user agent, long names) scrolls inside its own
@@ -132,21 +124,11 @@ async function seed(api: Api): Promise<{ callId: number; deliveryId: number }> {
 }
 
 describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (real server, Chromium)', () => {
-  let browser: Browser;
-  let session: Session;
+  const suite = browserSuite('none');
   let ids: { callId: number; deliveryId: number };
 
   beforeAll(async () => {
-    browser = await launch();
     ids = await seed(await apiSession(baseUrl()));
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    const problems = [...session.problems];
-    await session.context.close();
-    expect(problems, 'errors in the page').toEqual([]);
   });
 
   /** Visits each page and collects every one wider than the window, with what sticks out. */
@@ -166,8 +148,7 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
   }
 
   it('fits every page of someone logged in into the width of the screen', async () => {
-    session = await openSession(browser);
-    const { page } = session;
+    const { page } = await suite.open();
     await page.setViewportSize(PHONE);
     await logIn(page);
     const wide = await check(page, [
@@ -208,8 +189,7 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
   });
 
   it('fits the login and setup pages into the width of the screen', async () => {
-    session = await openSession(browser);
-    const { page } = session;
+    const { page } = await suite.open();
     await page.setViewportSize(PHONE);
     const wide = await check(page, [
       ['/login', 'Log in'],

@@ -1,21 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   startIdentityProvider,
   type TestIdentityProvider,
 } from '../../apps/server/test/identity-provider.js';
 import { type Account, apiSession } from './accounts.js';
 import { authenticatorCode } from './authenticator.js';
-import {
-  baseUrl,
-  browserAvailable,
-  launch,
-  logIn,
-  openSession,
-  type Session,
-  screenshot,
-} from './browser.js';
+import { baseUrl, browserAvailable, browserSuite, logIn, screenshot } from './browser.js';
 import { freePort, type ServerProcess, startServerProcess } from './server-process.js';
 
 // Staff log in as the school's IT has them: with the school account, through its identity
@@ -35,20 +27,7 @@ async function fitsTheScreen(page: Page): Promise<void> {
 }
 
 describe.skipIf(!browserAvailable())('signing in (real server, identity provider, Chromium)', () => {
-  let browser: Browser;
-  let session: Session | undefined;
-  beforeAll(async () => {
-    browser = await launch();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    const problems = session?.problems ?? [];
-    await session?.context.close();
-    session = undefined;
-    expect(problems).toEqual([]);
-  });
+  const suite = browserSuite('none');
 
   describe('with the school account', () => {
     let idp: TestIdentityProvider;
@@ -96,8 +75,7 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
     }
 
     it('logs an admin in through the provider, the role from its groups, back on the page asked for', async () => {
-      session = await openSession(browser, consoleUrl);
-      const { page } = session;
+      const { page } = await suite.open(consoleUrl);
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto('/login');
       await page.getByText('or with a username and password').waitFor();
@@ -126,8 +104,7 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
     });
 
     it('gives an operator of the office group only the pages an operator may use', async () => {
-      session = await openSession(browser, consoleUrl);
-      const { page } = session;
+      const { page } = await suite.open(consoleUrl);
       await signIn(page, 'otto');
       await page.getByRole('navigation', { name: 'Main' }).waitFor();
       expect(await navLinks(page)).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Service']);
@@ -135,8 +112,7 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
     });
 
     it('refuses someone in no staff group, and says why on the login page', async () => {
-      session = await openSession(browser, consoleUrl);
-      const { page } = session;
+      const { page } = await suite.open(consoleUrl);
       await signIn(page, 'pat');
       await page
         .getByRole('alert')
@@ -169,8 +145,7 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
       });
       expect(created.status).toBe(201);
 
-      session = await openSession(browser);
-      const { page } = session;
+      const { page } = await suite.open();
       await page.setViewportSize({ width: 390, height: 844 });
       await logIn(page, account, '/account');
       await page.getByRole('button', { name: 'Set up a second factor' }).click();
