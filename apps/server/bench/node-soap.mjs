@@ -1,4 +1,4 @@
-// The yardstick of issue 10: node-soap hosting our service's own WSDL (WSDL_FILE, saved by
+// The hot path's yardstick (docs/performance.md): node-soap hosting our service's own WSDL (WSDL_FILE, saved by
 // bench/run.mjs from our server's `?WSDL`), on a plain node:http server. AuthCode answers what ours
 // answers, an empty AuthCodeResponse, and records and sends nothing; /healthz answers for start-up.
 import fs from 'node:fs';

@@ -5,7 +5,7 @@
 // rows are skipped, with a line saying why. "SMS sent": the share of the auth codes queued so far
 // that the dispatcher had sent when the load ended (it sends alongside, through the log provider):
 // below 100 % the queue grows while calls are accepted at that rate.
-// Then the targets of issue 10, each printed with its figure and `met` / `NOT met`: our SOAP AuthCode
+// Then the hot path's targets (docs/performance.md), each printed with its figure and `met` / `NOT met`: our SOAP AuthCode
 // against node-soap hosting the same WSDL (bench/node-soap.mjs) and against the bare route, HTTP GET
 // AuthCode against the bare route, the outbox's backlog 2 s after BENCH_BACKLOG_SECONDS (20) at full
 // load, p99 of SOAP AuthCode and of /healthz at half the SQLite FULL row's req/s, and the server's
@@ -247,7 +247,7 @@ for (const r of rows) {
   );
 }
 
-// Issue 10's targets. The outbox, the half load and RSS run on a fresh SQLite FULL server of their
+// The hot path's targets. The outbox, the half load and RSS run on a fresh SQLite FULL server of their
 // own: BENCH_BACKLOG_SECONDS of SOAP AuthCode at full load, the backlog read 2 s later from its
 // /metrics; then, once drained, three half loads of HALF_LOAD_SECONDS each at half the FULL row's
 // req/s, with sequential probes (bench/probe.mjs) 2 s into each: SOAP AuthCode and /healthz from
@@ -321,8 +321,8 @@ let floodRss;
 const half = Math.max(1, Math.round(full.rps / 2));
 const halves = {};
 try {
-  const server = await start('issue 10', serverScript, {
-    DATA_DIR: path.join(dataRoot, 'issue10'),
+  const server = await start('targets', serverScript, {
+    DATA_DIR: path.join(dataRoot, 'targets'),
     ...NO_LIMITS,
   });
   try {
@@ -451,7 +451,7 @@ const targetLines = [
 ];
 console.log();
 console.log(
-  'Issue 10 targets (SQLite FULL, log providers, limits off; p99 from the probes during the paced half load)',
+  'Targets (SQLite FULL, log providers, limits off; p99 from the probes during the paced half load)',
 );
 for (const [what, figure, target, ok, note] of targetLines) {
   console.log(
