@@ -87,6 +87,15 @@ export function toDetail(row: CallRow): CallDetail {
   return toJson(row, CALL_COLUMNS) as CallDetail;
 }
 
+// The API's filters (the contract) and the store's (store/call-filters.ts) are one set: a filter
+// added to either fails to compile here until the other has it.
+type UnmatchedFilter =
+  | Exclude<keyof CallFilters, keyof CallQuery>
+  | Exclude<keyof CallQuery, keyof CallFilters>;
+const everyFilterOnBothSides: [UnmatchedFilter] extends [never] ? true : UnmatchedFilter = true;
+void everyFilterOnBothSides;
+
+/** The API's filters as the store's query: times from ISO text to epoch milliseconds. */
 export function toQuery(filters: CallFilters): CallQuery {
   return {
     operation: filters.operation,
