@@ -111,7 +111,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // ASMX_ALLOWED_IPS), Twilio's callbacks are signed, the console's files are its login page
   // too; the API sets its rules per group.
   await app.register(withAccess('public', healthRoutes));
-  // Answered only to METRICS_ALLOWED_IPS (docs/operations.md#metrics).
+  // Answered only to METRICS_ALLOWED_IPS (docs/monitoring.md#metrics).
   await app.register(withAccess('public', metricsRoutes));
   await app.register(withAccess('public', asmxRoutes));
   await app.register(apiRoutes, { prefix: '/api' });

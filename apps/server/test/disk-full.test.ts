@@ -1,5 +1,5 @@
 /**
- * A full disk is refused, not crashed into (docs/operations.md#faults), on SQLite. SQLite's own
+ * A full disk is refused, not crashed into (docs/monitoring.md#faults), on SQLite. SQLite's own
  * SQLITE_FULL is produced here by capping the database's size (`PRAGMA max_page_count`), so these
  * run on any machine; faults.test.ts fills a real (tmpfs) disk where it may mount one.
  */

@@ -1,6 +1,6 @@
 /**
  * Providers, their circuits and the fallback SMS provider
- * (docs/operations.md#providers-circuits-and-the-fallback), with two fake gateways that are real
+ * (docs/outbox.md#providers-lanes-and-circuits), with two fake gateways that are real
  * HTTP servers and, as real ones with idempotency keys do, send a key's message once.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The faults an operator meets on a bad day (docs/operations.md#faults), each with the real server
+ * The faults an operator meets on a bad day (docs/monitoring.md#faults), each with the real server
  * process (dist/server.js) and a fake SMS gateway that counts what it is asked:
  *
  * - PostgreSQL's connections severed (a restart), refused (an outage) and hung, through a TCP

@@ -10,7 +10,7 @@ import {
 } from './totp.js';
 
 /**
- * The second factor of password logins (docs/security.md#a-second-factor): setting one up, and
+ * The second factor of password logins (docs/security.md#second-factor): setting one up, and
  * checking the code given at a login. Secrets are stored sealed for their user (a sealed secret
  * copied onto another user's row does not open there); recovery codes as their hashes.
  */

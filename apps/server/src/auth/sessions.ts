@@ -58,7 +58,7 @@ export const sha256 = (text: string) => createHash('sha256').update(text).digest
 
 /**
  * Staff sessions in the store, named by the SHA-256 of a random token the browser keeps in an
- * HttpOnly, SameSite=Strict cookie (docs/security.md#sessions).
+ * HttpOnly, SameSite=Strict cookie (docs/security.md#staff-accounts-and-sessions).
  */
 export function createSessionManager(options: {
   readonly store: Store;

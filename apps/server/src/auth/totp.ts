@@ -3,7 +3,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 /**
  * Time-based one-time passwords (RFC 6238, over RFC 4226's HOTP): HMAC-SHA1, 6 digits, 30 s
  * steps — what every authenticator app reads from an `otpauth://` URL — and the recovery codes
- * that stand in for the app once each (docs/security.md#a-second-factor).
+ * that stand in for the app once each (docs/security.md#second-factor).
  */
 
 export const TOTP_DIGITS = 6;

@@ -1,5 +1,5 @@
 /**
- * `pnpm admin …`: the server operator's command line for staff accounts (docs/security.md#the-command-line),
+ * `pnpm admin …`: the server operator's command line for staff accounts (docs/security.md#the-admin-command-line),
  * on the same store as the server (DATA_DIR or DATABASE_URL, from the environment or .env), safe
  * while the server runs: every change is one statement the server reads at its next request.
  * Passwords come from standard input, never from the arguments. Each change is audited as done

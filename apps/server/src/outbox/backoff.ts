@@ -1,5 +1,5 @@
 /**
- * When a delivery is tried again after a transient failure (docs/operations.md#the-outbox):
+ * When a delivery is tried again after a transient failure (docs/outbox.md):
  * base × 2^(attempt−1), capped at `max`, with full jitter over its upper half, and never sooner
  * than the provider's Retry-After. `random` is in [0, 1).
  */

@@ -1,5 +1,5 @@
 /**
- * A provider's circuit breaker (docs/operations.md#providers-circuits-and-the-fallback).
+ * A provider's circuit breaker (docs/outbox.md#providers-lanes-and-circuits).
  *
  * - closed: attempts go to the provider.
  * - open: after repeated failures — FAILURES_IN_A_ROW in a row, or at least half of the attempts

@@ -11,7 +11,7 @@ import type { AttemptResult, Claimed, OutboxSql } from './sql.js';
 
 /**
  * After the database comes back, leases that ran out meanwhile are not taken over for this long:
- * every instance first records the attempts it finished while it could not (docs/operations.md#faults).
+ * every instance first records the attempts it finished while it could not (docs/monitoring.md#faults).
  */
 export const RECOVERY_GRACE_MS = 5000;
 /** While the database cannot take what the dispatcher has to write, the log says so at most this often. */
@@ -38,7 +38,7 @@ export interface DispatcherOptions {
 }
 
 /**
- * Sends queued deliveries through their providers' lanes (docs/operations.md#the-outbox). Each
+ * Sends queued deliveries through their providers' lanes (docs/outbox.md). Each
  * attempt is recorded before the provider is called (with the delivery's idempotency key), so a
  * crash mid-send loses nothing and a resend after one shows as an `interrupted` attempt.
  */
@@ -348,7 +348,7 @@ export class Dispatcher {
   }
 
   /**
-   * What becomes of the delivery (docs/operations.md#the-outbox): sent; after a sure refusal by the
+   * What becomes of the delivery (docs/outbox.md): sent; after a sure refusal by the
    * primary, tried on the fallback at once; after a transient failure, tried again later on the
    * same provider (a fallback takes it over then if the primary's circuit has opened); else dead.
    */

@@ -10,7 +10,7 @@ import { Lane, type LaneLimits, Lanes } from './lanes.js';
 import { createOutboxSql, type OutboxSql } from './sql.js';
 
 /**
- * The outbox (docs/operations.md#the-outbox): the deliveries an operation queues, from the call's
+ * The outbox (docs/outbox.md): the deliveries an operation queues, from the call's
  * commit to the provider. It owns their life — states and transitions (states.ts), their SQL on
  * both databases (sql.ts), the step in the call recorder's commit (intake.ts), the providers'
  * lanes with their circuits and the fallback (lanes.ts, circuit.ts), the dispatcher that claims

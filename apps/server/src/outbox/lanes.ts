@@ -16,7 +16,7 @@ export type LaneProvider =
   | { readonly kind: 'push'; readonly provider: Provider<PushMessage> };
 
 /**
- * One provider's lane (docs/operations.md#the-outbox): its own budget of attempts under way, its
+ * One provider's lane (docs/outbox.md): its own budget of attempts under way, its
  * rate cap, the pause a 429 asks for, and its circuit breaker. A slow or failing provider uses up
  * only its own lane: the other kind, and the fallback, keep theirs.
  */
@@ -119,7 +119,7 @@ export class Lane {
 /**
  * The lanes of each kind, primary first. A lane claims the deliveries routed to it and, while
  * its own circuit is closed, those routed to another lane of its kind whose circuit is not
- * (docs/operations.md#providers-circuits-and-the-fallback).
+ * (docs/outbox.md#providers-lanes-and-circuits).
  */
 export class Lanes {
   readonly all: readonly Lane[];

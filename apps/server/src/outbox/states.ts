@@ -1,7 +1,7 @@
 import type { DeliveryStatus } from '../store/schema.js';
 
 /**
- * A delivery's life (docs/operations.md#the-outbox): the statuses it can have and every event
+ * A delivery's life (docs/outbox.md): the statuses it can have and every event
  * that moves it, as data. The outbox's SQL takes its conditions from this table (`from`), so a
  * transition the table does not allow is one no statement makes.
  *

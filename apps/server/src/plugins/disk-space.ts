@@ -38,7 +38,7 @@ const REFUSING_LOG_MS = 60_000;
 
 /**
  * The disk under DATA_DIR (SQLite's database and the book files), read every 5 s
- * (docs/operations.md#faults). Two thresholds: below MIN_FREE_DISK_MB call records keep their
+ * (docs/monitoring.md#faults). Two thresholds: below MIN_FREE_DISK_MB call records keep their
  * summaries but not their raw bodies; below REFUSE_FREE_DISK_MB new calls (the .asmx operations
  * and the console's Send) are refused with 503 before anything is written, so the space left
  * keeps the outbox's own bookkeeping working: what was accepted is still sent, and each attempt

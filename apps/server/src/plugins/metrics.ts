@@ -9,7 +9,7 @@ import type { DiskSpace } from './disk-space.js';
 import type { Readiness, Refusal } from './readiness.js';
 
 /**
- * Prometheus metrics (docs/operations.md#metrics): a registry of the server's own, so that two
+ * Prometheus metrics (docs/monitoring.md#metrics): a registry of the server's own, so that two
  * apps in one process (tests) never share counters. Calls are counted where every door's call
  * is recorded (recording/exchange.ts), provider requests where the dispatcher sends them
  * (`instrumentProviders`), and the outbox is read from the database at scrape time, so every

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Whether new calls can be taken now, and why not (docs/operations.md#faults). */
+    /** Whether new calls can be taken now, and why not (docs/monitoring.md#faults). */
     readonly readiness: Readiness;
   }
 }

@@ -112,7 +112,7 @@ export const outboxPlugin = fp(
 /**
  * The database; what is pending is committed and it is closed with the server. PostgreSQL that
  * cannot be reached at start does not stop the server: it starts, answers 503, and connects when
- * it can (docs/operations.md#faults).
+ * it can (docs/monitoring.md#faults).
  */
 export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
   async (app, { onFatal }) => {

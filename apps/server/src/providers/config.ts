@@ -122,7 +122,7 @@ export const providerConfigShape = {
 
   /**
    * A second SMS provider, used while the first's circuit is open and after it refused a message
-   * for certain (docs/operations.md#providers-circuits-and-the-fallback).
+   * for certain (docs/outbox.md#providers-lanes-and-circuits).
    */
   SMS_FALLBACK_PROVIDER: optional(lowerEnum(['twilio', 'http']).optional()),
   SMS_FALLBACK_HTTP_URL: optional(httpUrl('https://backup-gateway.example.com/send').optional()),

@@ -45,7 +45,7 @@ export function createSmsProvider(config: ProviderConfig, deps: ProviderDeps = {
 
 /**
  * The fallback SMS provider SMS_FALLBACK_PROVIDER names, if any: `twilio` with the TWILIO_*
- * settings, `http` with its own SMS_FALLBACK_HTTP_* (docs/operations.md#providers-circuits-and-the-fallback).
+ * settings, `http` with its own SMS_FALLBACK_HTTP_* (docs/outbox.md#providers-lanes-and-circuits).
  */
 export function createSmsFallbackProvider(config: ProviderConfig): SmsProvider | undefined {
   switch (config.SMS_FALLBACK_PROVIDER) {

@@ -46,7 +46,7 @@ export type SendResult =
        * `no`: the provider surely did not take the message (it answered a refusal, or no connection
        * was made); `unknown` (or absent): it may have (a timeout, a connection lost after the
        * request went out). Only a sure refusal is tried on a fallback at once, since the same
-       * idempotency key means nothing to another provider (docs/operations.md#the-outbox).
+       * idempotency key means nothing to another provider (docs/outbox.md).
        */
       readonly taken?: 'no' | 'unknown';
     };

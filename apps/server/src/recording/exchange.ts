@@ -132,7 +132,7 @@ export async function recordAndAnswer(
     .send(options.body ? options.body(id) : body);
 }
 
-/** Every call is counted here, and only here, once its record was attempted (docs/operations.md#metrics). */
+/** Every call is counted here, and only here, once its record was attempted (docs/monitoring.md#metrics). */
 function observe(app: FastifyInstance, reply: FastifyReply, ex: CallExchange, outcome: CallOutcome): void {
   app.metrics.observeCall({
     operation: ex.operation,

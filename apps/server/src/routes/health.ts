@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 
 /**
- * The probes (docs/operations.md#healthz-and-readyz).
+ * The probes (docs/monitoring.md#healthz-and-readyz).
  *
  * `GET /healthz` is liveness: 200 while the process answers at all, whatever the database or the
  * disk (restarting the process mends neither); its body says how they are.

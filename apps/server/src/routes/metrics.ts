@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ipAllowList } from '../net/ip-allow-list.js';
 
 /**
- * `GET /metrics`, for the addresses in METRICS_ALLOWED_IPS only (docs/operations.md#metrics):
+ * `GET /metrics`, for the addresses in METRICS_ALLOWED_IPS only (docs/monitoring.md#metrics):
  * registered after the auth plugin, like every route, so it is in the route table.
  */
 export const metricsRoutes: FastifyPluginAsync = async (app) => {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 
 /**
- * Whether the database can be used now, and what a failure says about it (docs/operations.md#faults).
+ * Whether the database can be used now, and what a failure says about it (docs/monitoring.md#faults).
  * One owner for the question every door, the dispatcher and /readyz ask: SQLite is always up once
  * open; PostgreSQL is up once connected and migrated, down while its watch connection cannot reach
  * it (store/pg-watch.ts), and up again as soon as it can.

@@ -102,7 +102,7 @@ export function isPostgresUrl(url: string | undefined): url is string {
  * postgres:// URL, otherwise the embedded SQLite file under DATA_DIR (WAL). SQLite is migrated
  * before this resolves. PostgreSQL is tried once; if it cannot be reached, this resolves anyway
  * and keeps trying in the background (`ready`), so the server starts, listens and answers 503
- * meanwhile (docs/operations.md#faults). Credentials refused or a failed migration throw.
+ * meanwhile (docs/monitoring.md#faults). Credentials refused or a failed migration throw.
  */
 export async function openDatabase(options: DbOptions): Promise<OpenedDatabase> {
   if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options);
@@ -394,7 +394,7 @@ export async function migrate(db: Kysely<Database>, dialect: DialectName): Promi
 /**
  * Whether a newer release has already migrated this database past what this build knows, with
  * everything this build knows applied: during a rolling upgrade (or a rollback) an older instance
- * may start on it. Migrations only add (docs/deployment.md#upgrades), so it runs on the newer
+ * may start on it. Migrations only add (docs/deployment.md#upgrades-and-migrations), so it runs on the newer
  * schema; Kysely's migrator would refuse to start.
  */
 async function migratedByNewerRelease(db: Kysely<Database>, migrator: Migrator): Promise<boolean> {

@@ -89,7 +89,7 @@ export interface Store {
   /**
    * This process's id among the instances sharing the database. On PostgreSQL it announces itself
    * every 2 s (the `instances` table, by the database's clock), so the others can tell when it is
-   * gone (docs/operations.md#the-outbox).
+   * gone (docs/outbox.md).
    */
   readonly instance: string;
   /** Forgets instances (PostgreSQL) silent since before `before` (epoch ms, the database's clock). */

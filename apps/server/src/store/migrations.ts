@@ -365,7 +365,7 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
     },
     '0014_providers_per_attempt_and_instances': {
       // Each attempt records the provider it went to (a fallback may take over); a claim records
-      // the instance that holds it; instances announce themselves (docs/operations.md#the-outbox).
+      // the instance that holds it; instances announce themselves (docs/outbox.md).
       async up(db: Kysely<unknown>) {
         await db.schema.alterTable('delivery_attempts').addColumn('provider', 'text').execute();
         await db.schema.alterTable('deliveries').addColumn('leased_by', 'text').execute();

@@ -259,7 +259,7 @@ export interface CallRollupStateTable {
 
 /**
  * The server processes sharing the database (PostgreSQL): each announces itself every 2 s, by
- * the database's clock, so the others can tell when it has gone silent (docs/operations.md#the-outbox).
+ * the database's clock, so the others can tell when it has gone silent (docs/outbox.md).
  */
 export interface InstancesTable {
   id: string;

@@ -29,7 +29,7 @@ import { userRoutes } from './users.js';
  */
 export const apiRoutes: FastifyPluginAsync = async (app) => {
   // Every API route that changes state takes requests from the console's own page only
-  // (docs/security.md#cross-site-requests); the rule reads this, not the URL.
+  // (docs/security.md#cross-site-requests-host-names-and-headers); the rule reads this, not the URL.
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, consoleOnly: true };
   });

@@ -252,7 +252,7 @@ export type AsmxAnswers = ReturnType<typeof createAsmxAnswers>;
 const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 /**
- * The answer while calls cannot be taken (docs/faults.md#when-the-service-cannot-take-calls):
+ * The answer while calls cannot be taken (docs/monitoring.md#faults):
  * nothing was done and nothing recorded. SOAP: a `500` Server/Receiver fault, as ASMX answered a
  * failure inside the server, so every SOAP client reads it; HTTP GET/POST: `503` in plain text.
  * Both carry `Retry-After`. Its words say nothing of the cause: the log and /readyz do.
