@@ -1,4 +1,11 @@
-import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
+import {
+  MutationCache,
+  QueryCache,
+  QueryClient,
+  type QueryKey,
+  useMutation,
+  useQueryClient,
+} from '@tanstack/react-query';
 import { isUnauthorized, ProblemError } from './api-client';
 import { queryKeys } from './query-keys';
 import { endSession } from './session';
@@ -44,4 +51,34 @@ export function createQueryClient(overrides: { retry?: boolean } = {}): QueryCli
     },
   });
   return client;
+}
+
+/**
+ * The queries a mutation makes stale, and when: `onSuccess` once it succeeded, `onSettled` however
+ * it ended (a refusal can mean what is shown is out of date, or the server recorded it anyway).
+ */
+export interface Invalidations {
+  readonly onSuccess?: readonly QueryKey[];
+  readonly onSettled?: readonly QueryKey[];
+}
+
+/**
+ * A mutation that runs `mutationFn`, then invalidates the queries under each key, in order. Not
+ * awaited: the mutation's outcome shows at once, open queries refetch behind it. A hook that does
+ * more (writes the cache, awaits the refetch, reads the answer) calls `useMutation` itself.
+ */
+export function useInvalidatingMutation<TData, TVariables = void>(
+  mutationFn: (variables: TVariables) => Promise<TData>,
+  invalidations: Invalidations,
+) {
+  const queryClient = useQueryClient();
+  const invalidate = (keys: readonly QueryKey[]) => {
+    for (const queryKey of keys) void queryClient.invalidateQueries({ queryKey });
+  };
+  const { onSuccess, onSettled } = invalidations;
+  return useMutation({
+    mutationFn,
+    onSuccess: onSuccess && (() => invalidate(onSuccess)),
+    onSettled: onSettled && (() => invalidate(onSettled)),
+  });
 }

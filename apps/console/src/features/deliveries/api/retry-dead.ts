@@ -1,7 +1,7 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import { request } from '../../../lib/api-client';
 import { queryKeys } from '../../../lib/query-keys';
+import { useInvalidatingMutation } from '../../../lib/react-query';
 
 // The contract has no named schema for this answer; it is the route's own `{ retried }`.
 const retryDeadResultSchema = z.object({ retried: z.number().int() });
@@ -12,12 +12,5 @@ export function retryDeadDeliveries(): Promise<RetryDeadResult> {
   return request('/deliveries/retry-dead', { method: 'POST', schema: retryDeadResultSchema });
 }
 
-export function useRetryDeadDeliveries() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: retryDeadDeliveries,
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.deliveries.all });
-    },
-  });
-}
+export const useRetryDeadDeliveries = () =>
+  useInvalidatingMutation(retryDeadDeliveries, { onSettled: [queryKeys.deliveries.all] });

@@ -1,7 +1,7 @@
 import { type OperationResult, operationResultSchema } from '@school/contract';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
 import { queryKeys } from '../../../lib/query-keys';
+import { useInvalidatingMutation } from '../../../lib/react-query';
 
 export interface ReplayInput {
   readonly operation: string;
@@ -20,16 +20,13 @@ export function replayCall({ operation, values }: ReplayInput): Promise<Operatio
   });
 }
 
-export function useReplayCall() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: replayCall,
-    // Recorded whatever its outcome: the lists, the stats and the outbox move on.
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.calls.lists() });
-      void queryClient.invalidateQueries({ queryKey: [...queryKeys.calls.all, 'count'] });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.stats.all });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.deliveries.all });
-    },
+// Recorded whatever its outcome: the lists, the stats and the outbox move on.
+export const useReplayCall = () =>
+  useInvalidatingMutation(replayCall, {
+    onSettled: [
+      queryKeys.calls.lists(),
+      [...queryKeys.calls.all, 'count'],
+      queryKeys.stats.all,
+      queryKeys.deliveries.all,
+    ],
   });
-}

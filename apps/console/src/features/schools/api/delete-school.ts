@@ -1,6 +1,6 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { z } from 'zod';
 import { request } from '../../../lib/api-client';
+import { useInvalidatingMutation } from '../../../lib/react-query';
 import { getSchoolsQueryOptions } from '../../../lib/schools';
 
 /** DELETE /api/schools/{id}: 204. Its calls are then refused as from an unknown school. */
@@ -8,12 +8,5 @@ export function deleteSchool(id: number): Promise<undefined> {
   return request(`/schools/${id}`, { method: 'DELETE', schema: z.undefined() });
 }
 
-export function useDeleteSchool() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: deleteSchool,
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: getSchoolsQueryOptions().queryKey });
-    },
-  });
-}
+export const useDeleteSchool = () =>
+  useInvalidatingMutation(deleteSchool, { onSettled: [getSchoolsQueryOptions().queryKey] });

@@ -1,6 +1,6 @@
 import { type School, type SchoolInput, schoolSchema } from '@school/contract';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
+import { useInvalidatingMutation } from '../../../lib/react-query';
 import { getSchoolsQueryOptions } from '../../../lib/schools';
 
 /** PUT /api/schools/{id}: the whole school; 404 when gone, 409 on a base URL or topic key in use. */
@@ -8,12 +8,5 @@ export function updateSchool({ id, input }: { id: number; input: SchoolInput }):
   return request(`/schools/${id}`, { method: 'PUT', body: input, schema: schoolSchema });
 }
 
-export function useUpdateSchool() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: updateSchool,
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: getSchoolsQueryOptions().queryKey });
-    },
-  });
-}
+export const useUpdateSchool = () =>
+  useInvalidatingMutation(updateSchool, { onSuccess: [getSchoolsQueryOptions().queryKey] });

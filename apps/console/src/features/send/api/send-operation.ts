@@ -1,7 +1,7 @@
 import { type OperationResult, operationResultSchema } from '@school/contract';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
 import { queryKeys } from '../../../lib/query-keys';
+import { useInvalidatingMutation } from '../../../lib/react-query';
 
 export interface SendOperationInput {
   readonly operation: string;
@@ -18,16 +18,9 @@ export function sendOperation({ operation, values }: SendOperationInput): Promis
   });
 }
 
-export function useSendOperation() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: sendOperation,
-    // A refused call is recorded too, so history and stats are stale either way, and a sent one
-    // queued deliveries. Not awaited: the outcome shows at once, open lists refetch behind it.
-    onSettled: () => {
-      void queryClient.invalidateQueries({ queryKey: queryKeys.calls.all });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.stats.all });
-      void queryClient.invalidateQueries({ queryKey: queryKeys.deliveries.all });
-    },
+// A refused call is recorded too, so history and stats are stale either way, and a sent one queued
+// deliveries.
+export const useSendOperation = () =>
+  useInvalidatingMutation(sendOperation, {
+    onSettled: [queryKeys.calls.all, queryKeys.stats.all, queryKeys.deliveries.all],
   });
-}

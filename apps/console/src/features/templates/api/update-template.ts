@@ -1,6 +1,6 @@
 import { type Template, type TemplateInput, templateSchema } from '@school/contract';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { request } from '../../../lib/api-client';
+import { useInvalidatingMutation } from '../../../lib/react-query';
 import { getTemplatesQueryOptions } from './get-templates';
 
 /**
@@ -11,12 +11,5 @@ export function updateTemplate({ id, input }: { id: number; input: TemplateInput
   return request(`/templates/${id}`, { method: 'PUT', body: input, schema: templateSchema });
 }
 
-export function useUpdateTemplate() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: updateTemplate,
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: getTemplatesQueryOptions().queryKey });
-    },
-  });
-}
+export const useUpdateTemplate = () =>
+  useInvalidatingMutation(updateTemplate, { onSuccess: [getTemplatesQueryOptions().queryKey] });
