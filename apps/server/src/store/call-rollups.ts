@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type QueryCreator, sql } from 'kysely';
 import type { DialectName } from './db.js';
 import type { Database } from './schema.js';
 
@@ -42,6 +42,10 @@ export const errorTextSql = sql<string | null>`substr(${sql.ref('error')}, 1, ${
 export const bucketOf = (column: string, bucketMs: number) =>
   sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
 
+/** The calls of [from, to), times in epoch ms: what every statistic and roll-up counts. */
+export const callsBetween = (db: QueryCreator<Database>, from: number, to: number) =>
+  db.selectFrom('calls').where('at', '>=', from).where('at', '<', to);
+
 export interface CallRollups {
   /** Hours before this (epoch ms) are rolled up; null while none is. */
   rolledUntil(): Promise<number | null>;
@@ -81,8 +85,7 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
         .insertInto('call_hours')
         .columns(['hour', 'operation', 'outcome', 'bin', 'count'])
         .expression(
-          trx
-            .selectFrom('calls')
+          callsBetween(trx, from, to)
             .select((eb) => [
               bucketOf('at', HOUR_MS).as('hour'),
               'operation',
@@ -90,8 +93,6 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
               latencyBinSql.as('bin'),
               eb.fn.countAll<number>().as('count'),
             ])
-            .where('at', '>=', from)
-            .where('at', '<', to)
             .groupBy([sql`1`, 'operation', 'outcome', sql`4`]),
         )
         .execute();
@@ -99,8 +100,7 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
         .insertInto('call_error_hours')
         .columns(['hour', 'operation', 'status', 'outcome', 'error', 'count'])
         .expression(
-          trx
-            .selectFrom('calls')
+          callsBetween(trx, from, to)
             .select((eb) => [
               bucketOf('at', HOUR_MS).as('hour'),
               'operation',
@@ -110,8 +110,6 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
               eb.fn.countAll<number>().as('count'),
             ])
             .where('outcome', 'in', ['client-error', 'server-error'])
-            .where('at', '>=', from)
-            .where('at', '<', to)
             .groupBy([sql`1`, 'operation', 'status', 'outcome', sql`5`]),
         )
         .execute();

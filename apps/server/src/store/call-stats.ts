@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { applyFilters, type CallQuery } from './call-filters.js';
 import {
   bucketOf,
+  callsBetween,
   ceilHour,
   errorTextSql,
   floorHour,
@@ -137,35 +138,28 @@ async function addSlice(
   const [counts, bins, errors, deliveries] = await Promise.all([
     !parts.calls
       ? none
-      : db
-          .selectFrom('calls')
+      : callsBetween(db, from, to)
           .select((eb) => [
             bucketOf('at', bucketMs).as('bucket'),
             'operation',
             'outcome',
             eb.fn.countAll<number>().as('count'),
           ])
-          .where('at', '>=', from)
-          .where('at', '<', to)
           .groupBy(['bucket', 'operation', 'outcome'])
           .execute(),
     !parts.calls
       ? none
-      : db
-          .selectFrom('calls')
+      : callsBetween(db, from, to)
           .select((eb) => [
             bucketOf('at', bucketMs).as('bucket'),
             latencyBinSql.as('bin'),
             eb.fn.countAll<number>().as('count'),
           ])
-          .where('at', '>=', from)
-          .where('at', '<', to)
           .groupBy(['bucket', 'bin'])
           .execute(),
     !parts.calls
       ? none
-      : db
-          .selectFrom('calls')
+      : callsBetween(db, from, to)
           .select((eb) => [
             'operation',
             'status',
@@ -174,8 +168,6 @@ async function addSlice(
             eb.fn.countAll<number>().as('count'),
           ])
           .where('outcome', 'in', ['client-error', 'server-error'])
-          .where('at', '>=', from)
-          .where('at', '<', to)
           .groupBy(['operation', 'status', 'outcome', errorTextSql])
           .execute(),
     // Failed attempts from the deliveries' own count of attempts: every attempt but the one that
