@@ -1,6 +1,6 @@
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { deliveryList, serviceInfo, session, staffUser, stats } from './data';
+import { deliveryList, problem, serviceInfo, session, staffUser, stats } from './data';
 
 /** Handlers every test gets unless it overrides them with server.use(). */
 export const defaultHandlers = [
@@ -47,3 +47,28 @@ export const problemJson = (body: { status: number }, headers: Record<string, st
     status: body.status,
     headers: { 'Content-Type': 'application/problem+json', ...headers },
   });
+
+/**
+ * A session that can end under way: once `end()` is called, GET /api/session answers 401 until
+ * the user logs in again (POST /api/session). The test's own handlers read `ended` to refuse too.
+ */
+export function sessionThatEnds(): { readonly ended: boolean; end(): void } {
+  let ended = false;
+  server.use(
+    http.get('/api/session', () =>
+      ended ? problemJson(problem(401, 'Log in first.')) : HttpResponse.json(session()),
+    ),
+    http.post('/api/session', () => {
+      ended = false;
+      return HttpResponse.json(session());
+    }),
+  );
+  return {
+    get ended() {
+      return ended;
+    },
+    end() {
+      ended = true;
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { delivery, deliveryList, problem, session } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
-import { problemJson, recordRequests, server } from '../../../testing/server';
+import { problemJson, recordRequests, server, sessionThatEnds } from '../../../testing/server';
 
 const WRONG = 'Wrong username or password.';
 
@@ -97,24 +97,17 @@ describe('Logging in', () => {
   });
 
   it('says when the session ended under way, and brings the reader back to the page after logging in', async () => {
-    let expired = false;
+    const staffSession = sessionThatEnds();
     server.use(
-      http.get('/api/session', () =>
-        expired ? problemJson(problem(401, 'Log in first.')) : HttpResponse.json(session()),
-      ),
-      http.post('/api/session', () => {
-        expired = false;
-        return HttpResponse.json(session());
-      }),
       http.get('/api/calls', () =>
-        expired
+        staffSession.ended
           ? problemJson(problem(401, 'Your session has ended.'))
           : HttpResponse.json({ items: [], nextCursor: null }),
       ),
     );
     const { user, location } = renderApp('/history?outcome=server-error');
     await screen.findByRole('heading', { name: 'History', level: 1 });
-    expired = true;
+    staffSession.end();
     // The next request of the page finds the session over.
     await user.click(screen.getByRole('link', { name: 'Deliveries' }));
     await user.click(screen.getByRole('link', { name: 'History' }));

@@ -9,10 +9,9 @@ import {
   problem,
   school,
   serviceInfo,
-  session,
 } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
-import { problemJson, recordRequests, server } from '../../../testing/server';
+import { problemJson, recordRequests, server, sessionThatEnds } from '../../../testing/server';
 
 const PHONE = 'Phone number (phone)';
 const CODE = 'Verification code (code)';
@@ -153,17 +152,10 @@ describe('Send', () => {
   });
 
   it('keeps what was typed when the session ends under way, back after logging in; never the auth code', async () => {
-    let expired = false;
+    const staffSession = sessionThatEnds();
     server.use(
-      http.get('/api/session', () =>
-        expired ? problemJson(problem(401, 'Log in first.')) : HttpResponse.json(session()),
-      ),
-      http.post('/api/session', () => {
-        expired = false;
-        return HttpResponse.json(session());
-      }),
       http.post('/api/operations/AuthCode', () => {
-        expired = true;
+        staffSession.end();
         return problemJson(problem(401, 'Your session has ended.'));
       }),
     );
