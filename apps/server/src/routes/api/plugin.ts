@@ -12,6 +12,7 @@ import { withAccess } from '../../auth/plugin.js';
 import { problem, sendProblem, unavailableDetail } from '../../http/problem.js';
 import { BusyError } from '../../plugins/request-limits.js';
 import { isDiskFullError, isUnavailableError } from '../../store/index.js';
+import { accountRoutes } from './account.js';
 import { bookRoutes } from './books.js';
 import { callRoutes } from './calls.js';
 import { deliveryRoutes } from './deliveries.js';
@@ -19,6 +20,7 @@ import { operationRoutes } from './operations.js';
 import { schoolRoutes } from './schools.js';
 import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
+import { setupRoutes } from './setup.js';
 import { ssoRoutes } from './sso.js';
 import { templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
@@ -110,8 +112,10 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   );
 
   // Who may call what (docs/security.md): each group of routes has its rule here; a route may
-  // still set its own (the session routes do).
+  // still set its own (the session, account and set-up routes do, route by route).
   await app.register(sessionRoutes);
+  await app.register(accountRoutes);
+  await app.register(setupRoutes);
   await app.register(ssoRoutes);
   await app.register(withAccess('operator', operationRoutes));
   await app.register(withAccess('operator', callRoutes));
