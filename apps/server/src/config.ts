@@ -1,82 +1,25 @@
 import path from 'node:path';
+import fp from 'fastify-plugin';
 import { fileURLToPath } from 'node:url';
-import { isIpRange, isValidRegion, passwordSchema, usernameSchema } from '@school/contract';
+import { isValidRegion, passwordSchema, usernameSchema } from '@school/contract';
 import { z } from 'zod';
 import { checkIdentityConfig, identityConfigShape } from './auth/config.js';
+import {
+  absoluteUrl,
+  duration,
+  integer,
+  ipRanges,
+  ipRangesOrAny,
+  issuesOn,
+  isUrlMatching,
+  list,
+  optional,
+  perSecond,
+  rateLimit,
+  withoutTrailingSlash,
+} from './env/values.js';
 import { checkProviderConfig, providerConfigShape } from './providers/config.js';
 import { secretKeyBytes } from './secrets/sealer.js';
-
-/** An unset variable and an empty one (`PORT=` in a .env file) both mean "use the default". */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
-
-const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-
-const absoluteUrl = (what: string) =>
-  z.string().refine((v) => URL.canParse(v), `must be an absolute URI, e.g. ${what}`);
-
-/** A duration: seconds (`600`) or with a unit (`10m`, `90s`, `1h`), as milliseconds. */
-const duration = z
-  .string()
-  .trim()
-  .regex(/^\d+(ms|s|m|h)?$/, 'must be a duration such as 600 (seconds), 90s, 10m or 1h')
-  .transform((v) => {
-    const [, n = '0', unit = 's'] = /^(\d+)(ms|s|m|h)?$/.exec(v) ?? [];
-    return Number(n) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
-  });
-
-/** A rate limit: `N/duration` (`5/15m`), or `off`. */
-const rateLimit = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .transform((v, ctx): { max: number; windowMs: number } | null => {
-    if (v === 'off' || v === '0') return null;
-    const match = /^(\d+)\/(\d+)(ms|s|m|h)?$/.exec(v);
-    if (!match || Number(match[1]) < 1) {
-      ctx.addIssue({ code: 'custom', message: 'must be N/duration such as 5/15m or 30/1m, or off' });
-      return z.NEVER;
-    }
-    const unit = (match[3] ?? 's') as 'ms' | 's' | 'm' | 'h';
-    return {
-      max: Number(match[1]),
-      windowMs: Number(match[2]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit],
-    };
-  });
-
-/** A rate in events per second (`50`), or `off`. */
-const perSecond = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .transform((v, ctx): number | null => {
-    if (v === 'off' || v === '0') return null;
-    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0 || Number(v) > 100_000) {
-      ctx.addIssue({ code: 'custom', message: 'must be a number of sends per second such as 50, or off' });
-      return z.NEVER;
-    }
-    return Number(v);
-  });
-
-/** A comma-separated list of IP addresses or CIDR ranges. */
-const ipRanges = z.string().transform((v, ctx): string[] => {
-  const list = v
-    .split(',')
-    .map((e) => e.trim())
-    .filter(Boolean);
-  const bad = list.filter((e) => !isIpRange(e));
-  if (bad.length > 0) {
-    ctx.addIssue({ code: 'custom', message: `not IP addresses or CIDR ranges: ${bad.join(', ')}` });
-    return z.NEVER;
-  }
-  return list;
-});
-
-/** `*` or `any`: every address (null); otherwise a list of addresses or CIDR ranges. */
-const ipRangesOrAny = z.preprocess(
-  (v) => (typeof v === 'string' && /^\s*(\*|any)\s*$/i.test(v) ? null : v),
-  ipRanges.nullable(),
-);
 
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
@@ -89,10 +32,10 @@ export const configSchema = z.object({
   PUBLIC_BASE_URL: optional(
     z
       .string()
-      .refine((v) => /^https?:\/\/[^/?#]+(\/[^?#]*)?$/i.test(v) && URL.canParse(v), {
+      .refine(isUrlMatching(/^https?:\/\/[^/?#]+(\/[^?#]*)?$/i), {
         message: 'must be an http(s) URL without query, e.g. https://sms.example.org',
       })
-      .transform((v) => v.replace(/\/+$/, ''))
+      .transform(withoutTrailingSlash)
       .optional(),
   ),
   MAX_BODY_BYTES: optional(integer(1024, 256 * 1024 * 1024).default(1024 * 1024)),
@@ -126,7 +69,7 @@ export const configSchema = z.object({
       .string()
       .trim()
       .refine(
-        (v) => /^postgres(ql)?:\/\//i.test(v) && URL.canParse(v),
+        isUrlMatching(/^postgres(ql)?:\/\//i),
         'must be a PostgreSQL URL such as postgres://user:password@127.0.0.1:5432/school',
       )
       .optional(),
@@ -139,11 +82,12 @@ export const configSchema = z.object({
   AUTHCODE_LIMIT_PER_PHONE: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
   AUTHCODE_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 60_000 })),
   AUTHCODE_LIMIT_PER_COUNTRY: optional(rateLimit.default(null)),
+  // The lanes' concurrency is read as smsConcurrency and pushConcurrency (derive, below).
   /** Older name: both kinds' concurrency, where SMS_CONCURRENCY / PUSH_CONCURRENCY are not set. */
   DISPATCH_CONCURRENCY: optional(integer(1, 1024).optional()),
   /** SMS provider requests under way at once (a gateway answering in 100 ms needs 100 for 1 000/s; 200 by default, twice that). */
   SMS_CONCURRENCY: optional(integer(1, 1024).optional()),
-  /** Push provider requests under way at once. */
+  /** Push provider requests under way at once (32 by default). */
   PUSH_CONCURRENCY: optional(integer(1, 1024).optional()),
   /** SMS sends started per second at most (the provider's rate limit), or `off`. */
   SMS_RATE_LIMIT: optional(perSecond.default(null)),
@@ -166,14 +110,8 @@ export const configSchema = z.object({
   ADMIN_PASSWORD: optional(passwordSchema.optional()),
   /** Host headers accepted; `*` accepts any. Default: PUBLIC_BASE_URL's host, localhost, the listen address. */
   ALLOWED_HOSTS: optional(
-    z
-      .string()
-      .transform((v) =>
-        v
-          .split(',')
-          .map((h) => h.trim().toLowerCase())
-          .filter(Boolean),
-      )
+    list(/,/)
+      .transform((hosts) => hosts.map((h) => h.toLowerCase()))
       .optional(),
   ),
   /** Caller ranges allowed on the .asmx endpoints; empty: any caller. */
@@ -219,47 +157,92 @@ export const configSchema = z.object({
 // apps/, where the console's build is.
 const DEFAULT_CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
-export type Config = z.infer<typeof configSchema> & {
+/** The variables as read. */
+type Settings = z.output<typeof configSchema>;
+
+/**
+ * Values derived from the settings, computed here once so that no reader repeats the rule (and
+ * the tests can check it): the camelCase fields of Config.
+ */
+export interface DerivedConfig {
   /** DATA_DIR resolved to an absolute path. */
   readonly dataDir: string;
   /** CONSOLE_DIR resolved: the built console's folder. */
   readonly consoleDir: string;
-};
+  /** The SMS lane's concurrency: SMS_CONCURRENCY, else DISPATCH_CONCURRENCY, else 200. */
+  readonly smsConcurrency: number;
+  /** The push lane's concurrency: PUSH_CONCURRENCY, else DISPATCH_CONCURRENCY, else 32. */
+  readonly pushConcurrency: number;
+  /**
+   * The outbox's lease on a delivery being sent, 3 × PROVIDER_TIMEOUT_MS + 5 s (35 s by default):
+   * longer than any attempt can take, each being bounded by the provider timeout.
+   */
+  readonly deliveryLeaseMs: number;
+}
+
+function derive(settings: Settings): DerivedConfig {
+  return {
+    dataDir: path.resolve(settings.DATA_DIR),
+    consoleDir: path.resolve(settings.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR),
+    smsConcurrency: settings.SMS_CONCURRENCY ?? settings.DISPATCH_CONCURRENCY ?? 200,
+    pushConcurrency: settings.PUSH_CONCURRENCY ?? settings.DISPATCH_CONCURRENCY ?? 32,
+    deliveryLeaseMs: settings.PROVIDER_TIMEOUT_MS * 3 + 5000,
+  };
+}
+
+/** The validated configuration: the variables, and the values derived from them. */
+export type Config = Settings & DerivedConfig;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Every variable, then the checks spanning several, then the derived values. */
+const loadSchema = configSchema
+  .superRefine(checkProviderConfig)
+  .superRefine(checkIdentityConfig)
+  .superRefine((c, ctx) => {
+    const issue = issuesOn(ctx);
+    if (c.DATABASE_URL !== undefined && c.CODE_ENCRYPTION_KEY === undefined) {
+      issue(
+        'CODE_ENCRYPTION_KEY',
+        'is required with DATABASE_URL: every instance sharing the database must seal auth codes with the same key (generate one with `openssl rand -base64 32`)',
+      );
+    }
+    if ((c.ADMIN_USERNAME === undefined) !== (c.ADMIN_PASSWORD === undefined)) {
+      issue(
+        c.ADMIN_USERNAME === undefined ? 'ADMIN_USERNAME' : 'ADMIN_PASSWORD',
+        'ADMIN_USERNAME and ADMIN_PASSWORD go together',
+      );
+    }
+  })
+  .transform((settings): Config => ({ ...settings, ...derive(settings) }));
+
 /** Validates the environment once; a bad value is an error naming the variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = configSchema
-    .superRefine(checkProviderConfig)
-    .superRefine(checkIdentityConfig)
-    .superRefine((c, ctx) => {
-      if (c.DATABASE_URL !== undefined && c.CODE_ENCRYPTION_KEY === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['CODE_ENCRYPTION_KEY'],
-          message:
-            'is required with DATABASE_URL: every instance sharing the database must seal auth codes with the same key (generate one with `openssl rand -base64 32`)',
-        });
-      }
-      if ((c.ADMIN_USERNAME === undefined) !== (c.ADMIN_PASSWORD === undefined)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [c.ADMIN_USERNAME === undefined ? 'ADMIN_USERNAME' : 'ADMIN_PASSWORD'],
-          message: 'ADMIN_USERNAME and ADMIN_PASSWORD go together',
-        });
-      }
-    })
-    .safeParse(env);
+  const result = loadSchema.safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return {
-    ...result.data,
-    dataDir: path.resolve(result.data.DATA_DIR),
-    consoleDir: path.resolve(result.data.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR),
-  };
+  return result.data;
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The validated configuration. */
+    config: Config;
+  }
+}
+
+/**
+ * The configuration as the first plugin: the others declare that they need it. Beside the
+ * settings rather than in plugins/, so that no folder below has to import the top one for the
+ * type (`FastifyInstance['config']` names it).
+ */
+export const configPlugin = fp<{ config: Config }>(
+  async (app, { config }) => {
+    app.decorate('config', config);
+  },
+  { name: 'config' },
+);

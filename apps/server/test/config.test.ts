@@ -44,6 +44,55 @@ describe('configuration', () => {
     expect(loadConfig({}).ASMX_ALLOWED_IPS).toEqual([]);
   });
 
+  describe('derived values', () => {
+    it('lanes of 200 SMS and 32 pushes, and a lease of 3 provider timeouts and 5 s, by default', () => {
+      expect(loadConfig({})).toMatchObject({
+        smsConcurrency: 200,
+        pushConcurrency: 32,
+        deliveryLeaseMs: 35_000,
+      });
+      // An empty value is unset.
+      expect(loadConfig({ SMS_CONCURRENCY: '', DISPATCH_CONCURRENCY: ' ' })).toMatchObject({
+        smsConcurrency: 200,
+        pushConcurrency: 32,
+      });
+    });
+
+    it('SMS_CONCURRENCY and PUSH_CONCURRENCY set their own lane', () => {
+      expect(loadConfig({ SMS_CONCURRENCY: '64' })).toMatchObject({
+        smsConcurrency: 64,
+        pushConcurrency: 32,
+      });
+      expect(loadConfig({ PUSH_CONCURRENCY: '8' })).toMatchObject({
+        smsConcurrency: 200,
+        pushConcurrency: 8,
+      });
+    });
+
+    it('DISPATCH_CONCURRENCY sets both lanes, where their own variable is not set', () => {
+      expect(loadConfig({ DISPATCH_CONCURRENCY: '16' })).toMatchObject({
+        smsConcurrency: 16,
+        pushConcurrency: 16,
+      });
+      expect(loadConfig({ DISPATCH_CONCURRENCY: '16', SMS_CONCURRENCY: '300' })).toMatchObject({
+        smsConcurrency: 300,
+        pushConcurrency: 16,
+      });
+      expect(loadConfig({ DISPATCH_CONCURRENCY: '16', PUSH_CONCURRENCY: '4' })).toMatchObject({
+        smsConcurrency: 16,
+        pushConcurrency: 4,
+      });
+      expect(
+        loadConfig({ DISPATCH_CONCURRENCY: '16', SMS_CONCURRENCY: '300', PUSH_CONCURRENCY: '4' }),
+      ).toMatchObject({ smsConcurrency: 300, pushConcurrency: 4 });
+    });
+
+    it('the lease follows PROVIDER_TIMEOUT_MS', () => {
+      expect(loadConfig({ PROVIDER_TIMEOUT_MS: '2000' }).deliveryLeaseMs).toBe(11_000);
+      expect(loadConfig({ PROVIDER_TIMEOUT_MS: '120000' }).deliveryLeaseMs).toBe(365_000);
+    });
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['PORT', '70000'],
@@ -56,6 +105,8 @@ describe('configuration', () => {
     ['ASMX_ALLOWED_IPS', '203.0.113.0/24, 2001:db8::/129'],
     ['ASMX_ALLOWED_IPS', '10.0.0.0/33'],
     ['ASMX_ALLOWED_IPS', '203.0.113.07'],
+    ['SMS_CONCURRENCY', '0'],
+    ['DISPATCH_CONCURRENCY', '2000'],
   ])('refuses %s=%s with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));

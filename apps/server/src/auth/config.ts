@@ -4,19 +4,7 @@
  * (../config.ts), checked with it at start.
  */
 import { z } from 'zod';
-
-/** An unset variable and an empty one both mean "use the default" (as in ../config.ts). */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
-
-/** A comma (or space) separated list; empty entries dropped. */
-const list = (separators: RegExp) =>
-  z.string().transform((v) =>
-    v
-      .split(separators)
-      .map((e) => e.trim())
-      .filter(Boolean),
-  );
+import { issuesOn, list, lowerEnum, optional } from '../env/values.js';
 
 /** Host names an `http://` issuer may have: the identity provider is on this machine. */
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
@@ -61,23 +49,9 @@ export const identityConfigShape = {
   /** Claim values that make a user an operator (when no admin value is there). */
   OIDC_OPERATOR_GROUPS: optional(list(/,/).default([])),
   /** `off`: no username and password form; password logins are refused (`pnpm admin` still works). */
-  LOCAL_LOGIN: optional(
-    z
-      .string()
-      .trim()
-      .toLowerCase()
-      .pipe(z.enum(['on', 'off']))
-      .default('on'),
-  ),
+  LOCAL_LOGIN: optional(lowerEnum(['on', 'off']).default('on')),
   /** Who must have a second factor for password logins: nobody, admins, or all staff. */
-  REQUIRE_TOTP: optional(
-    z
-      .string()
-      .trim()
-      .toLowerCase()
-      .pipe(z.enum(['off', 'admins', 'all']))
-      .default('off'),
-  ),
+  REQUIRE_TOTP: optional(lowerEnum(['off', 'admins', 'all']).default('off')),
 };
 
 type IdentityValues = z.output<z.ZodObject<typeof identityConfigShape>> & {
@@ -86,8 +60,7 @@ type IdentityValues = z.output<z.ZodObject<typeof identityConfigShape>> & {
 
 /** What goes together: single sign-on needs its client and the public URL it returns to. */
 export function checkIdentityConfig(config: IdentityValues, ctx: z.RefinementCtx): void {
-  const issue = (variable: string, message: string) =>
-    ctx.addIssue({ code: 'custom', path: [variable], message });
+  const issue = issuesOn(ctx);
   if (config.OIDC_ISSUER === undefined) {
     if (config.LOCAL_LOGIN === 'off') {
       issue('LOCAL_LOGIN', 'off needs single sign-on (OIDC_ISSUER): nobody could log in to the console');

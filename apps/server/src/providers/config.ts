@@ -9,32 +9,16 @@
  * or starts from this schema: `providerConfigSchema.extend({ ... })` keeps the check.
  */
 import { z } from 'zod';
+import { baseUrl, httpUrl, integer, issuesOn, lowerEnum, optional } from '../env/values.js';
 import { encoderFor, fillTemplate } from './http-gateway.js';
 import { readServiceAccount } from './service-account.js';
 import { DEFAULT_SMS_TEMPLATE } from './sms-text.js';
-
-/** An unset variable and an empty one both mean "use the default" (as in ../config.ts). */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema);
-
-const httpUrl = (example: string) =>
-  z
-    .string()
-    .trim()
-    .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), `must be an http(s) URL, e.g. ${example}`);
-
-/** A base URL: paths are appended to it, so a trailing slash is dropped. */
-const baseUrl = (example: string) => httpUrl(example).transform((v) => v.replace(/\/+$/, ''));
 
 const sid = (prefix: string, what: string) =>
   z
     .string()
     .trim()
     .regex(new RegExp(`^${prefix}[0-9a-fA-F]{32}$`), `must be ${what}: ${prefix} followed by 32 hex digits`);
-
-/** Provider names are read case-insensitively (`Twilio` is `twilio`). */
-const lowerEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.string().trim().toLowerCase().pipe(z.enum(values));
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the gateway request sets itself. */
@@ -77,6 +61,45 @@ const headersJson = (contentTypeVariable: string) =>
     return headers;
   });
 
+/** A generic HTTP gateway's variables are named `${prefix}_URL` and so on. */
+type GatewayPrefix = 'SMS_HTTP' | 'SMS_FALLBACK_HTTP';
+
+type Prefixed<P extends string, T> = { [K in keyof T & string as `${P}_${K}`]: T[K] };
+
+/** `fields` with their names prefixed: `{ URL }` under `SMS_HTTP` is `{ SMS_HTTP_URL }`. */
+function prefixed<P extends string, T extends Record<string, unknown>>(prefix: P, fields: T): Prefixed<P, T> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, schema]) => [`${prefix}_${name}`, schema]),
+  ) as Prefixed<P, T>;
+}
+
+/**
+ * The variables of one generic HTTP gateway: SMS_HTTP_* for the primary, SMS_FALLBACK_HTTP_* for
+ * the fallback, the same settings with the same defaults. `exampleUrl` is shown in the URL's error.
+ */
+function httpGatewayShape<P extends GatewayPrefix>(prefix: P, exampleUrl: string) {
+  return prefixed(prefix, {
+    URL: optional(httpUrl(exampleUrl).optional()),
+    METHOD: optional(
+      z
+        .string()
+        .trim()
+        .toUpperCase()
+        .pipe(z.enum(['POST', 'GET']))
+        .default('POST'),
+    ),
+    HEADERS: optional(headersJson(`${prefix}_CONTENT_TYPE`).default({})),
+    BODY: optional(z.string().optional()),
+    CONTENT_TYPE: optional(
+      z
+        .string()
+        .trim()
+        .regex(/^[\w.+-]+\/[\w.+-]+\s*(;.*)?$/, 'must be a media type, e.g. application/json')
+        .default('application/x-www-form-urlencoded'),
+    ),
+  });
+}
+
 /** Every provider variable; see the README's table. */
 export const providerConfigShape = {
   SMS_PROVIDER: optional(lowerEnum(['log', 'twilio', 'http']).default('log')),
@@ -101,48 +124,16 @@ export const providerConfigShape = {
   TWILIO_MESSAGING_SERVICE_SID: optional(sid('MG', 'a messaging service SID').optional()),
   TWILIO_STATUS_CALLBACK_URL: optional(httpUrl('https://sms.example.org/twilio/status').optional()),
 
-  SMS_HTTP_URL: optional(httpUrl('https://gateway.example.com/send').optional()),
-  SMS_HTTP_METHOD: optional(
-    z
-      .string()
-      .trim()
-      .toUpperCase()
-      .pipe(z.enum(['POST', 'GET']))
-      .default('POST'),
-  ),
-  SMS_HTTP_HEADERS: optional(headersJson('SMS_HTTP_CONTENT_TYPE').default({})),
-  SMS_HTTP_BODY: optional(z.string().optional()),
-  SMS_HTTP_CONTENT_TYPE: optional(
-    z
-      .string()
-      .trim()
-      .regex(/^[\w.+-]+\/[\w.+-]+\s*(;.*)?$/, 'must be a media type, e.g. application/json')
-      .default('application/x-www-form-urlencoded'),
-  ),
+  // SMS_HTTP_URL, SMS_HTTP_METHOD, SMS_HTTP_HEADERS, SMS_HTTP_BODY, SMS_HTTP_CONTENT_TYPE.
+  ...httpGatewayShape('SMS_HTTP', 'https://gateway.example.com/send'),
 
   /**
    * A second SMS provider, used while the first's circuit is open and after it refused a message
    * for certain (docs/outbox.md#providers-lanes-and-circuits).
    */
   SMS_FALLBACK_PROVIDER: optional(lowerEnum(['twilio', 'http']).optional()),
-  SMS_FALLBACK_HTTP_URL: optional(httpUrl('https://backup-gateway.example.com/send').optional()),
-  SMS_FALLBACK_HTTP_METHOD: optional(
-    z
-      .string()
-      .trim()
-      .toUpperCase()
-      .pipe(z.enum(['POST', 'GET']))
-      .default('POST'),
-  ),
-  SMS_FALLBACK_HTTP_HEADERS: optional(headersJson('SMS_FALLBACK_HTTP_CONTENT_TYPE').default({})),
-  SMS_FALLBACK_HTTP_BODY: optional(z.string().optional()),
-  SMS_FALLBACK_HTTP_CONTENT_TYPE: optional(
-    z
-      .string()
-      .trim()
-      .regex(/^[\w.+-]+\/[\w.+-]+\s*(;.*)?$/, 'must be a media type, e.g. application/json')
-      .default('application/x-www-form-urlencoded'),
-  ),
+  // SMS_FALLBACK_HTTP_URL, _METHOD, _HEADERS, _BODY, _CONTENT_TYPE: the same as SMS_HTTP_*'s.
+  ...httpGatewayShape('SMS_FALLBACK_HTTP', 'https://backup-gateway.example.com/send'),
 
   PUSH_PROVIDER: optional(lowerEnum(['log', 'fcm', 'webhook']).default('log')),
   FCM_SERVICE_ACCOUNT_FILE: optional(z.string().trim().optional()),
@@ -152,15 +143,15 @@ export const providerConfigShape = {
   PUSH_WEBHOOK_URL: optional(httpUrl('https://push.example.org/hook').optional()),
   PUSH_WEBHOOK_SECRET: optional(z.string().optional()),
 
-  PROVIDER_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(120_000).default(10_000)),
+  /** One provider request's timeout; the outbox's lease is derived from it (deliveryLeaseMs, ../config.ts). */
+  PROVIDER_TIMEOUT_MS: optional(integer(100, 120_000).default(10_000)),
 };
 
 type ProviderValues = z.output<z.ZodObject<typeof providerConfigShape>>;
 
 /** The cross-variable rules; each issue is reported on the variable to set or fix. */
 export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx): void {
-  const issue = (variable: string, message: string) =>
-    ctx.addIssue({ code: 'custom', path: [variable], message });
+  const issue = issuesOn(ctx);
 
   if (typeof config.SMS_TEMPLATE === 'string' && !config.SMS_TEMPLATE.includes('{code}')) {
     issue('SMS_TEMPLATE', 'must contain {code}, where the auth code goes');
@@ -241,7 +232,7 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
 
 /** The settings of one generic HTTP gateway: SMS_HTTP_* for the primary, SMS_FALLBACK_HTTP_* for the fallback. */
 export interface HttpGatewaySettings {
-  readonly prefix: 'SMS_HTTP' | 'SMS_FALLBACK_HTTP';
+  readonly prefix: GatewayPrefix;
   readonly url: string | undefined;
   readonly method: 'POST' | 'GET';
   readonly headers: Record<string, string>;
@@ -253,23 +244,14 @@ export function httpGatewayOf(
   config: ProviderValues,
   prefix: HttpGatewaySettings['prefix'],
 ): HttpGatewaySettings {
-  return prefix === 'SMS_HTTP'
-    ? {
-        prefix,
-        url: config.SMS_HTTP_URL,
-        method: config.SMS_HTTP_METHOD,
-        headers: config.SMS_HTTP_HEADERS,
-        body: config.SMS_HTTP_BODY,
-        contentType: config.SMS_HTTP_CONTENT_TYPE,
-      }
-    : {
-        prefix,
-        url: config.SMS_FALLBACK_HTTP_URL,
-        method: config.SMS_FALLBACK_HTTP_METHOD,
-        headers: config.SMS_FALLBACK_HTTP_HEADERS,
-        body: config.SMS_FALLBACK_HTTP_BODY,
-        contentType: config.SMS_FALLBACK_HTTP_CONTENT_TYPE,
-      };
+  return {
+    prefix,
+    url: config[`${prefix}_URL` as const],
+    method: config[`${prefix}_METHOD` as const],
+    headers: config[`${prefix}_HEADERS` as const],
+    body: config[`${prefix}_BODY` as const],
+    contentType: config[`${prefix}_CONTENT_TYPE` as const],
+  };
 }
 
 /** The rules of a generic HTTP gateway's settings, each reported on the variable to fix. */
