@@ -19,10 +19,10 @@ const copyWorkers = {
   setup(build) {
     build.onEnd(() => {
       mkdirSync(new URL('./dist/', import.meta.url), { recursive: true });
-      for (const worker of ['search-worker.mjs', 'checkpoint-worker.mjs'])
+      for (const worker of ['history/search-worker.mjs', 'store/checkpoint-worker.mjs'])
         copyFileSync(
-          new URL(`./src/store/${worker}`, import.meta.url),
-          new URL(`./dist/${worker}`, import.meta.url),
+          new URL(`./src/${worker}`, import.meta.url),
+          new URL(`./dist/${worker.slice(worker.indexOf('/') + 1)}`, import.meta.url),
         );
     });
   },

@@ -57,7 +57,7 @@ try {
   const settle = db.prepare(
     "UPDATE deliveries SET status = 'sent', lease_until = NULL, sent_at = ?, updated_at = ? WHERE id = ? AND status = 'sending'",
   );
-  // The server's idempotencyKey (store/deliveries.ts).
+  // The server's idempotencyKey (outbox/payload.ts).
   const timeOrdered = (now) => {
     const time = now.toString(16).padStart(12, '0');
     return `${time.slice(0, 8)}-${time.slice(8)}-7${randomUUID().slice(15)}`;

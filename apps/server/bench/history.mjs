@@ -174,7 +174,7 @@ async function timeList(server, query, { warm, samples, mustFind }) {
 
 const NO_MATCH = 'no-such-text';
 
-/** The roll-ups' watermark (store/call-rollups.ts), read from the store itself; null while none. */
+/** The roll-ups' watermark (stats/call-rollups.ts), read from the store itself; null while none. */
 async function rolledUntil(env) {
   if (env.DATABASE_URL) {
     const client = new pg.Client({ connectionString: env.DATABASE_URL });

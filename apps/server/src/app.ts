@@ -5,23 +5,21 @@ import { groups, secretParamNames } from '@school/contract';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { authPlugin, withAccess } from './auth/plugin.js';
 import { bookBlobsPlugin } from './books/plugin.js';
-import type { Config } from './config.js';
+import { type Config, configPlugin } from './config.js';
 import { diskSpacePlugin } from './plugins/disk-space.js';
+import { historyPlugin } from './plugins/history.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { operationsPlugin } from './plugins/operations.js';
+import { outboxPlugin } from './plugins/outbox.js';
+import { providersPlugin } from './plugins/providers.js';
 import { readinessPlugin } from './plugins/readiness.js';
+import { recordingPlugin } from './plugins/recording.js';
 import { requestLimitsPlugin } from './plugins/request-limits.js';
+import { retentionPlugin } from './plugins/retention.js';
+import { secretsPlugin } from './plugins/secrets.js';
 import { securityHeadersPlugin } from './plugins/security-headers.js';
-import {
-  configPlugin,
-  dispatcherPlugin,
-  operationsPlugin,
-  outboxPlugin,
-  providersPlugin,
-  retentionPlugin,
-  rollupPlugin,
-  secretsPlugin,
-  storePlugin,
-} from './plugins/services.js';
+import { statsPlugin } from './plugins/stats.js';
+import { storePlugin } from './plugins/store.js';
 import { apiRoutes } from './routes/api/plugin.js';
 import { asmxRoutes } from './routes/asmx/plugin.js';
 import { canonicalAsmxUrl } from './routes/asmx/rewrite.js';
@@ -64,7 +62,7 @@ export interface BuildOptions {
    */
   readonly onFatal?: (err: Error) => void;
   /**
-   * Roll up the calls for the Dashboard in the background (plugins/services.ts). Tests that
+   * Roll up the calls for the Dashboard in the background (plugins/stats.ts). Tests that
    * record calls at chosen past times turn it off, so an hour is never rolled up before they
    * have written into it; the roll-ups have tests of their own.
    */
@@ -95,14 +93,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(diskSpacePlugin);
   await app.register(secretsPlugin);
   await app.register(providersPlugin);
-  await app.register(outboxPlugin);
+  // The write path in one direction: the store, the outbox on it, the recorder on both. Closing
+  // runs in reverse: pending records are committed, then the attempts under way finish, then the
+  // database closes.
   await app.register(storePlugin, { onFatal: options.onFatal });
   await app.register(readinessPlugin);
   await app.register(bookBlobsPlugin);
-  await app.register(dispatcherPlugin);
+  await app.register(outboxPlugin);
+  await app.register(historyPlugin);
+  await app.register(recordingPlugin);
+  await app.register(statsPlugin, { rollUp: options.rollups !== false });
   await app.register(operationsPlugin);
   await app.register(retentionPlugin);
-  if (options.rollups !== false) await app.register(rollupPlugin);
   // Before any route: their hooks see every route registered and every request.
   await app.register(requestLimitsPlugin);
   await app.register(securityHeadersPlugin);

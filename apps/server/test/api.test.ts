@@ -51,7 +51,7 @@ describe('console API', () => {
     t = await startTestApp();
     // 30 calls an hour apart, alternating bindings and outcomes, plus a few distinctive ones.
     for (let i = 0; i < 30; i++) {
-      await t.app.store.calls.record(
+      await t.app.recorder.record(
         call({
           at: T0 + i * HOUR,
           binding: i % 2 === 0 ? 'soap11' : 'http-get',
@@ -61,7 +61,7 @@ describe('console API', () => {
         }),
       );
     }
-    await t.app.store.calls.record(
+    await t.app.recorder.record(
       call({
         at: T0 + 5 * HOUR,
         group_name: 'NotificationNotes',
@@ -201,7 +201,7 @@ describe('console API', () => {
 
   describe('exports', () => {
     it('streams CSV of what is filtered, as a download', async () => {
-      await t.app.store.calls.record(
+      await t.app.recorder.record(
         call({
           at: T0 + 40 * HOUR,
           operation: 'SendNotificationType',
@@ -236,9 +236,7 @@ describe('console API', () => {
           error: `${start}cmd|' /C calc'!A0`,
           user_agent: `${start}HYPERLINK("http://evil.example/","x")`,
         };
-        const id = await t.app.store.calls.record(
-          call({ at: T0 + (60 + i) * HOUR, caller_ip: ip, ...cells }),
-        );
+        const id = await t.app.recorder.record(call({ at: T0 + (60 + i) * HOUR, caller_ip: ip, ...cells }));
         hostile.set(id, cells);
       }
       // Ordinary cells, some with a formula character later on, one already starting with an apostrophe.
@@ -247,10 +245,8 @@ describe('console API', () => {
         error: "Invalid phone: '+44' is not a valid phone number.",
         user_agent: "'=quoted already",
       };
-      const plainId = await t.app.store.calls.record(
-        call({ at: T0 + 70 * HOUR, caller_ip: ip, ...ordinary }),
-      );
-      const bare = await t.app.store.calls.record(
+      const plainId = await t.app.recorder.record(call({ at: T0 + 70 * HOUR, caller_ip: ip, ...ordinary }));
+      const bare = await t.app.recorder.record(
         call({
           at: T0 + 71 * HOUR,
           caller_ip: ip,

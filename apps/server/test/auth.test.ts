@@ -437,7 +437,7 @@ describe('cross-site requests, Host and security headers', () => {
     });
 
   it('refuses state-changing API requests from another origin, without an Origin, or as simple requests', async () => {
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     const cases: [string, Record<string, string>, string | undefined][] = [
       ['cross-origin JSON', { origin: 'https://evil.example', 'content-type': 'application/json' }, '{}'],
       [
@@ -468,7 +468,7 @@ describe('cross-site requests, Host and security headers', () => {
       expect((await post(url, { origin: 'http://localhost:80' })).statusCode).toBe(403);
     }
     // Nothing ran: no call was recorded.
-    expect(await t.app.store.calls.count()).toBe(before);
+    expect(await t.app.history.count()).toBe(before);
     // The console's own requests pass: same origin with the custom header, or a same-origin Referer.
     expect(
       (
@@ -519,7 +519,7 @@ describe('cross-site requests, Host and security headers', () => {
     );
     expect(stateChanging.length).toBeGreaterThan(15);
     const before = {
-      calls: await t.app.store.calls.count(),
+      calls: await t.app.history.count(),
       audit: (await t.app.store.audit.search({}, { limit: 1000 })).length,
     };
     const failures: string[] = [];
@@ -548,7 +548,7 @@ describe('cross-site requests, Host and security headers', () => {
     expect(failures).toEqual([]);
     // The encoded spellings do reach the routes: the rule was checked on them, not skipped.
     expect(reachedByOtherSpelling).toBeGreaterThanOrEqual(stateChanging.length * 2);
-    expect(await t.app.store.calls.count()).toBe(before.calls);
+    expect(await t.app.history.count()).toBe(before.calls);
     expect((await t.app.store.audit.search({}, { limit: 1000 })).length).toBe(before.audit);
   });
 
@@ -815,7 +815,7 @@ describe('audit log', () => {
       // Sent at once through the log provider; then made dead as a failed one would be, with
       // its sealed text still there (a settled SMS keeps only the masked text and cannot be resent).
       await t.app.outbox.idle();
-      const [delivery] = await t.app.store.deliveries.search({ callId }, { limit: 1 });
+      const [delivery] = await t.app.outbox.deliveries.search({ callId }, { limit: 1 });
       await t.app.store.db
         .updateTable('deliveries')
         .set({

@@ -115,7 +115,7 @@ describe.each(DIALECTS)('book library (%s)', (dialect) => {
     expect(soap.body).toContain('<GetBookPdfByTermResponse xmlns="http://tempuri.org/" />');
 
     // The call record keeps no PDF bytes.
-    const calls = await t.app.store.calls.list({ limit: 10 });
+    const calls = await t.app.history.list({ limit: 10 });
     const record = calls.find((c) => c.binding === 'http-post');
     expect(record?.response).toContain('[PDF bytes 100-199 of 10000]');
     expect(record?.params).toContain('"srid":"S-9"');

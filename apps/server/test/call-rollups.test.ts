@@ -1,13 +1,13 @@
 /**
- * The Dashboard's roll-ups (src/store/call-rollups.ts) must say exactly what the calls say: for
+ * The Dashboard's roll-ups (src/stats/call-rollups.ts) must say exactly what the calls say: for
  * any period — whole hours or not, by hour or by day — the statistics read from the roll-ups up
  * to their watermark and from the calls after it equal those read from the calls alone. On each
  * database; and an hour is rolled up once, however many instances try.
  */
 import type { Stats } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HOUR_MS, ROLLUP_GRACE_MS } from '../src/store/call-rollups.js';
-import { callStats } from '../src/store/call-stats.js';
+import { HOUR_MS, ROLLUP_GRACE_MS } from '../src/stats/call-rollups.js';
+import { callStats } from '../src/stats/call-stats.js';
 import type { NewCall } from '../src/store/index.js';
 import { CONSOLE_HEADERS, type TestApp } from './helpers.js';
 import { DIALECTS, startTestAppOn } from './pg.js';
@@ -48,7 +48,7 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups (%s)', (dialect) => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestAppOn(dialect);
-    for (const call of calls()) await t.app.store.calls.record(call);
+    for (const call of calls()) await t.app.recorder.record(call);
   });
   afterAll(() => t.close());
 
@@ -60,7 +60,7 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups (%s)', (dialect) => {
   ];
 
   it('are made once, a step at a time, up to the hours that ended', async () => {
-    const { rollups } = t.app.store;
+    const { rollups } = t.app;
     expect(await rollups.rolledUntil()).toBeNull();
     // Two instances at once: the watermark moves from where each found it, so no hour twice.
     const [a, b] = await Promise.all([rollups.rollUp(Date.now()), rollups.rollUp(Date.now())]);
@@ -81,7 +81,7 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups (%s)', (dialect) => {
     const range = { from, to, bucketMs };
     const fromCalls = await callStats(store.db, store.dialect, range, { rolledUntil: null });
     const fromRollups = await callStats(store.db, store.dialect, range, {
-      rolledUntil: await store.rollups.rolledUntil(),
+      rolledUntil: await t.app.rollups.rolledUntil(),
     });
     expect(fromCalls.rows.reduce((n, r) => n + r.count, 0)).toBeGreaterThan(0);
     expect(fromRollups).toEqual(fromCalls);
@@ -100,7 +100,7 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups (%s)', (dialect) => {
     const stats = res.json() as Stats;
     expect(stats.rows.reduce((n, r) => n + r.count, 0)).toBe(600);
 
-    await t.app.store.rollups.deleteOlderThan(T0 + DAY);
+    await t.app.rollups.deleteOlderThan(T0 + DAY);
     const left = await t.app.store.db
       .selectFrom('call_hours')
       .select((eb) => eb.fn.min<number>('hour').as('first'))

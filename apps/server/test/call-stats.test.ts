@@ -1,8 +1,10 @@
 import type { CallCount, CallList, Stats } from '@school/contract';
 import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/store/call-stats.js';
-import { type CallRow, matchesCall, type NewCall, type NewDelivery, type Store } from '../src/store/index.js';
+import { matchesCall } from '../src/history/index.js';
+import type { NewDelivery } from '../src/outbox/index.js';
+import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/stats/call-stats.js';
+import type { CallRow, NewCall, Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { callRow, type TestApp } from './helpers.js';
 import { DIALECTS, openTestStoresOn, startTestAppOn, type TestStores } from './pg.js';
@@ -56,7 +58,7 @@ describe.each(DIALECTS)('call statistics on %s', (dialect) => {
   afterEach(() => stores.close());
 
   const record = (overrides: Partial<NewCall>, deliveries?: NewDelivery[]) =>
-    store.calls.record(callRow({ at: T0, ...overrides }), deliveries);
+    stores.recorder.record(callRow({ at: T0, ...overrides }), deliveries);
 
   it('counts, times and explains the calls of each bucket, however the period is sliced', async () => {
     // Six hours: in each, 18 AuthCode calls taking 10 ms and two taking 1 s; one unknown call; errors.
@@ -176,11 +178,11 @@ describe.each(DIALECTS)('call statistics on %s', (dialect) => {
       clientFault: await record({ outcome: 'client-error', status: 500 }),
       refused: await record({ outcome: 'server-error', status: 429 }),
     };
-    await store.calls.flush();
+    await stores.recorder.flush();
     // The migration, as a database recorded by an older release meets it.
     const migrations = await migrationProvider(dialect).getMigrations();
     await migrations['0011_outcome_by_status']?.up(store.db as Kysely<unknown>);
-    const outcome = async (id: number) => (await store.calls.findById(id))?.outcome;
+    const outcome = async (id: number) => (await stores.history.findById(id))?.outcome;
     expect(await outcome(ids.range)).toBe('client-error');
     expect(await outcome(ids.notModified)).toBe('ok');
     expect(await outcome(ids.failed)).toBe('server-error');

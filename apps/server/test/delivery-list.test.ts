@@ -46,8 +46,7 @@ describe.each(DIALECTS)('the deliveries list (%s)', (dialect) => {
 
   beforeAll(async () => {
     t = await startTestAppOn(dialect);
-    const { store } = t.app;
-    const callId = await store.calls.record({
+    const callId = await t.app.recorder.record({
       at: T0,
       group_name: 'AuthCodeSending',
       operation: 'AuthCode',
@@ -68,7 +67,7 @@ describe.each(DIALECTS)('the deliveries list (%s)', (dialect) => {
     });
     ids = [];
     for (const [i, row] of ROWS.entries()) {
-      const inserted = await store.db
+      const inserted = await t.app.store.db
         .insertInto('deliveries')
         .values({
           call_id: callId,

@@ -56,7 +56,7 @@ describe('a full disk (SQLite)', () => {
     const { t, gateway } = await start();
     const checkNow = vi.spyOn(t.app.diskSpace, 'checkNow');
     expect((await t.app.inject(bulkyPost('111111'))).statusCode).toBe(200);
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     await fillDatabase(t);
 
     const get = await t.app.inject(bulkyPost('222222'));
@@ -77,7 +77,7 @@ describe('a full disk (SQLite)', () => {
     // SQLITE_FULL made the server read the free space again there and then.
     expect(checkNow).toHaveBeenCalled();
     // Nothing half-written: no record, no SMS for the refused calls.
-    expect(await t.app.store.calls.count()).toBe(before);
+    expect(await t.app.history.count()).toBe(before);
     await t.app.outbox.idle();
     expect(gateway.sent.map((m) => m.text)).toEqual(['Your code is 111111']);
 
@@ -90,19 +90,19 @@ describe('a full disk (SQLite)', () => {
   it('keeps the attempts it cannot record and records them later: no code is sent twice, leases or not', async () => {
     // Leases of 3 × 100 ms + 5 s: the disk stays full longer than that.
     const { t, gateway } = await start({ PROVIDER_TIMEOUT_MS: '100' });
-    const store = t.app.store.deliveries;
-    // The outbox records finished attempts on SQLite through the dialect's outboxSync: it fails
-    // there as SQLite would with the disk full.
-    const pieces = t.app.store.database.pieces;
-    const outboxSync = pieces.outboxSync.bind(pieces);
+    const store = t.app.outbox.deliveries;
+    // The outbox records finished attempts on SQLite in the store's relaxed synchronous unit of
+    // work: it fails there as SQLite would with the disk full.
+    const { work } = t.app.store;
+    const relaxedSync = work.relaxedSync.bind(work);
     let full = true;
     const refused: number[] = [];
-    vi.spyOn(pieces, 'outboxSync').mockImplementation(async (work) => {
+    vi.spyOn(work, 'relaxedSync').mockImplementation(async (work) => {
       if (full) {
         refused.push(Date.now());
         throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
       }
-      return outboxSync(work);
+      return relaxedSync(work);
     });
     const codes = ['510001', '510002', '510003', '510004', '510005'];
     for (const code of codes) {
@@ -143,7 +143,7 @@ describe('a full disk (SQLite)', () => {
     t.app.diskSpace.checkNow();
     await waitUntil(() => t.app.diskSpace.refusing(), { what: 'the disk check' });
     expect(statfs).toHaveBeenCalled();
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     const get = await t.app.inject({
       method: 'GET',
       url: `/AuthCodeSending.asmx/AuthCode?code=1234&phone=${encodeURIComponent(PHONE)}`,
@@ -163,7 +163,7 @@ describe('a full disk (SQLite)', () => {
     expect(send.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(send.json().detail).toMatch(/disk .* nearly full/);
     // Nothing written, nothing sent; /readyz says why, /healthz stays 200, /metrics tells.
-    expect(await t.app.store.calls.count()).toBe(before);
+    expect(await t.app.history.count()).toBe(before);
     expect(gateway.requests).toBe(0);
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);

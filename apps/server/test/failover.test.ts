@@ -59,8 +59,8 @@ function expectSentOnceBy(gateway: SmsGateway, phones: Iterable<string>): void {
 }
 
 async function attemptsOf(t: TestApp, phone: string): Promise<(string | null)[][]> {
-  const [delivery] = await t.app.store.deliveries.search({ recipient: phone }, { limit: 1 });
-  const attempts = await t.app.store.deliveries.attemptsOf(delivery?.id ?? 0);
+  const [delivery] = await t.app.outbox.deliveries.search({ recipient: phone }, { limit: 1 });
+  const attempts = await t.app.outbox.deliveries.attemptsOf(delivery?.id ?? 0);
   return attempts.map((a) => [a.provider, a.outcome]);
 }
 
@@ -105,7 +105,7 @@ describe('the fallback SMS provider', () => {
     primary.refusing = 400;
     fallback.refusing = 400;
     await sendCodes(t, 1100, 1);
-    await waitUntil(async () => (await t.app.store.deliveries.counts()).dead === 1);
+    await waitUntil(async () => (await t.app.outbox.deliveries.counts()).dead === 1);
     expect(await attemptsOf(t, testPhone(1100))).toEqual([
       ['http', 'permanent'],
       ['http-fallback', 'permanent'],
@@ -128,7 +128,7 @@ describe('the fallback SMS provider', () => {
     });
     expectSentOnceBy(fallback, accepted.keys());
     // The fallback has answered the last one; its attempt is recorded a moment later.
-    await waitUntil(async () => (await t.app.store.deliveries.counts()).sent === 8, {
+    await waitUntil(async () => (await t.app.outbox.deliveries.counts()).sent === 8, {
       what: 'the codes recorded as sent',
     });
     // Each first went to the primary (its outcome unknown), and reached the fallback only after the

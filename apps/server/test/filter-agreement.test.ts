@@ -11,7 +11,8 @@
 import { BINDINGS, OUTCOMES, UNKNOWN_OPERATION } from '@school/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallQuery, type CallRow, matchesCall, type NewCall } from '../src/store/index.js';
+import { type CallQuery, matchesCall } from '../src/history/index.js';
+import type { CallRow, NewCall } from '../src/store/index.js';
 import { startTestApp, type TestApp } from './helpers.js';
 
 const SEED = 20_261_101;
@@ -160,11 +161,11 @@ describe('the live tail and the history list pass the same calls', () => {
     await t.app.store.db.deleteFrom('calls').execute();
     const seen: CallRow[] = [];
     const listener = (rows: CallRow[]) => seen.push(...rows);
-    t.app.store.calls.events.on('recorded', listener);
+    t.app.history.live.events.on('recorded', listener);
     try {
-      await Promise.all(calls.map((c) => t.app.store.calls.record(c)));
+      await Promise.all(calls.map((c) => t.app.recorder.record(c)));
     } finally {
-      t.app.store.calls.events.off('recorded', listener);
+      t.app.history.live.events.off('recorded', listener);
     }
     expect(seen).toHaveLength(calls.length);
     return seen;
@@ -172,7 +173,7 @@ describe('the live tail and the history list pass the same calls', () => {
 
   /** The ids the history list answers for `query` (all of them: no page is ever full). */
   async function historyIds(query: CallQuery): Promise<number[]> {
-    return ids(await t.app.store.calls.search(query, { limit: 1000 }));
+    return ids(await t.app.history.search(query, { limit: 1000 }));
   }
 
   it('for every combination of filters, on texts whose non-ASCII letters have one case', async () => {

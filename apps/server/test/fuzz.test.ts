@@ -456,18 +456,18 @@ describe('fuzzing the .asmx endpoints', () => {
     let sent = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(inputArb, { minLength: BATCH, maxLength: BATCH }), async (inputs) => {
-        const before = await app.store.calls.count();
+        const before = await app.history.count();
         const answers = await Promise.all(inputs.map((input) => app.inject(input.request)));
         sent += inputs.length;
         for (const [i, input] of inputs.entries()) checkAnswer(input, answers[i] as LightMyRequestResponse);
-        const after = await app.store.calls.count();
+        const after = await app.history.count();
         expect(after - before).toBe(inputs.filter((i) => i.recorded).length);
       }),
       { seed: SEED, numRuns: Math.ceil(INPUTS / BATCH), endOnFailure: true },
     );
     expect(sent).toBeGreaterThanOrEqual(INPUTS);
     // No internal error anywhere, and the server still works.
-    expect(await app.store.calls.search({ outcome: 'server-error' }, { limit: 5 })).toEqual([]);
+    expect(await app.history.search({ outcome: 'server-error' }, { limit: 5 })).toEqual([]);
     const ok = await app.inject({
       method: 'POST',
       url: '/AuthCodeSending.asmx',

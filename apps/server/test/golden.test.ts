@@ -156,7 +156,7 @@ describe('golden files (asmx-compat.md)', () => {
         expect(record, `${name}: a request to an operation endpoint needs a record.json`).toBeDefined();
       }
 
-      const before = await t.app.store.calls.count();
+      const before = await t.app.history.count();
       const res = await t.app.inject({
         method,
         url,
@@ -165,7 +165,7 @@ describe('golden files (asmx-compat.md)', () => {
           ? { payload: request.body }
           : {}),
       });
-      const after = await t.app.store.calls.count();
+      const after = await t.app.history.count();
 
       if (UPDATE) {
         const names = fs.existsSync(responseFile)

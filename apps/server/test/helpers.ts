@@ -6,9 +6,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { vi } from 'vitest';
 import { type BuildOptions, buildApp } from '../src/app.js';
 import { type Config, loadConfig } from '../src/config.js';
-import { createIntake, type OutboxIntake } from '../src/outbox/intake.js';
+import type { NewDelivery } from '../src/outbox/index.js';
 import { createSealer } from '../src/secrets/sealer.js';
-import type { NewCall, NewDelivery } from '../src/store/index.js';
+import type { NewCall } from '../src/store/index.js';
 
 /** A fresh data folder under the system's temp directory, removed by the returned function. */
 export function tempDataDir(): { dir: string; remove: () => void } {
@@ -21,18 +21,6 @@ export const TEST_CODE_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** A sealer for tests that open the store themselves. */
 export const testSealer = () => createSealer(Buffer.from(TEST_CODE_KEY, 'base64'));
-
-/**
- * The outbox's step for a store a test opens itself (no dispatcher runs): a call's deliveries are
- * inserted with it, pending, their texts sealed with `testSealer`.
- */
-export function testIntake(): OutboxIntake {
-  return createIntake({
-    sealer: testSealer(),
-    dispatcher: { reserve: () => undefined, release() {}, take() {}, mayBeDue() {} },
-    leaseMs: 30_000,
-  });
-}
 
 /** The admin every test app starts with (ADMIN_USERNAME / ADMIN_PASSWORD). */
 export const TEST_ADMIN = { username: 'admin', password: 'correct horse battery' } as const;
@@ -124,7 +112,7 @@ export async function startTestApp(
 
 /** The newest call record. */
 export async function lastCall(app: FastifyInstance) {
-  const [row] = await app.store.calls.list({ limit: 1 });
+  const [row] = await app.history.list({ limit: 1 });
   if (!row) throw new Error('no call recorded');
   return row;
 }

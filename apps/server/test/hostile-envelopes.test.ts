@@ -112,7 +112,7 @@ describe('hostile envelopes under the body limit', () => {
   it.each(requests)('$name', async ({ xml, expected }) => {
     const payload = Buffer.from(xml);
     expect(payload.length).toBeLessThan(BODY_LIMIT);
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     const res = await t.app.inject({
       method: 'POST',
       url: '/AuthCodeSending.asmx',
@@ -120,7 +120,7 @@ describe('hostile envelopes under the body limit', () => {
       payload,
     });
     expect(res.headers['content-type']).toBe('text/xml; charset=utf-8');
-    expect(await t.app.store.calls.count()).toBe(before + 1);
+    expect(await t.app.history.count()).toBe(before + 1);
     const row = await lastCall(t.app);
     expect(row).toMatchObject({ binding: 'soap11', group_name: 'AuthCodeSending' });
 

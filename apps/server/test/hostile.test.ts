@@ -23,7 +23,7 @@ describe('hostile input', () => {
     text: RegExp,
     binding = 'soap11',
   ) {
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     const res = await t.app.inject({ method: 'POST', url: '/AuthCodeSending.asmx', headers, payload });
     expect(res.statusCode).toBe(500);
     expect(res.headers['content-type']).toBe(
@@ -31,7 +31,7 @@ describe('hostile input', () => {
     );
     expect(res.body).toMatch(/<soap:Fault>/);
     expect(res.body).toMatch(text);
-    expect(await t.app.store.calls.count()).toBe(before + 1);
+    expect(await t.app.history.count()).toBe(before + 1);
     expect(await lastCall(t.app)).toMatchObject({ binding, outcome: 'client-error', status: 500 });
     return res;
   }
@@ -46,14 +46,14 @@ describe('hostile input', () => {
     reason: RegExp,
     binding = 'soap11',
   ) {
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     const res = await t.app.inject({ method: 'POST', url: '/AuthCodeSending.asmx', headers, payload });
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toBe(
       binding === 'soap11' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
     );
     expect(res.body).toBe('');
-    expect(await t.app.store.calls.count()).toBe(before + 1);
+    expect(await t.app.history.count()).toBe(before + 1);
     const row = await lastCall(t.app);
     expect(row).toMatchObject({ binding, outcome: 'client-error', status: 400 });
     expect(row.error).toMatch(reason);
@@ -133,7 +133,7 @@ describe('hostile input', () => {
   it('answers wrong content types as ASMX did, the record naming the type', async () => {
     // SOAP: 415 with an empty body.
     for (const type of ['application/json', 'text/plain', undefined]) {
-      const before = await t.app.store.calls.count();
+      const before = await t.app.history.count();
       const res = await t.app.inject({
         method: 'POST',
         url: '/AuthCodeSending.asmx',
@@ -143,14 +143,14 @@ describe('hostile input', () => {
       expect(res.statusCode).toBe(415);
       expect(res.headers['content-type']).toBe('text/xml; charset=utf-8');
       expect(res.body).toBe('');
-      expect(await t.app.store.calls.count()).toBe(before + 1);
+      expect(await t.app.history.count()).toBe(before + 1);
       const row = await lastCall(t.app);
       expect(row.status).toBe(415);
       expect(row.error).toContain(type ?? 'no Content-Type');
     }
     // HTTP POST: ASMX's 500, its text naming the type (HTML-encoded, as ASMX wrote it).
     for (const type of ['application/json', 'text/xml; charset="utf-8"']) {
-      const before = await t.app.store.calls.count();
+      const before = await t.app.history.count();
       const res = await t.app.inject({
         method: 'POST',
         url: '/AuthCodeSending.asmx/AuthCode',
@@ -160,7 +160,7 @@ describe('hostile input', () => {
       expect(res.statusCode).toBe(500);
       expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
       expect(res.body).toBe(`Request format is invalid: ${type.replaceAll('"', '&quot;')}.\r\n`);
-      expect(await t.app.store.calls.count()).toBe(before + 1);
+      expect(await t.app.history.count()).toBe(before + 1);
       const row = await lastCall(t.app);
       expect(row.status).toBe(500);
       expect(row.error).toContain(`Request format is invalid: ${type}.`);
@@ -218,7 +218,7 @@ describe('hostile input', () => {
   });
 
   it('refuses a 20 MB body with 413, records it, and stays up', async () => {
-    const before = await t.app.store.calls.count();
+    const before = await t.app.history.count();
     const body = Buffer.alloc(20 * 1024 * 1024, 'a');
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
@@ -239,7 +239,7 @@ describe('hostile input', () => {
     expect(status).toBe(413);
     expect(text).toContain('The request body is larger than the limit of 1048576 bytes.');
     expect(text).toContain('<faultcode>soap:Client</faultcode>');
-    expect(await t.app.store.calls.count()).toBe(before + 1);
+    expect(await t.app.history.count()).toBe(before + 1);
     expect(await lastCall(t.app)).toMatchObject({ binding: 'soap11', outcome: 'client-error', status: 413 });
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);

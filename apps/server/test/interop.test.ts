@@ -205,7 +205,7 @@ for (const group of groups) {
           const valid = VALID[opName];
           if (!valid) throw new Error(`no valid call for ${opName}`);
           const client = clientFor(group, version);
-          const before = await t.app.store.calls.count();
+          const before = await t.app.history.count();
 
           const observed = await invoke(client, group.name, port, opName, valid.args);
 
@@ -238,7 +238,7 @@ for (const group of groups) {
           }
 
           // Recorded before the answer was sent: exactly one new record, for this call.
-          expect(await t.app.store.calls.count()).toBe(before + 1);
+          expect(await t.app.history.count()).toBe(before + 1);
           const call = await lastCall(t.app);
           expect(call).toMatchObject({
             group_name: group.name,
@@ -263,7 +263,7 @@ for (const version of VERSIONS) {
     it('rejects with a client fault that names the phone', async () => {
       const group = groups.find((g) => g.name === 'AuthCodeSending') as GroupDef;
       const client = clientFor(group, version);
-      const before = await t.app.store.calls.count();
+      const before = await t.app.history.count();
 
       const observed = await invoke(client, group.name, `${group.name}${version.port}`, 'AuthCode', {
         code: '4821',
@@ -279,7 +279,7 @@ for (const version of VERSIONS) {
       expect(fault.text).toMatch(/phone/);
       expect(fault.text).toContain(BAD_PHONE);
 
-      expect(await t.app.store.calls.count()).toBe(before + 1);
+      expect(await t.app.history.count()).toBe(before + 1);
       expect(await lastCall(t.app)).toMatchObject({
         group_name: group.name,
         operation: 'AuthCode',

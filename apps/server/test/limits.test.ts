@@ -31,7 +31,7 @@ describe('AuthCode limits under concurrency', () => {
     const sms = await app.store.db.selectFrom('deliveries').select('id').where('kind', '=', 'sms').execute();
     expect(sms).toHaveLength(5);
     // Every call was recorded, accepted or refused.
-    expect(await app.store.calls.count()).toBe(200);
+    expect(await app.history.count()).toBe(200);
   });
 
   it('keeps the limit across a restart: the window is read back from what was committed', async () => {
@@ -121,7 +121,7 @@ describe('.asmx callers', () => {
       /^Too many calls from 198\.51\.100\.7: at most 10 per minute\. Try again in \d+ seconds\.$/,
     );
     // 10 calls and one refusal recorded, not 100 rows.
-    const rows = await app.store.calls.list({ limit: 200 });
+    const rows = await app.history.list({ limit: 200 });
     expect(rows).toHaveLength(11);
     expect(rows.filter((r) => r.status === 429)).toHaveLength(1);
     expect(rows.find((r) => r.status === 429)?.note).toMatch(/not recorded/);
@@ -294,6 +294,6 @@ describe('chunked bodies', () => {
       req.end();
     });
     expect(status).toBe(503);
-    expect(await t.app.store.calls.count()).toBe(0);
+    expect(await t.app.history.count()).toBe(0);
   });
 });

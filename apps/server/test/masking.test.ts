@@ -71,14 +71,14 @@ async function asStaff(options: InjectOptions) {
 
 /** Sends a request; checks it made exactly one record, and that the record holds no code. */
 async function sendAndCheck(request: InjectOptions, code: string, expectedStatus: number | number[]) {
-  const before = await app.store.calls.count();
+  const before = await app.history.count();
   const logMark = logged.length;
   const res = await app.inject(request);
   expect([expectedStatus].flat(), res.body).toContain(res.statusCode);
-  expect(await app.store.calls.count()).toBe(before + 1);
-  const [row] = await app.store.calls.list({ limit: 1 });
+  expect(await app.history.count()).toBe(before + 1);
+  const [row] = await app.history.list({ limit: 1 });
   if (!row) throw new Error('no record');
-  const stored = await app.store.calls.findById(row.id);
+  const stored = await app.history.findById(row.id);
   for (const text of [JSON.stringify(row), JSON.stringify(stored)]) expect(text).not.toContain(code);
   expect(row.request).toContain(MASK);
   if (row.params) expect(JSON.parse(row.params).code).toBe(MASK);
@@ -386,7 +386,7 @@ describe('auth codes are masked everywhere', () => {
       payload: { code: 'Qz81516Xw', phone: PHONE },
     });
     expect(res.statusCode).toBe(200);
-    const stored = await app.store.calls.findById(res.json().id);
+    const stored = await app.history.findById(res.json().id);
     expect(stored?.request).toContain('/api/operations/AuthCode?code=***&%43ODE=***');
     expect(JSON.stringify(stored)).not.toContain('Qz81516Xw');
     await checkExportsAndLog(['Qz81516Xw']);

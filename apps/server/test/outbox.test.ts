@@ -16,14 +16,17 @@ import {
   PROBES,
   WINDOW_MS,
 } from '../src/outbox/circuit.js';
-import { createIntake } from '../src/outbox/intake.js';
+import { createDeliveryRepository, type DeliveryRepository } from '../src/outbox/deliveries.js';
+import { createEnqueue } from '../src/outbox/enqueue.js';
 import { Lane, Lanes } from '../src/outbox/lanes.js';
 import { idempotencyKey } from '../src/outbox/payload.js';
 import { type Claimed, createOutboxSql, type OutboxSql } from '../src/outbox/sql.js';
 import { next, type OutboxEvent, TRANSITIONS } from '../src/outbox/states.js';
 import type { SmsProvider } from '../src/providers/types.js';
+import { createCallRecorder } from '../src/recording/recorder.js';
 import { type NewCall, openStore, type Store } from '../src/store/index.js';
-import { callRow, push, sms, tempDataDir, testIntake, testSealer, waitUntil } from './helpers.js';
+import { callRow, push, sms, tempDataDir, testSealer, waitUntil } from './helpers.js';
+import { openTestInstance } from './instance.js';
 import { DIALECTS, openTestStoresOn, type TestStores } from './pg.js';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'sent', 'dead', 'expired'];
@@ -244,15 +247,19 @@ const call = (overrides: Partial<NewCall> = {}): NewCall => callRow(overrides);
 describe.each(DIALECTS)('the outbox on %s', (dialect) => {
   let store: Store;
   let outbox: OutboxSql;
-  let another: () => Promise<Store>;
+  let deliveries: DeliveryRepository;
+  let recorder: TestStores['recorder'];
+  let another: TestStores['another'];
   let stores: TestStores;
   const cleanup: (() => Promise<void>)[] = [];
 
   beforeEach(async () => {
     stores = await openTestStoresOn(dialect);
     store = stores.store;
+    deliveries = stores.outbox.deliveries;
+    recorder = stores.recorder;
     another = stores.another;
-    outbox = createOutboxSql({ ...store.database, sealer: testSealer() });
+    outbox = createOutboxSql(store, testSealer());
   });
 
   afterEach(async () => {
@@ -267,14 +274,14 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     leaseUntil: number,
     on: Store = store,
   ): Promise<Claimed[]> {
-    const sqlOf = on === store ? outbox : createOutboxSql({ ...on.database, sealer: testSealer() });
+    const sqlOf = on === store ? outbox : createOutboxSql(on, testSealer());
     const request = { now, leaseUntil, routedTo: ['log'], provider: 'log', instance: on.instance };
     const got = await sqlOf.claimDue({ ...request, limit, kind: 'sms' });
     return got.concat(await sqlOf.claimDue({ ...request, limit: limit - got.length, kind: 'push' }));
   }
 
   it('claim: due deliveries once each, with an attempt (and its provider) written before the send', async () => {
-    await store.calls.record(call(), [sms(), sms(), push()]);
+    await recorder.record(call(), [sms(), sms(), push()]);
     const now = Date.now();
     const first = await claim(now, 2, now + 30_000);
     const second = await claim(now, 5, now + 30_000);
@@ -289,7 +296,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
         lease_until: now + 30_000,
         leased_by: store.instance,
       });
-      const attempts = await store.deliveries.attemptsOf(c.delivery.id);
+      const attempts = await deliveries.attemptsOf(c.delivery.id);
       expect(attempts).toEqual([
         expect.objectContaining({ id: c.attemptId, started_at: now, outcome: null, provider: 'log' }),
       ]);
@@ -298,7 +305,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
   });
 
   it('claim: only what is routed to the lane, and marks it with the provider the attempt goes to', async () => {
-    await store.calls.record(call(), [
+    await recorder.record(call(), [
       { ...sms(), provider: 'http' },
       { ...sms(), provider: 'twilio' },
     ]);
@@ -318,7 +325,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
       provider: 'twilio-fallback',
     });
     expect(got.map((c) => c.delivery.provider)).toEqual(['twilio-fallback']);
-    const attempts = await store.deliveries.attemptsOf(got[0]?.delivery.id ?? 0);
+    const attempts = await deliveries.attemptsOf(got[0]?.delivery.id ?? 0);
     expect(attempts.map((a) => a.provider)).toEqual(['twilio-fallback']);
   });
 
@@ -329,7 +336,14 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
       let room = 2;
       const released: string[] = [];
       const lane = { id: 'log', kind: 'sms' } as Lane;
-      const intake = createIntake({
+      const data = tempDataDir();
+      const own = await openStore({ dataDir: data.dir, synchronous: 'NORMAL' });
+      cleanup.unshift(async () => {
+        await own.close();
+        data.remove();
+      });
+      const enqueue = createEnqueue({
+        store: own,
         sealer: testSealer(),
         leaseMs: 30_000,
         dispatcher: {
@@ -339,30 +353,26 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
           mayBeDue() {},
         },
       });
-      const data = tempDataDir();
-      const own = await openStore({ dataDir: data.dir, synchronous: 'NORMAL', intake });
-      cleanup.unshift(async () => {
-        await own.close();
-        data.remove();
-      });
+      const recordOwn = createCallRecorder({ store: own, enqueue });
+      const ownDeliveries = createDeliveryRepository(own.db, own.dialect);
       const before = Date.now();
-      const id = await own.calls.record(call(), [sms(), push(), sms('+447700900999')]);
+      const id = await recordOwn.record(call(), [sms(), push(), sms('+447700900999')]);
       // Claimed in the commit: sending, its attempt written, before anyone was told.
       expect(taken.map((c) => [c.delivery.call_id, c.delivery.kind, c.delivery.status])).toEqual([
         [id, 'sms', 'sending'],
         [id, 'push', 'sending'],
       ]);
       for (const c of taken) {
-        const row = await own.deliveries.findById(c.delivery.id);
+        const row = await ownDeliveries.findById(c.delivery.id);
         expect(row).toMatchObject({ status: 'sending', attempts: 1, leased_by: own.instance });
         expect(row?.lease_until).toBeGreaterThanOrEqual(before + 30_000);
         expect(c.delivery).toEqual(row);
-        expect(await own.deliveries.attemptsOf(c.delivery.id)).toEqual([
+        expect(await ownDeliveries.attemptsOf(c.delivery.id)).toEqual([
           expect.objectContaining({ id: c.attemptId, outcome: null, provider: 'log' }),
         ]);
       }
       // No room left: the third is queued, for a claim pass.
-      const ownSql = createOutboxSql({ ...own.database, sealer: testSealer() });
+      const ownSql = createOutboxSql(own, testSealer());
       const rest = await ownSql.claimDue({
         now: Date.now(),
         limit: 5,
@@ -375,10 +385,12 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
       expect(rest.map((c) => c.delivery.recipient)).toEqual(['+447700900999']);
       // An auth code already past its validity is never claimed.
       room = 5;
-      await own.calls.record(call(), [sms('+447700900111', before - 1)]);
+      await recordOwn.record(call(), [sms('+447700900111', before - 1)]);
       expect(taken).toHaveLength(2);
-      // A commit that fails (here the second record of the batch) gives its slots back.
-      const batch = [own.calls.record(call(), [sms()]), own.calls.record(call({ at: null as never }))];
+      // A commit that fails after a slot was taken (here the batch's second delivery, past its
+      // validity so never claimed, cannot be inserted) gives its slots back.
+      const broken = { ...sms('+447700900111', before - 1), recipient: null as never };
+      const batch = [recordOwn.record(call(), [sms()]), recordOwn.record(call(), [broken])];
       for (const recorded of batch) await expect(recorded).rejects.toThrow();
       expect(released).toEqual(['log']);
       expect(taken).toHaveLength(2);
@@ -386,7 +398,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
   );
 
   it('sent and retry: settles a sent SMS (its sealed text destroyed), reschedules a transient failure', async () => {
-    await store.calls.record(call(), [sms(), sms()]);
+    await recorder.record(call(), [sms(), sms()]);
     const now = Date.now();
     const [a, b] = await claim(now, 2, now + 30_000);
     if (!a || !b) throw new Error('not claimed');
@@ -398,7 +410,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
         result: { outcome: 'transient', error: 'busy', status: 503, retryAt: now + 5000, retryAfterMs: 5000 },
       },
     ]);
-    const sent = await store.deliveries.findById(a.delivery.id);
+    const sent = await deliveries.findById(a.delivery.id);
     expect(sent).toMatchObject({
       status: 'sent',
       provider_id: 'SM1',
@@ -408,25 +420,25 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     });
     expect(JSON.parse(sent?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
     expect(sent?.secret).toBeNull();
-    const later = await store.deliveries.findById(b.delivery.id);
+    const later = await deliveries.findById(b.delivery.id);
     expect(later).toMatchObject({ status: 'pending', next_attempt_at: now + 5000, last_error: 'busy' });
     // Still to be sent: its text is kept, sealed, never in the payload.
     expect(JSON.parse(later?.payload ?? '{}')).toEqual({ maskedText: 'Your code is ******' });
     expect(later?.secret).toMatch(/^v1\./);
     expect(later?.secret).not.toContain('123456');
     expect(outbox.openText(later as NonNullable<typeof later>)).toBe('Your code is 123456');
-    expect(await store.deliveries.attemptsOf(b.delivery.id)).toEqual([
+    expect(await deliveries.attemptsOf(b.delivery.id)).toEqual([
       expect.objectContaining({ outcome: 'transient', status: 503, retry_after_ms: 5000, finished_at: now }),
     ]);
-    expect(await store.deliveries.recordProviderStatus('SM1', 'delivered', now)).toBe(true);
-    expect(await store.deliveries.recordProviderStatus('SM-unknown', 'delivered', now)).toBe(false);
-    const state = await store.deliveries.outbox(now + 6000);
+    expect(await deliveries.recordProviderStatus('SM1', 'delivered', now)).toBe(true);
+    expect(await deliveries.recordProviderStatus('SM-unknown', 'delivered', now)).toBe(false);
+    const state = await deliveries.outbox(now + 6000);
     expect(state).toMatchObject({ due: 1, oldestDueAt: now + 5000 });
     expect(state.byStatus).toMatchObject({ sent: 1, pending: 1, sending: 0 });
   });
 
   it('retry with a failover: the next try goes to the other provider, due at once', async () => {
-    await store.calls.record(call(), [sms()]);
+    await recorder.record(call(), [sms()]);
     const now = Date.now();
     const [a] = await claim(now, 1, now + 30_000);
     if (!a) throw new Error('not claimed');
@@ -443,7 +455,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
         },
       },
     ]);
-    expect(await store.deliveries.findById(a.delivery.id)).toMatchObject({
+    expect(await deliveries.findById(a.delivery.id)).toMatchObject({
       status: 'pending',
       provider: 'twilio-fallback',
       next_attempt_at: now,
@@ -451,14 +463,14 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
   });
 
   it('interrupt: a claim whose lease ran out is due again; the late finish of the old claim settles nothing', async () => {
-    await store.calls.record(call(), [sms()]);
+    await recorder.record(call(), [sms()]);
     const now = Date.now();
     const [old] = await claim(now, 1, now + 1000);
     if (!old) throw new Error('not claimed');
     expect(await outbox.recover(now + 500)).toBe(0);
     expect(await outbox.recover(now + 1500, { except: new Set([old.delivery.id]) })).toBe(0);
     expect(await outbox.recover(now + 1500)).toBe(1);
-    expect(await store.deliveries.attemptsOf(old.delivery.id)).toEqual([
+    expect(await deliveries.attemptsOf(old.delivery.id)).toEqual([
       expect.objectContaining({ outcome: 'interrupted' }),
     ]);
     const [again] = await claim(now + 1500, 1, now + 60_000);
@@ -466,20 +478,20 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     await outbox.finish([
       { claimed: old, now: now + 1600, result: { outcome: 'permanent', error: 'late', retryAt: undefined } },
     ]);
-    expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({
+    expect(await deliveries.findById(old.delivery.id)).toMatchObject({
       status: 'sending',
       attempts: 2,
     });
     if (!again) throw new Error('not claimed');
     await outbox.finish([{ claimed: again, now: now + 1700, result: { outcome: 'sent', response: 'ok' } }]);
-    expect(await store.deliveries.findById(old.delivery.id)).toMatchObject({ status: 'sent' });
-    const attempts = await store.deliveries.attemptsOf(old.delivery.id);
+    expect(await deliveries.findById(old.delivery.id)).toMatchObject({ status: 'sent' });
+    const attempts = await deliveries.attemptsOf(old.delivery.id);
     expect(attempts.map((a) => a.outcome)).toEqual(['interrupted', 'sent']);
   });
 
   it('expire, forget, resend and due-now: codes past their validity, dead ones, pushNoti', async () => {
     const queued = Date.now();
-    await store.calls.record(call(), [
+    await recorder.record(call(), [
       sms('+447700900001', queued + 1000),
       sms('+447700900002', queued + 1000),
       push(),
@@ -497,31 +509,32 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
       { claimed: pending, now, result: { outcome: 'transient', error: 'busy', retryAt: now + 1000 } },
     ]);
     // Dead, but valid: it can still be resent, so it keeps its sealed text.
-    expect((await store.deliveries.findById(dead.delivery.id))?.secret).not.toBeNull();
+    expect((await deliveries.findById(dead.delivery.id))?.secret).not.toBeNull();
     expect(await outbox.expireStale(queued + 2000)).toBe(1);
-    expect(await store.deliveries.findById(pending.delivery.id)).toMatchObject({
+    expect(await deliveries.findById(pending.delivery.id)).toMatchObject({
       status: 'expired',
       secret: null,
     });
-    const forgotten = await store.deliveries.findById(dead.delivery.id);
+    const forgotten = await deliveries.findById(dead.delivery.id);
     expect(forgotten).toMatchObject({ status: 'dead', secret: null });
     // The SMS lost its text: only the push can be sent again.
     expect(await outbox.resend(dead.delivery.id, now)).toBe(false);
     expect(await outbox.resendAllDead(now)).toBe(1);
-    expect(await store.deliveries.findById(deadPush.delivery.id)).toMatchObject({
+    expect(await deliveries.findById(deadPush.delivery.id)).toMatchObject({
       status: 'pending',
       attempts: 0,
     });
-    expect(await store.deliveries.pendingPushes()).toBe(1);
+    expect(await deliveries.pendingPushes()).toBe(1);
     expect(await outbox.makePushesDue(now + 5)).toBe(1);
   });
 
   it('never hands one delivery to two instances claiming at once', async () => {
-    await store.calls.record(
+    await recorder.record(
       call(),
       Array.from({ length: 300 }, () => sms()),
     );
-    const stores = dialect === 'postgres' ? [store, await another(), await another()] : [store];
+    const stores =
+      dialect === 'postgres' ? [store, (await another()).store, (await another()).store] : [store];
     const now = Date.now();
     const claims = await Promise.all(
       Array.from({ length: 30 }, (_, i) => claim(now, 13, now + 30_000, stores[i % stores.length] as Store)),
@@ -535,26 +548,26 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     "interrupt: another instance's claims once it has gone silent, however long their lease; never a live one's",
     async () => {
       const other = await another();
-      await store.calls.record(call(), [sms(), sms()]);
+      await recorder.record(call(), [sms(), sms()]);
       const now = Date.now();
       // The other instance claims both, with leases of an hour.
-      const held = await claim(now, 2, now + 3_600_000, other);
+      const held = await claim(now, 2, now + 3_600_000, other.store);
       expect(held).toHaveLength(2);
       // It announces itself (its watch connection, every 2 s): its claims are its own.
-      await waitUntil(async () => (await instanceSeen(other.instance)) !== undefined);
+      await waitUntil(async () => (await instanceSeen(other.store.instance)) !== undefined);
       expect(await outbox.recover(now, { silentAfterMs: 6000, instance: store.instance })).toBe(0);
       // Silent for longer than 6 s (as if killed): taken over at once, lease or not.
       await other.close();
-      await store.database.db
+      await store.db
         .insertInto('instances')
-        .values({ id: other.instance, started_at: now - 60_000, seen_at: now - 7000 })
+        .values({ id: other.store.instance, started_at: now - 60_000, seen_at: now - 7000 })
         .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: now - 7000 }))
         .execute();
       expect(await outbox.recover(Date.now(), { silentAfterMs: 6000, instance: store.instance })).toBe(2);
-      expect((await store.deliveries.counts()).pending).toBe(2);
+      expect((await deliveries.counts()).pending).toBe(2);
       // Its own claims are never another's silent ones.
       const mine = await claim(Date.now(), 2, Date.now() + 3_600_000);
-      await sql`UPDATE instances SET seen_at = 0 WHERE id = ${store.instance}`.execute(store.database.db);
+      await sql`UPDATE instances SET seen_at = 0 WHERE id = ${store.instance}`.execute(store.db);
       expect(await outbox.recover(Date.now(), { silentAfterMs: 6000, instance: store.instance })).toBe(0);
       expect(mine).toHaveLength(2);
     },
@@ -563,15 +576,15 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
   it.runIf(dialect === 'postgres')(
     'releases what it holds at a clean stop, for another instance to send',
     async () => {
-      await store.calls.record(call(), [sms()]);
+      await recorder.record(call(), [sms()]);
       const now = Date.now();
       const [held] = await claim(now, 1, now + 3_600_000);
       expect(await outbox.releaseHeldBy(store.instance, now + 1)).toBe(1);
-      expect(await store.deliveries.findById(held?.delivery.id ?? 0)).toMatchObject({
+      expect(await deliveries.findById(held?.delivery.id ?? 0)).toMatchObject({
         status: 'pending',
         leased_by: null,
       });
-      expect((await store.deliveries.attemptsOf(held?.delivery.id ?? 0)).map((a) => a.outcome)).toEqual([
+      expect((await deliveries.attemptsOf(held?.delivery.id ?? 0)).map((a) => a.outcome)).toEqual([
         'interrupted',
       ]);
     },
@@ -581,14 +594,15 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     'commits calls with FULL durability around the outbox bookkeeping that does not wait for the disk',
     async () => {
       const data = tempDataDir();
-      const full = await openStore({ dataDir: data.dir, synchronous: 'FULL', intake: testIntake() });
+      const instance = await openTestInstance({ dataDir: data.dir, synchronous: 'FULL' });
+      const full = instance.store;
       try {
         const level = async () =>
           (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(full.db)).rows[0]?.synchronous;
         expect(await level()).toBe(2);
-        await full.calls.record(call(), [sms(), sms()]);
+        await instance.recorder.record(call(), [sms(), sms()]);
         const now = Date.now();
-        const fullSql = createOutboxSql({ ...full.database, sealer: testSealer() });
+        const fullSql = createOutboxSql(full, testSealer());
         const claimed = await fullSql.claimDue({
           now,
           limit: 5,
@@ -603,16 +617,16 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
         );
         // FULL again for what follows (a call's commit waits for the disk).
         expect(await level()).toBe(2);
-        expect((await full.deliveries.counts()).sent).toBe(2);
+        expect((await instance.outbox.deliveries.counts()).sent).toBe(2);
       } finally {
-        await full.close();
+        await instance.close();
         data.remove();
       }
     },
   );
 
   async function instanceSeen(id: string): Promise<number | undefined> {
-    const row = await store.database.db
+    const row = await store.db
       .selectFrom('instances')
       .select('seen_at')
       .where('id', '=', id)

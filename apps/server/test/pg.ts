@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openStore, type Store } from '../src/store/index.js';
-import { startTestApp, type TestApp, tempDataDir, testIntake } from './helpers.js';
+import { startTestApp, type TestApp, tempDataDir } from './helpers.js';
+import { openTestInstance, type TestInstance } from './instance.js';
 
 /**
  * PostgreSQL for tests: `TEST_DATABASE_URL` names a server and a database to connect to (CI sets
@@ -68,19 +68,20 @@ export async function startTestAppOn(
   };
 }
 
-/** Stores a test opens itself on one database: the first, and more on the same database. */
-export interface TestStores {
-  /** The first store. */
-  readonly store: Store;
-  /** Another store on the same database (a second instance; PostgreSQL only shares it). */
-  another(): Promise<Store>;
+/**
+ * Instances a test opens itself on one database (each a store with its outbox, History and call
+ * recorder: instance.ts): the first, and more on the same database.
+ */
+export interface TestStores extends Omit<TestInstance, 'close'> {
+  /** Another instance on the same database (PostgreSQL only shares it). */
+  another(): Promise<TestInstance>;
   /** Closes every store opened, and drops the database or removes the folder. */
   close(): Promise<void>;
 }
 
 /**
- * Opens a store on `dialect` (SQLite in a temporary folder, or a fresh PostgreSQL database), with
- * the outbox's step of a store no dispatcher sends from (testIntake).
+ * Opens an instance on `dialect` (SQLite in a temporary folder, or a fresh PostgreSQL database):
+ * a store with the outbox (not sending), History and the call recorder on it (instance.ts).
  */
 export async function openTestStoresOn(
   dialect: (typeof DIALECTS)[number],
@@ -92,18 +93,21 @@ export async function openTestStoresOn(
   const fresh = dialect === 'postgres' ? await freshPostgres() : undefined;
   if (fresh) cleanup.unshift(() => fresh.drop());
   const another = async () => {
-    const store = await openStore({
+    const instance = await openTestInstance({
       dataDir: data.dir,
       synchronous: 'NORMAL',
       databaseUrl: fresh?.url,
       poolSize: options.poolSize ?? 8,
-      intake: testIntake(),
     });
-    cleanup.unshift(() => store.close());
-    return store;
+    cleanup.unshift(() => instance.close());
+    return instance;
   };
+  const first = await another();
   return {
-    store: await another(),
+    store: first.store,
+    outbox: first.outbox,
+    history: first.history,
+    recorder: first.recorder,
     another,
     async close() {
       for (const step of cleanup) await step();

@@ -58,14 +58,14 @@ describe('call records', () => {
       },
     ];
     for (const { binding, req } of calls) {
-      const before = await t.app.store.calls.count();
+      const before = await t.app.history.count();
       const res = await t.app.inject({
         ...req,
         remoteAddress: '203.0.113.9',
         headers: { ...req.headers, 'user-agent': 'ksoap2-android/2.6.0+' },
       });
       expect(res.statusCode, binding).toBe(200);
-      expect(await t.app.store.calls.count()).toBe(before + 1);
+      expect(await t.app.history.count()).toBe(before + 1);
       const row = await lastCall(t.app);
       expect(row).toMatchObject({
         group_name: 'AuthCodeSending',
@@ -235,7 +235,7 @@ describe('durability', () => {
       await first.app.close();
 
       const second = await startTestApp({}, data.dir);
-      const rows = await second.app.store.calls.list({ limit: 10 });
+      const rows = await second.app.history.list({ limit: 10 });
       expect(rows.map((r) => [r.operation, r.outcome, r.status])).toEqual([
         ['GetBookPdfByTerm', 'client-error', 404],
         ['pushNoti', 'ok', 200],
@@ -300,9 +300,9 @@ describe('retention', () => {
         recipient: '+447911123456',
         payload: { text: 'x 1234', maskedText: 'x ***' },
       };
-      await first.app.store.calls.record({ ...base, at: now - 40 * day }, [sms]);
-      const nearly = await first.app.store.calls.record({ ...base, at: now - 29.5 * day }, [sms]);
-      const recent = await first.app.store.calls.record({ ...base, at: now - 10 * day }, [sms]);
+      await first.app.recorder.record({ ...base, at: now - 40 * day }, [sms]);
+      const nearly = await first.app.recorder.record({ ...base, at: now - 29.5 * day }, [sms]);
+      const recent = await first.app.recorder.record({ ...base, at: now - 10 * day }, [sms]);
       await first.app.close();
 
       const second = await startTestApp(
@@ -312,7 +312,7 @@ describe('retention', () => {
       );
       try {
         const left = async () => ({
-          calls: (await second.app.store.calls.list({ limit: 10 })).map((c) => c.id).sort((a, b) => a - b),
+          calls: (await second.app.history.list({ limit: 10 })).map((c) => c.id).sort((a, b) => a - b),
           deliveries: (await second.app.store.db.selectFrom('deliveries').select('call_id').execute())
             .map((d) => d.call_id)
             .sort((a, b) => a - b),

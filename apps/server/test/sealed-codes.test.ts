@@ -121,7 +121,7 @@ describe('sealed auth codes', () => {
       ).toHaveLength(1);
     // While it waits, a code is sealed: never in the row in clear.
     await waitUntil(async () => {
-      const counts = await t.app.store.deliveries.counts();
+      const counts = await t.app.outbox.deliveries.counts();
       return counts.sent === CODES.length - 1 && counts.dead === 1;
     });
     // Past its validity the dead one's sealed text is destroyed too.
@@ -153,7 +153,7 @@ describe('sealed auth codes', () => {
     const dataDir = first.dataDir;
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     // A pending SMS as the older release stored it: its text in the payload's JSON.
-    const callId = await first.app.store.calls.record({
+    const callId = await first.app.recorder.record({
       at: Date.now(),
       group_name: 'AuthCodeSending',
       operation: 'AuthCode',
@@ -198,7 +198,7 @@ describe('sealed auth codes', () => {
     expect(gateway.requests[0]?.body).toContain('JV83QD');
     const [row] = await second.app.store.db.selectFrom('deliveries').selectAll().execute();
     expect(JSON.parse(row?.payload ?? '')).toEqual({ maskedText: 'Your verification code is ***' });
-    await waitUntil(async () => (await second.app.store.deliveries.counts()).sent === 1);
+    await waitUntil(async () => (await second.app.outbox.deliveries.counts()).sent === 1);
     await second.close();
     expect(foundIn(dataDir, ['JV83QD'])).toEqual([]);
   }, 30_000);

@@ -1,7 +1,8 @@
 import type { CallDetail, CallList, Problem } from '@school/contract';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallQuery, NewCall } from '../src/store/index.js';
+import type { CallQuery } from '../src/history/index.js';
+import type { NewCall } from '../src/store/index.js';
 import { CALL_T0, callRow, startTestApp, type TestApp } from './helpers.js';
 
 const MINUTE = 60_000;
@@ -11,7 +12,7 @@ const call = callRow;
 
 /** Records all the calls in one group commit. */
 async function seed(t: TestApp, calls: NewCall[]): Promise<void> {
-  await Promise.all(calls.map((c) => t.app.store.calls.record(c)));
+  await Promise.all(calls.map((c) => t.app.recorder.record(c)));
 }
 
 const list = async (t: TestApp, query: string) => {
@@ -22,7 +23,7 @@ const list = async (t: TestApp, query: string) => {
 /** Resolves once the search worker has `n` jobs under way. */
 async function workerBusy(t: TestApp, n = 1): Promise<void> {
   const deadline = Date.now() + 10_000;
-  while (t.app.store.calls.searchWorker.jobs < n) {
+  while (t.app.history.searchWorker.jobs < n) {
     if (Date.now() > deadline) throw new Error(`the worker never had ${n} jobs`);
     await new Promise((r) => setTimeout(r, 2));
   }
@@ -102,14 +103,14 @@ describe('free-text search in the worker', () => {
     ];
     for (const query of cases) {
       const expected = await before(query, 1000);
-      const page = await t.app.store.calls.searchText(query, { limit: 1000 });
+      const page = await t.app.history.searchText(query, { limit: 1000 });
       expect(
         page.rows.map((r) => r.id),
         JSON.stringify(query),
       ).toEqual(expected);
       expect(page).toMatchObject({ complete: true, next: null });
       // And the unbudgeted search() gives the same.
-      const rows = await t.app.store.calls.search(query, { limit: 1000 });
+      const rows = await t.app.history.search(query, { limit: 1000 });
       expect(rows.map((r) => r.id)).toEqual(expected);
     }
     expect((await before({ q: 'needle' }, 1000)).length).toBeGreaterThan(50);
@@ -159,15 +160,15 @@ describe('free-text search in the worker', () => {
     expect(rows.map((r) => r.id)).toEqual(expected);
     expect(rows[0]?.request).toContain('<body>');
 
-    const batches = t.app.store.calls.scan({ q: 'needle' }, 5);
+    const batches = t.app.history.scan({ q: 'needle' }, 5);
     const first = await batches.next();
     expect(first.value).toHaveLength(5);
-    expect(t.app.store.calls.searchWorker.jobs).toBe(1);
+    expect(t.app.history.searchWorker.jobs).toBe(1);
     await batches.return(undefined);
-    expect(t.app.store.calls.searchWorker.jobs).toBe(0);
+    expect(t.app.history.searchWorker.jobs).toBe(0);
     // A scan that was never read gives its slot back too.
-    await t.app.store.calls.scanSummaries({ q: 'needle' }, 5).return(undefined);
-    expect(t.app.store.calls.searchWorker.jobs).toBe(0);
+    await t.app.history.scanSummaries({ q: 'needle' }, 5).return(undefined);
+    expect(t.app.history.searchWorker.jobs).toBe(0);
   });
 });
 
@@ -233,14 +234,14 @@ describe('the event loop is not held by a search', () => {
         url: '/AuthCodeSending.asmx/AuthCode?code=1234&phone=%2B447911123456',
       });
       expect(soap.statusCode).toBe(200);
-      expect(await t.app.store.calls.count()).toBe(61);
+      expect(await t.app.history.count()).toBe(61);
       const page = await list(t, 'limit=5');
       expect(page.body.items).toHaveLength(5);
       // All of that answered while the search was still scanning. (Its end is not awaited: the
       // worker runs at a lower priority, and on a loaded machine the scan takes long; closing the
       // app answers it, as the lifecycle test checks.)
       expect(searchDone).toBe(false);
-      expect(t.app.store.calls.searchWorker.jobs).toBe(1);
+      expect(t.app.history.searchWorker.jobs).toBe(1);
       void search.catch(() => {});
     } finally {
       await t.close();
@@ -271,7 +272,7 @@ describe('search worker limits and lifecycle', () => {
         expect(r.status).toBe(200);
         expect(r.body.search?.complete).toBe(false);
       }
-      expect(t.app.store.calls.searchWorker.jobs).toBe(0);
+      expect(t.app.history.searchWorker.jobs).toBe(0);
       expect((await list(t, 'q=nothing')).status).toBe(200);
     } finally {
       await t.close();
@@ -283,9 +284,9 @@ describe('search worker limits and lifecycle', () => {
     await seed(t, slowCalls(200));
     const search = list(t, `q=${SLOW_Q}`);
     await workerBusy(t);
-    expect(t.app.store.calls.searchWorker.running).toBe(true);
+    expect(t.app.history.searchWorker.running).toBe(true);
     await t.close();
-    expect(t.app.store.calls.searchWorker.running).toBe(false);
+    expect(t.app.history.searchWorker.running).toBe(false);
     const res = await search;
     expect(res.status).toBe(503);
     expect(res.body.detail).toBe('The server is shutting down.');

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOutboxSql } from '../src/outbox/sql.js';
+import { bucketCounts } from '../src/stats/call-stats.js';
 import type { NewCall, Store } from '../src/store/index.js';
 import { sms, testSealer, waitUntil } from './helpers.js';
 import { DIALECTS, openTestStoresOn, type TestStores } from './pg.js';
@@ -36,22 +37,14 @@ function call(overrides: Partial<NewCall> = {}): NewCall {
   };
 }
 
-interface Opened {
-  readonly store: Store;
-  /** Another store on the same database (a second instance; PostgreSQL only). */
-  another(): Promise<Store>;
-}
-
 describe.each(DIALECTS)('the store on %s', (dialect) => {
-  let opened: Opened;
-  let stores: TestStores;
+  let opened: TestStores;
 
   beforeEach(async () => {
-    stores = await openTestStoresOn(dialect);
-    opened = { store: stores.store, another: stores.another };
+    opened = await openTestStoresOn(dialect);
   });
 
-  afterEach(() => stores.close());
+  afterEach(() => opened.close());
 
   it('is ready once migrated, and says which database it is', async () => {
     expect(opened.store.dialect).toBe(dialect);
@@ -63,56 +56,56 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       .values({ name: '9999_from_a_newer_release', timestamp: new Date().toISOString() } as never)
       .execute();
     if (dialect === 'postgres') {
-      const second = await opened.another();
+      const second = (await opened.another()).store;
       expect(second.readiness()).toMatchObject({ database: true, migrations: true });
     } else {
       await opened.store.close();
-      const again = await opened.another();
+      const again = (await opened.another()).store;
       expect(again.readiness()).toMatchObject({ database: true, migrations: true });
     }
   });
 
   it('records concurrent calls with their deliveries in one commit, and reads numbers back as numbers', async () => {
-    const { store } = opened;
+    const { recorder, history, outbox } = opened;
     const ids = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => store.calls.record(call({ at: T0 + i }), i % 2 ? [sms()] : [])),
+      Array.from({ length: 50 }, (_, i) => recorder.record(call({ at: T0 + i }), i % 2 ? [sms()] : [])),
     );
     expect(new Set(ids).size).toBe(50);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
-    const row = await store.calls.findById(ids[7] as number);
+    const row = await history.findById(ids[7] as number);
     expect(row).toMatchObject({ at: T0 + 7, status: 200, duration_ms: 1.25, request_id: 'req-1' });
     expect(typeof row?.at).toBe('number');
     expect(typeof row?.id).toBe('number');
-    expect(await store.calls.count()).toBe(50);
-    const deliveries = await store.deliveries.search({}, { limit: 100 });
+    expect(await history.count()).toBe(50);
+    const deliveries = await outbox.deliveries.search({}, { limit: 100 });
     expect(deliveries).toHaveLength(25);
     expect(deliveries.every((d) => typeof d.created_at === 'number' && d.status === 'pending')).toBe(true);
-    expect((await store.deliveries.counts()).pending).toBe(25);
+    expect((await outbox.deliveries.counts()).pending).toBe(25);
   });
 
   it('records a request holding NUL (PostgreSQL keeps U+FFFD in its place)', async () => {
-    const { store } = opened;
-    const id = await store.calls.record(
+    const { recorder, history } = opened;
+    const id = await recorder.record(
       call({ request: 'POST / HTTP/1.1\r\n\r\n<a>\u0000</a>', params: '{"x":"\u0000"}' }),
     );
-    const row = await store.calls.findById(id);
+    const row = await history.findById(id);
     const kept = dialect === 'postgres' ? '\uFFFD' : '\u0000';
     expect(row?.request).toBe(`POST / HTTP/1.1\r\n\r\n<a>${kept}</a>`);
     expect(row?.params).toBe(`{"x":"${kept}"}`);
   });
 
   it('tells the live tail of each commit', async () => {
-    const { store } = opened;
+    const { recorder, history } = opened;
     const seen: number[] = [];
-    store.calls.events.on('recorded', (rows) => seen.push(...rows.map((r) => r.id)));
-    const ids = await Promise.all([store.calls.record(call()), store.calls.record(call())]);
+    history.live.events.on('recorded', (rows) => seen.push(...rows.map((r) => r.id)));
+    const ids = await Promise.all([recorder.record(call()), recorder.record(call())]);
     expect(seen).toEqual(ids);
   });
 
   it('lists newest first with keyset pages under each filter, and counts by bucket', async () => {
-    const { store } = opened;
+    const { store, recorder, history } = opened;
     for (let i = 0; i < 30; i++) {
-      await store.calls.record(
+      await recorder.record(
         call({
           at: T0 + Math.floor(i / 2) * 60_000,
           binding: i % 3 === 0 ? 'http-get' : 'soap12',
@@ -124,26 +117,26 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     const all: number[] = [];
     let after: { at: number; id: number } | undefined;
     for (;;) {
-      const page = await store.calls.search({ binding: 'soap12' }, { limit: 7, after });
+      const page = await history.search({ binding: 'soap12' }, { limit: 7, after });
       all.push(...page.map((r) => r.id));
       const last = page[page.length - 1];
       if (page.length < 7 || !last) break;
       after = { at: last.at, id: last.id };
     }
-    const expected = (await store.calls.list({ limit: 100 }))
+    const expected = (await history.list({ limit: 100 }))
       .filter((r) => r.binding === 'soap12')
       .sort((a, b) => b.at - a.at || b.id - a.id)
       .map((r) => r.id);
     expect(all).toEqual(expected);
-    const ranged = await store.calls.search(
+    const ranged = await history.search(
       { from: T0 + 60_000, to: T0 + 180_000, ip: '10.0.0.2' },
       { limit: 100 },
     );
     expect(ranged.map((r) => r.at)).toEqual([T0 + 120_000, T0 + 60_000]);
-    const stats = await store.calls.stats({ from: T0, to: T0 + 3_600_000, bucketMs: 300_000 });
+    const stats = await bucketCounts(store.db, { from: T0, to: T0 + 3_600_000, bucketMs: 300_000 });
     expect(stats.reduce((n, s) => n + s.count, 0)).toBe(30);
     expect(stats.every((s) => s.bucket % 300_000 === 0 && typeof s.count === 'number')).toBe(true);
-    expect(await store.calls.recentFrom('10.0.0.1', 'AuthCode', T0, 3)).toEqual([
+    expect(await history.recentFrom('10.0.0.1', 'AuthCode', T0, 3)).toEqual([
       T0 + 14 * 60_000,
       T0 + 13 * 60_000,
       T0 + 12 * 60_000,
@@ -151,38 +144,38 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
   });
 
   it('finds free text folding ASCII case only, pages it, and exports it in batches', async () => {
-    const { store } = opened;
+    const { recorder, history } = opened;
     const needles: number[] = [];
     for (let i = 0; i < 40; i++) {
       const hit = i % 4 === 0;
-      const id = await store.calls.record(
+      const id = await recorder.record(
         call({ at: T0 + i, response: hit ? `<r>Needle_${i}%</r>` : `<r>hay ${i} ÉCOLE</r>` }),
       );
       if (hit) needles.push(id);
     }
     needles.reverse();
-    const page = await store.calls.searchText({ q: 'nEEDLE_' }, { limit: 4 });
+    const page = await history.searchText({ q: 'nEEDLE_' }, { limit: 4 });
     expect(page.rows.map((r) => r.id)).toEqual(needles.slice(0, 4));
     expect(page.complete).toBe(true);
-    const rest = await store.calls.searchText({ q: 'needle_' }, { limit: 50, after: page.next ?? undefined });
+    const rest = await history.searchText({ q: 'needle_' }, { limit: 50, after: page.next ?? undefined });
     expect(rest.rows.map((r) => r.id)).toEqual(needles.slice(4));
     expect(rest.next).toBeNull();
     // `%` and `_` are literal; non-ASCII letters are not folded (as SQLite's LIKE).
-    expect((await store.calls.search({ q: '_8%' }, { limit: 50 })).map((r) => r.id)).toEqual([needles[7]]);
-    expect(await store.calls.search({ q: 'école' }, { limit: 50 })).toHaveLength(0);
-    expect(await store.calls.search({ q: 'ÉCOLE' }, { limit: 50 })).toHaveLength(30);
+    expect((await history.search({ q: '_8%' }, { limit: 50 })).map((r) => r.id)).toEqual([needles[7]]);
+    expect(await history.search({ q: 'école' }, { limit: 50 })).toHaveLength(0);
+    expect(await history.search({ q: 'ÉCOLE' }, { limit: 50 })).toHaveLength(30);
     const batches: number[][] = [];
-    for await (const batch of store.calls.scan({ q: 'needle' }, 3)) batches.push(batch.map((r) => r.id));
+    for await (const batch of history.scan({ q: 'needle' }, 3)) batches.push(batch.map((r) => r.id));
     expect(batches.flat()).toEqual(needles);
     expect(Math.max(...batches.map((b) => b.length))).toBe(3);
-    expect(store.calls.searchWorker.jobs).toBe(0);
+    expect(history.searchWorker.jobs).toBe(0);
   });
 
   it('deletes old calls with their deliveries and attempts, in batches', async () => {
-    const { store } = opened;
-    for (let i = 0; i < 25; i++) await store.calls.record(call({ at: T0 + i }), [sms()]);
+    const { store, recorder, history, outbox } = opened;
+    for (let i = 0; i < 25; i++) await recorder.record(call({ at: T0 + i }), [sms()]);
     // Some of them under way, with their attempts: all go with their calls.
-    await createOutboxSql({ ...store.database, sealer: testSealer() }).claimDue({
+    await createOutboxSql(store, testSealer()).claimDue({
       now: Date.now(),
       limit: 10,
       leaseUntil: Date.now() + 60_000,
@@ -191,14 +184,14 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
       provider: 'log',
       instance: store.instance,
     });
-    expect(await store.calls.deleteOlderThan(T0 + 20, 7)).toBe(20);
-    expect(await store.calls.count()).toBe(5);
-    expect(await store.deliveries.search({}, { limit: 100 })).toHaveLength(5);
+    expect(await history.deleteOlderThan(T0 + 20, { batch: 7, alongside: outbox.deleteForCalls })).toBe(20);
+    expect(await history.count()).toBe(5);
+    expect(await outbox.deliveries.search({}, { limit: 100 })).toHaveLength(5);
   });
 
   it('takes exactly the limit when hundreds ask at once, and gives slots back', async () => {
     const { store } = opened;
-    const stores = dialect === 'postgres' ? [store, await opened.another()] : [store];
+    const stores = dialect === 'postgres' ? [store, (await opened.another()).store] : [store];
     const check = { dimension: 'authcode-phone', key: '+447700900123', max: 5, windowMs: 60_000 };
     const now = Date.now();
     const results = await Promise.all(
@@ -249,7 +242,7 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
 
   it('runs jobs of one name one after another, across instances, each waiting its turn', async () => {
     const { store } = opened;
-    const other = dialect === 'postgres' ? await opened.another() : store;
+    const other = dialect === 'postgres' ? (await opened.another()).store : store;
     const order: string[] = [];
     const job = (who: string, hold?: Promise<void>) => async () => {
       order.push(`${who} starts`);
@@ -296,7 +289,7 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
 
   it('runs a sweep on one instance at a time', async () => {
     const { store } = opened;
-    const other = dialect === 'postgres' ? await opened.another() : store;
+    const other = dialect === 'postgres' ? (await opened.another()).store : store;
     let release: () => void = () => {};
     const holding = new Promise<void>((resolve) => {
       release = resolve;
@@ -321,9 +314,9 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
   it.runIf(dialect === 'sqlite')(
     'commits what arrives while a batch is being committed as one next batch, and flush waits for it',
     async () => {
-      const { store } = opened;
+      const { store, recorder, history } = opened;
       const batches: number[] = [];
-      store.calls.events.on('recorded', (rows) => batches.push(rows.length));
+      history.live.events.on('recorded', (rows) => batches.push(rows.length));
       // Hold the connection, so that the first batch is stuck in its commit.
       let release = () => {};
       const held = new Promise<void>((resolve) => {
@@ -338,19 +331,19 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
         await held;
       });
       await isHolding;
-      const first = store.calls.record(call({ at: T0 }));
+      const first = recorder.record(call({ at: T0 }));
       const later: Promise<number>[] = [];
       // Four turns of the event loop, five calls each, while the first batch waits.
       for (let turn = 0; turn < 4; turn++) {
         await new Promise((r) => setImmediate(r));
-        for (let i = 0; i < 5; i++) later.push(store.calls.record(call({ at: T0 + 1 + turn * 5 + i })));
+        for (let i = 0; i < 5; i++) later.push(recorder.record(call({ at: T0 + 1 + turn * 5 + i })));
       }
-      const flushed = store.calls.flush();
+      const flushed = recorder.flush();
       release();
       await holder;
       await flushed;
       // Everything is committed once flush resolves, in two batches: the first, then the rest.
-      expect(await store.calls.count()).toBe(21);
+      expect(await history.count()).toBe(21);
       expect(batches).toEqual([1, 20]);
       const ids = await Promise.all([first, ...later]);
       expect([...ids].sort((a, b) => a - b)).toEqual(ids);
@@ -358,20 +351,20 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
   );
 
   it.runIf(dialect === 'postgres')("shows one instance's calls in another's live tail", async () => {
-    const { store } = opened;
+    const { store, recorder } = opened;
     const other = await opened.another();
     const seen = new Promise<number[]>((resolve) =>
-      other.calls.events.once('recorded', (rows) => resolve(rows.map((r) => r.id))),
+      other.history.live.events.once('recorded', (rows) => resolve(rows.map((r) => r.id))),
     );
     // The listener connects in the background: its first heartbeat, written once it LISTENs,
     // says it is there.
     await waitUntil(
       async () =>
-        (await store.db.selectFrom('instances').select('id').where('id', '=', other.instance).execute())
+        (await store.db.selectFrom('instances').select('id').where('id', '=', other.store.instance).execute())
           .length === 1,
       { intervalMs: 5, what: "the other instance's LISTEN" },
     );
-    const id = await store.calls.record(call({ params: '{"phone":"+447700900999"}' }));
+    const id = await recorder.record(call({ params: '{"phone":"+447700900999"}' }));
     await expect(seen).resolves.toEqual([id]);
   });
 });

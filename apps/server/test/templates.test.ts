@@ -195,7 +195,7 @@ describe.each(DIALECTS)('types received without a template (%s)', (dialect) => {
   };
 
   it('lists them with their spellings, counts and last time, from the recent calls only', async () => {
-    const { store } = t.app;
+    const { store, recorder } = t.app;
     const now = Date.now();
     const HOUR = DAY / 24;
     for (const call of [
@@ -210,7 +210,7 @@ describe.each(DIALECTS)('types received without a template (%s)', (dialect) => {
       sent('', now - 26 * HOUR),
       sent('sports', now - DAY),
     ]) {
-      await store.calls.record(call);
+      await recorder.record(call);
     }
     const missing = await get();
     expect(Math.abs(Date.parse(missing.since) - (now - 30 * DAY))).toBeLessThan(60_000);

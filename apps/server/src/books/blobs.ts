@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
+import type { Database } from '../store/index.js';
 
 /**
  * Where the books' bytes live, content-addressed by SHA-256: files under DATA_DIR/books with

@@ -11,9 +11,15 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { BOOK_CHUNK_BYTES, bookPath, readFully } from '../books/blobs.js';
+import { unsealedText } from '../outbox/payload.js';
 import { KEY_FILE, loadSealer, type Sealer } from '../secrets/sealer.js';
-import { isPostgresUrl, type OpenedDatabase, openDatabase } from '../store/db.js';
-import { COPIED_TABLES, type Database } from '../store/schema.js';
+import {
+  COPIED_TABLES,
+  type Database,
+  isPostgresUrl,
+  type OpenedDatabase,
+  openDatabase,
+} from '../store/index.js';
 
 const USAGE = `Usage: pnpm migrate-data --from <DATA_DIR> --to <postgres://user:password@host:5432/database>
 
@@ -308,11 +314,9 @@ function reseal(dataDir: string): (row: Record<string, unknown>) => void {
   const targetKey = process.env.CODE_ENCRYPTION_KEY;
   return (row) => {
     if (row.kind !== 'sms') return;
-    const payload = JSON.parse(String(row.payload)) as { text?: unknown; maskedText?: unknown };
-    const legacy =
-      typeof payload.text === 'string' && ['pending', 'sending', 'dead'].includes(String(row.status));
-    if (row.secret == null && !legacy) {
-      if (payload.text !== undefined) row.payload = JSON.stringify({ maskedText: payload.maskedText ?? '' });
+    const clear = unsealedText({ status: String(row.status), payload: String(row.payload) });
+    if (row.secret == null && clear?.text === undefined) {
+      if (clear) row.payload = clear.payload;
       return;
     }
     if (targetKey === undefined)
@@ -321,7 +325,7 @@ function reseal(dataDir: string): (row: Record<string, unknown>) => void {
       );
     to ??= loadSealer({ key: targetKey, dataDir });
     let text: string;
-    if (legacy) text = payload.text as string;
+    if (clear?.text !== undefined) text = clear.text;
     else {
       if (!fs.existsSync(sourceKey))
         throw new Error(`${sourceKey}, the key the SQLite server sealed auth codes with, is missing.`);
@@ -329,7 +333,7 @@ function reseal(dataDir: string): (row: Record<string, unknown>) => void {
       text = from.open(String(row.secret), String(row.idempotency_key));
     }
     row.secret = to.seal(text, String(row.idempotency_key));
-    row.payload = JSON.stringify({ maskedText: payload.maskedText ?? '' });
+    if (clear) row.payload = clear.payload;
   };
 }
 

@@ -1,7 +1,6 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
-import type { CallRow } from './calls.js';
-import type { Binding, Database, Outcome } from './schema.js';
+import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
 
 /**
  * History's call filter, defined once. CALL_FILTERS describes each filter; the functions below

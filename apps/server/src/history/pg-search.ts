@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import type { Database } from '../store/index.js';
 import { applyFilters, likePattern, olderThan, TEXT_COLUMNS } from './call-filters.js';
-import type { Database } from './schema.js';
 import {
   type Key,
   SearchBusyError,

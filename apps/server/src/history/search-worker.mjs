@@ -40,7 +40,7 @@ const statements = new Map();
  * The next `limit` calls newest first after `after` under the indexed filters, each with whether
  * one of its text columns contains the text. The chunk is read from the (…, at, id) index first,
  * so LIKE runs on those rows only, whatever plan the filters get. `query` comes compiled from the
- * main thread (search.ts, from store/call-filters.ts): `where` conditions over `calls` with named
+ * main thread (search.ts, from history/call-filters.ts): `where` conditions over `calls` with named
  * parameters, the LIKE pattern and the text columns.
  */
 function chunkStatement(query, hasAfter) {

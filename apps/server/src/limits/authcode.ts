@@ -7,7 +7,20 @@ export interface AuthCodeLimitOptions {
   readonly perPhone: RateLimit | null;
   readonly perIp: RateLimit | null;
   readonly perCountry: RateLimit | null;
-  readonly store: Pick<Store, 'dialect' | 'limits' | 'deliveries' | 'calls'>;
+  readonly store: Pick<Store, 'dialect' | 'limits'>;
+  /**
+   * What the store has committed, for SQLite's windows after a restart: when a caller's newest
+   * successful calls came (History's), and when the newest SMS to a number were queued (the
+   * outbox's).
+   */
+  readonly recent: {
+    readonly calls: {
+      recentFrom(ip: string, operation: string, since: number, limit: number): Promise<number[]>;
+    };
+    readonly sms: {
+      recentSms(recipient: string, since: number, limit: number, prefix?: boolean): Promise<number[]>;
+    };
+  };
 }
 
 export type AuthCodeSlot =
@@ -31,7 +44,7 @@ interface Dimension {
  * committed, so a restart keeps the limits; on PostgreSQL the slots themselves are kept.
  */
 export function createAuthCodeLimits(options: AuthCodeLimitOptions) {
-  const { store } = options;
+  const { store, recent } = options;
   const dimensions: readonly (Dimension | null)[] = [
     options.perPhone && { name: 'authcode-phone', limit: options.perPhone, who: () => 'this phone' },
     options.perIp && { name: 'authcode-ip', limit: options.perIp, who: (ip) => `this caller (${ip})` },
@@ -42,8 +55,8 @@ export function createAuthCodeLimits(options: AuthCodeLimitOptions) {
     },
   ];
   const limiter = createLimiter(store, (dimension, key, since, max) => {
-    if (dimension === 'authcode-ip') return store.calls.recentFrom(key, 'AuthCode', since, max);
-    return store.deliveries.recentSms(key, since, max, dimension === 'authcode-country');
+    if (dimension === 'authcode-ip') return recent.calls.recentFrom(key, 'AuthCode', since, max);
+    return recent.sms.recentSms(key, since, max, dimension === 'authcode-country');
   });
 
   return {

@@ -1,4 +1,5 @@
-import type { BookRow, NewDelivery } from '../store/index.js';
+import type { NewDelivery } from '../outbox/index.js';
+import type { BookRow } from '../store/index.js';
 
 export interface CallContext {
   /** The caller's address: limits and schools restricted to IP ranges use it. */

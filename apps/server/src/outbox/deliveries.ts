@@ -1,11 +1,5 @@
 import { DELIVERY_STATUSES, type DeliveryState, LOG_PROVIDER } from '@school/contract';
-import { type Kysely, type Selectable, sql } from 'kysely';
-import {
-  applyDeliveryFilters,
-  type DeliveryCursor,
-  type DeliveryQuery,
-  olderThan,
-} from './delivery-filters.js';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type {
   AttemptOutcome,
   Database,
@@ -13,7 +7,13 @@ import type {
   DeliveryAttemptsTable,
   DeliveryKind,
   DeliveryStatus,
-} from './schema.js';
+} from '../store/index.js';
+import {
+  applyDeliveryFilters,
+  type DeliveryCursor,
+  type DeliveryQuery,
+  olderThan,
+} from './delivery-filters.js';
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
@@ -30,8 +30,8 @@ export interface OutboxState {
 }
 
 /**
- * Reading the deliveries, for the console and the limits. Every change of a delivery's state is
- * the outbox's (apps/server/src/outbox/: states.ts, sql.ts), not this repository's.
+ * Reading the deliveries, for the console, the metrics and the limits, and what a provider reports
+ * later. Every change of a delivery's state is a transition of states.ts, in sql.ts.
  */
 export interface DeliveryRepository {
   findById(id: number): Promise<DeliveryRow | undefined>;
@@ -54,6 +54,19 @@ export interface DeliveryRepository {
   recentSms(recipient: string, since: number, limit: number, prefix?: boolean): Promise<number[]>;
   /** Records what the provider reported later about the message it accepted; false if unknown. */
   recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
+}
+
+/**
+ * Retention: deletes the deliveries of the calls `callIds`, and their attempts, in the transaction
+ * that deletes the calls (history/calls.ts), before it does.
+ */
+export async function deleteForCalls(trx: Transaction<Database>, callIds: readonly number[]): Promise<void> {
+  const ids = [...callIds];
+  await trx
+    .deleteFrom('delivery_attempts')
+    .where('delivery_id', 'in', trx.selectFrom('deliveries').select('id').where('call_id', 'in', ids))
+    .execute();
+  await trx.deleteFrom('deliveries').where('call_id', 'in', ids).execute();
 }
 
 /** The deliveries' reads, one implementation for both databases (filters in delivery-filters.ts). */

@@ -1,12 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { SendResult } from '../providers/types.js';
 import { SealedValueError } from '../secrets/sealer.js';
-import { isUnavailableError, type Store } from '../store/index.js';
-import type { DeliveryKind } from '../store/schema.js';
+import { type DeliveryKind, isUnavailableError, type Store } from '../store/index.js';
 import { nextTry } from './backoff.js';
+import { FinishedAttempts } from './finished-attempts.js';
 import type { Lane, Lanes } from './lanes.js';
 import { parseDeliveryPayload } from './payload.js';
-import { Recorder } from './recorder.js';
 import type { AttemptResult, Claimed, OutboxSql } from './sql.js';
 
 /**
@@ -21,6 +20,8 @@ const PAUSE_DEFAULT_MS = 1000;
 const PAUSE_MAX_MS = 60_000;
 
 export interface DispatcherOptions {
+  readonly store: Store;
+  readonly sql: OutboxSql;
   readonly lanes: Lanes;
   /** After this many attempts a delivery is dead. */
   readonly maxAttempts: number;
@@ -45,9 +46,9 @@ export interface DispatcherOptions {
 export class Dispatcher {
   readonly #o: DispatcherOptions;
   readonly #random: () => number;
-  #store: Store | undefined;
-  #sql: OutboxSql | undefined;
-  readonly #recorder: Recorder;
+  readonly #store: Store;
+  readonly #sql: OutboxSql;
+  readonly #finished: FinishedAttempts;
   readonly #inflight = new Set<Promise<void>>();
   #running = false;
   #begun = false;
@@ -63,7 +64,9 @@ export class Dispatcher {
   constructor(options: DispatcherOptions) {
     this.#o = options;
     this.#random = options.random ?? Math.random;
-    this.#recorder = new Recorder(() => this.#sqlOf(), {
+    this.#store = options.store;
+    this.#sql = options.sql;
+    this.#finished = new FinishedAttempts(options.sql, {
       recorded: (batch) => {
         // A retry is claimed when it comes due.
         let retryAt = Number.POSITIVE_INFINITY;
@@ -90,11 +93,11 @@ export class Dispatcher {
    * Starts once the database has been reached: recovers what a previous process left `sending`,
    * then sends, sweeping every `pollMs`.
    */
-  start(store: Store, sql: OutboxSql): void {
+  start(): void {
     if (this.#running) return;
     this.#running = true;
-    this.#store = store;
-    this.#sql = sql;
+    const store = this.#store;
+    const sql = this.#sql;
     this.#starting = store.whenReady(
       async () => {
         this.#begun = true;
@@ -128,16 +131,16 @@ export class Dispatcher {
     if (this.#begun) await this.#starting;
     if (this.#poll) clearInterval(this.#poll);
     if (this.#timer) clearTimeout(this.#timer);
-    this.#store?.availability.events.off('up', this.#onUp);
+    this.#store.availability.events.off('up', this.#onUp);
     await this.#passing;
     await Promise.all(this.#inflight);
     // One last try; what still cannot be recorded is taken back by a sweep once its lease runs
     // out (or this instance is silent), and sent again with the same idempotency key.
-    if (!(await this.#recorder.flush()))
-      this.#o.log.error({ attempts: this.#recorder.waiting }, 'finished attempts left unrecorded at stop');
-    else if (this.#begun && this.#store?.dialect === 'postgres') {
+    if (!(await this.#finished.flush()))
+      this.#o.log.error({ attempts: this.#finished.waiting }, 'finished attempts left unrecorded at stop');
+    else if (this.#begun && this.#store.dialect === 'postgres') {
       try {
-        const released = await this.#sqlOf().releaseHeldBy(this.#store.instance, Date.now());
+        const released = await this.#sql.releaseHeldBy(this.#store.instance, Date.now());
         if (released > 0) this.#o.log.info({ released }, 'deliveries still held handed back at stop');
       } catch (err) {
         this.#trouble(err, 'could not hand back the deliveries held at stop');
@@ -169,7 +172,7 @@ export class Dispatcher {
   /** pushNoti: every pending push due now, retries included; returns how many. */
   async dispatchPushesNow(): Promise<number> {
     try {
-      const count = await this.#sqlOf().makePushesDue(Date.now());
+      const count = await this.#sql.makePushesDue(Date.now());
       this.mayBeDue('push');
       return count;
     } catch (err) {
@@ -225,7 +228,7 @@ export class Dispatcher {
   async #pass(): Promise<void> {
     const store = this.#store;
     // While the database is away nothing can be claimed: the pass after it is back does.
-    if (!this.#running || !store?.availability.status().up) return;
+    if (!this.#running || !store.availability.status().up) return;
     const now = Date.now();
     let claimed = 0;
     /** A claim failed: nothing can be said of what is due, so nobody waiting for idle is told. */
@@ -237,7 +240,7 @@ export class Dispatcher {
       let got: Claimed[] = [];
       const marks = lane.dueMarks;
       try {
-        got = await this.#sqlOf().claimDue({
+        got = await this.#sql.claimDue({
           now,
           limit: n,
           leaseUntil: now + this.#o.leaseMs,
@@ -258,7 +261,7 @@ export class Dispatcher {
     }
     // Asked again during the pass (a call committed, idle() was called): the pass began before,
     // with an earlier `now`, and cannot answer for it; the pass that follows does.
-    if (!failed && !this.#woken && claimed === 0 && this.#inflight.size === 0 && !this.#recorder.busy) {
+    if (!failed && !this.#woken && claimed === 0 && this.#inflight.size === 0 && !this.#finished.busy) {
       for (const resolve of this.#idleWaiters) resolve();
       this.#idleWaiters = [];
     }
@@ -266,10 +269,10 @@ export class Dispatcher {
 
   /** Starts the attempt of a claimed delivery, its slot in `lane` already taken. */
   #launch(lane: Lane, c: Claimed): void {
-    this.#recorder.hold(c.delivery.id);
+    this.#finished.hold(c.delivery.id);
     const done: Promise<void> = this.#attempt(lane, c)
       .catch((err: unknown) => {
-        this.#recorder.drop(c.delivery.id);
+        this.#finished.drop(c.delivery.id);
         this.#o.log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed');
       })
       .finally(() => {
@@ -294,7 +297,7 @@ export class Dispatcher {
       lane.pause(now + Math.min(result.retryAfterMs ?? PAUSE_DEFAULT_MS, PAUSE_MAX_MS));
     }
     const outcome = this.#outcome(lane, claimed, result, now);
-    this.#recorder.add({ claimed, now, result: outcome });
+    this.#finished.add({ claimed, now, result: outcome });
     this.#o.log.info(
       {
         delivery: delivery.id,
@@ -316,7 +319,7 @@ export class Dispatcher {
       if (target.kind === 'sms' && payload.kind === 'sms') {
         return await target.provider.send({
           to: delivery.recipient,
-          text: this.#sqlOf().openText(delivery),
+          text: this.#sql.openText(delivery),
           maskedText: payload.maskedText,
           idempotencyKey: delivery.idempotency_key,
         });
@@ -388,20 +391,19 @@ export class Dispatcher {
   /** Expiry and the recovery of interrupted attempts, by one instance at a time. */
   async #sweep(): Promise<void> {
     const store = this.#store;
-    if (!store) return;
     const status = store.availability.status();
     if (!status.up) return;
-    if (this.#recorder.waiting > 0) this.#recorder.retryNow();
+    if (this.#finished.waiting > 0) this.#finished.retryNow();
     try {
       await store.exclusively('delivery-sweep', async () => {
         const now = Date.now();
-        await this.#sqlOf().expireStale(now);
+        await this.#sql.expireStale(now);
         // Just back from an outage, every instance first records what it finished meanwhile.
         if (now - status.since < RECOVERY_GRACE_MS) return;
         // A lease runs out when an attempt outlived it; an instance goes silent when it died
         // (kill -9): its deliveries are due again, here or on another instance. What this
         // dispatcher holds stays.
-        const recovered = await this.#sqlOf().recover(now, this.#recoverOptions(false));
+        const recovered = await this.#sql.recover(now, this.#recoverOptions(false));
         if (recovered > 0)
           this.#o.log.warn({ recovered }, 'deliveries of a stopped or silent attempt are due again');
       });
@@ -412,10 +414,10 @@ export class Dispatcher {
   }
 
   #recoverOptions(atStart: boolean) {
-    const store = this.#store as Store;
+    const store = this.#store;
     return {
       ignoreLeases: atStart,
-      except: this.#recorder.held,
+      except: this.#finished.held,
       instance: store.instance,
       ...(store.dialect === 'postgres' ? { silentAfterMs: this.#o.silentAfterMs } : {}),
     };
@@ -423,7 +425,7 @@ export class Dispatcher {
 
   /** The database is back: what ended meanwhile is recorded first, then sending goes on. */
   readonly #onUp = () => {
-    this.#recorder.retryNow();
+    this.#finished.retryNow();
     this.mayBeDue();
   };
 
@@ -457,10 +459,5 @@ export class Dispatcher {
     if (now - this.#lastTroubleLog < TROUBLE_LOG_EVERY_MS) return;
     this.#lastTroubleLog = now;
     this.#o.log.warn({ reason: err instanceof Error ? err.message : String(err), ...extra }, message);
-  }
-
-  #sqlOf(): OutboxSql {
-    if (!this.#sql) throw new Error('The dispatcher has not started.');
-    return this.#sql;
   }
 }

@@ -11,7 +11,7 @@ const RERECORD_MS = 1000;
  * and recorded again a second later or as soon as the database is back: its deliveries stay held,
  * so the dispatcher's own sweep never takes them back and none is sent twice for want of a record.
  */
-export class Recorder {
+export class FinishedAttempts {
   /** Deliveries held: an attempt under way, or ended and not yet recorded. */
   readonly held = new Set<number>();
   #waiting: Finished[] = [];
@@ -19,7 +19,7 @@ export class Recorder {
   #retry: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly sql: () => OutboxSql,
+    private readonly sql: OutboxSql,
     private readonly hooks: {
       /** A batch was recorded (retries come due at their times). */
       readonly recorded: (batch: readonly Finished[]) => void;
@@ -92,7 +92,7 @@ export class Recorder {
     const batch = this.#waiting;
     this.#waiting = [];
     try {
-      await this.sql().finish(batch);
+      await this.sql.finish(batch);
     } catch (err) {
       // Kept, ahead of what ended since.
       this.#waiting = batch.concat(this.#waiting);

@@ -1,29 +1,34 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
 import type { Sealer } from '../secrets/sealer.js';
-import type { Store } from '../store/index.js';
-import type { DeliveryKind } from '../store/schema.js';
+import type { DeliveryKind, Store } from '../store/index.js';
 import type { CircuitChange, CircuitState } from './circuit.js';
+import { createDeliveryRepository, type DeliveryRepository, deleteForCalls } from './deliveries.js';
 import { Dispatcher } from './dispatcher.js';
-import { createIntake, type OutboxIntake } from './intake.js';
+import { createEnqueue, type Enqueue } from './enqueue.js';
 import { Lane, type LaneLimits, Lanes } from './lanes.js';
-import { createOutboxSql, type OutboxSql } from './sql.js';
+import { createOutboxSql } from './sql.js';
 
 /**
- * The outbox (docs/outbox.md): the deliveries an operation queues, from the call's
- * commit to the provider. It owns their life — states and transitions (states.ts), their SQL on
- * both databases (sql.ts), the step in the call recorder's commit (intake.ts), the providers'
- * lanes with their circuits and the fallback (lanes.ts, circuit.ts), the dispatcher that claims
- * and sends (dispatcher.ts), retries (backoff.ts), and the recording of attempts (recorder.ts).
+ * The outbox (docs/outbox.md): the deliveries an operation queues, from the call's commit to the
+ * provider. It owns their tables and their life — states and transitions (states.ts), their SQL
+ * on both databases (sql.ts), adding them in a caller's unit of work (enqueue.ts), reading them
+ * (deliveries.ts, delivery-filters.ts), the providers' lanes with their circuits and the fallback
+ * (lanes.ts, circuit.ts), the dispatcher that claims and sends (dispatcher.ts), retries
+ * (backoff.ts), and the finished attempts recorded in batches (finished-attempts.ts).
  *
- * Made before the store (the store's call recorder takes the intake), started once the store is
- * open and the server ready, stopped before the store closes.
+ * Made once the store is open, with it; started once the server is ready, stopped before the store
+ * closes.
  */
 export interface Outbox {
-  /** The step the call recorder runs in its transaction. */
-  readonly intake: OutboxIntake;
-  /** Starts sending, on `store` (recovering what a stopped process left, once the database is reached). */
-  start(store: Store): void;
+  /** Adds a call's deliveries inside the caller's unit of work (the call recorder's commit). */
+  readonly enqueue: Enqueue;
+  /** Reading the deliveries and their attempts (the console, metrics, limits); providers' later reports. */
+  readonly deliveries: DeliveryRepository;
+  /** Retention: the deliveries of these calls go, in the transaction that deletes the calls. */
+  readonly deleteForCalls: typeof deleteForCalls;
+  /** Starts sending (recovering what a stopped process left, once the database is reached). */
+  start(): void;
   /** Stops claiming, finishes and records the attempts under way. */
   stop(): Promise<void>;
   /** Looks for due deliveries now. */
@@ -51,6 +56,7 @@ export interface ProviderCircuit {
 }
 
 export interface OutboxOptions {
+  readonly store: Store;
   readonly sms: SmsProvider;
   readonly smsFallback?: SmsProvider | undefined;
   readonly push: PushProvider;
@@ -74,7 +80,8 @@ export interface OutboxOptions {
 export const SILENT_AFTER_MS = 6000;
 
 export function createOutbox(options: OutboxOptions): Outbox {
-  const { log } = options;
+  const { log, store } = options;
+  const sql = createOutboxSql(store, options.sealer);
   let dispatcher: Dispatcher | undefined;
   const onCircuitChange = (lane: Lane, change: CircuitChange) => {
     const what = {
@@ -112,6 +119,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
     new Lane({ kind: 'push', provider: options.push }, 'primary', options.limits.push, onCircuitChange),
   ]);
   dispatcher = new Dispatcher({
+    store,
+    sql,
     lanes,
     maxAttempts: options.maxAttempts,
     retryBaseMs: options.retryBaseMs,
@@ -123,37 +132,43 @@ export function createOutbox(options: OutboxOptions): Outbox {
     ...(options.random ? { random: options.random } : {}),
   });
   const d = dispatcher;
-  let sql: OutboxSql | undefined;
-  const sqlOf = (): OutboxSql => {
-    if (!sql) throw new Error('The outbox has not started.');
-    return sql;
+  /**
+   * Another instance queued deliveries (PostgreSQL): this one's dispatcher helps send them at once
+   * rather than at its next poll (claims skip what another instance holds).
+   */
+  const queuedElsewhere = (_ids: readonly number[], queued: boolean) => {
+    if (queued) d.mayBeDue();
   };
   return {
-    intake: createIntake({ sealer: options.sealer, dispatcher: d, leaseMs: options.leaseMs }),
-    start(store) {
-      sql = createOutboxSql({ ...store.database, sealer: options.sealer });
+    enqueue: createEnqueue({ store, sealer: options.sealer, dispatcher: d, leaseMs: options.leaseMs }),
+    deliveries: createDeliveryRepository(store.db, store.dialect),
+    deleteForCalls,
+    start() {
       // Auth codes a release before sealing kept in clear are sealed now.
-      const s = sql;
       void store.whenReady(
         async () => {
-          const sealed = await s.sealLegacyTexts();
+          const sealed = await sql.sealLegacyTexts();
           if (sealed > 0) log.info({ sealed }, 'auth codes waiting to be sent are sealed now');
         },
         (err) => log.error({ err }, 'could not seal the auth codes waiting to be sent'),
       );
-      d.start(store, sql);
+      store.events.on('elsewhere', queuedElsewhere);
+      d.start();
     },
-    stop: () => d.stop(),
+    async stop() {
+      store.events.off('elsewhere', queuedElsewhere);
+      await d.stop();
+    },
     wake: () => d.wake(),
     dispatchPushesNow: () => d.dispatchPushesNow(),
     idle: () => d.idle(),
     async resend(id) {
-      const done = await sqlOf().resend(id, Date.now());
+      const done = await sql.resend(id, Date.now());
       if (done) d.mayBeDue();
       return done;
     },
     async resendAllDead() {
-      const count = await sqlOf().resendAllDead(Date.now());
+      const count = await sql.resendAllDead(Date.now());
       if (count > 0) d.mayBeDue();
       return count;
     },
@@ -168,7 +183,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
 }
 
-export type { OutboxIntake } from './intake.js';
+export type {
+  AttemptRow,
+  DeliveryCursor,
+  DeliveryQuery,
+  DeliveryRepository,
+  DeliveryRow,
+  OutboxState,
+} from './deliveries.js';
+export { deliveryState, recipientNeedles } from './delivery-filters.js';
+export type { CallDeliveries, Enqueue, Enqueued } from './enqueue.js';
 export type { DeliveryPayload, NewDelivery, PushPayload, SmsPayload } from './payload.js';
 export { deliveryPayloadJson, parseDeliveryPayload } from './payload.js';
-export type { AttemptResult, Claimed, DeliveryRow } from './sql.js';
+export type { AttemptResult, Claimed } from './sql.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sealer } from '../secrets/sealer.js';
-import type { DeliveriesTable, DeliveryKind } from '../store/schema.js';
+import type { DeliveriesTable, DeliveryKind, DeliveryStatus } from '../store/index.js';
 
 /** What an SMS delivery keeps in its `payload` column. */
 export interface SmsPayload {
@@ -74,6 +74,28 @@ export function deliveryPayloadJson(payload: DeliveryPayload): string {
   return payload.kind === 'sms'
     ? JSON.stringify({ maskedText: payload.maskedText })
     : JSON.stringify({ title: payload.title, body: payload.body, data: payload.data });
+}
+
+/** The statuses of an SMS that may still be sent (again): only these keep a text to send. */
+export const UNSETTLED_SMS = ['pending', 'sending', 'dead'] as const satisfies readonly DeliveryStatus[];
+
+/**
+ * An SMS as a release before sealing kept it: its text to send in clear in the `payload` column.
+ * Answers the text to seal (only while the SMS may still be sent: a settled one needs none) and
+ * the `payload` column without it; undefined when the payload holds no clear text. The server seals
+ * such texts at start (sql.ts) and `migrate-data` as it copies them (cli/migrate-data.ts).
+ */
+export function unsealedText(row: {
+  readonly status: string;
+  readonly payload: string;
+}): { readonly text: string | undefined; readonly payload: string } | undefined {
+  const json = JSON.parse(row.payload) as { text?: unknown; maskedText?: unknown };
+  if (json.text === undefined) return undefined;
+  const unsettled = (UNSETTLED_SMS as readonly string[]).includes(row.status);
+  return {
+    text: unsettled && typeof json.text === 'string' ? json.text : undefined,
+    payload: deliveryPayloadJson({ kind: 'sms', maskedText: String(json.maskedText ?? '') }),
+  };
 }
 
 /** The stored payload of a delivery to be queued, with its kind: an SMS's masked text alone. */

@@ -1,12 +1,10 @@
 import type SQLite from 'better-sqlite3';
-import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type ExpressionBuilder, sql, type Transaction } from 'kysely';
 import type { Sealer } from '../secrets/sealer.js';
-import type { DialectPieces } from '../store/dialect.js';
-import type { Database, DeliveriesTable, DeliveryKind, DeliveryStatus } from '../store/schema.js';
-import { deliveryPayloadJson } from './payload.js';
+import type { Database, DeliveryKind, DeliveryStatus, SqliteTx, Store } from '../store/index.js';
+import type { DeliveryRow } from './deliveries.js';
+import { UNSETTLED_SMS, unsealedText } from './payload.js';
 import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
-
-export type DeliveryRow = Selectable<DeliveriesTable>;
 
 /** A delivery claimed for one attempt: its row as claimed, and the attempt's row id. */
 export interface Claimed {
@@ -103,18 +101,13 @@ type Ended = {
  * The outbox's SQL, every transition of a delivery for both databases in this one file (the
  * conditions from states.ts). On PostgreSQL what several instances could take together is locked
  * with `FOR UPDATE SKIP LOCKED`; SQLite's single writer serialises them already. Bookkeeping runs
- * in the dialect's outbox transactions (store/dialect.ts: on SQLite it does not wait for the disk;
- * the next recorded call's commit makes it durable).
+ * in the store's relaxed transactions (store/unit-of-work.ts: on SQLite it does not wait for the
+ * disk; the next recorded call's commit makes it durable).
  */
-export function createOutboxSql(access: {
-  readonly db: Kysely<Database>;
-  readonly pieces: DialectPieces;
-  readonly sqlite?: SQLite.Database | undefined;
-  readonly sealer: Sealer;
-}) {
-  const { db, pieces, sealer } = access;
-  const pg = pieces.name === 'postgres';
-  const finishOnSqlite = access.sqlite ? sqliteFinisher(access.sqlite) : undefined;
+export function createOutboxSql(store: Store, sealer: Sealer) {
+  const { db, work } = store;
+  const pg = store.dialect === 'postgres';
+  const finishOnSqlite = store.sqlite ? sqliteFinisher(store.sqlite) : undefined;
 
   /** Locks the rows a sweep or claim selects, skipping those another transaction holds (PostgreSQL). */
   const skipLocked = <Q extends { forUpdate(): Q; skipLocked(): Q }>(qb: Q): Q =>
@@ -143,7 +136,7 @@ export function createOutboxSql(access: {
     claimDue(request: ClaimRequest): Promise<Claimed[]> {
       const { now, limit, kind, routedTo } = request;
       if (limit <= 0 || routedTo.length === 0) return Promise.resolve([]);
-      return pieces.outboxTransaction(async (trx) => {
+      return work.relaxed(async (trx) => {
         const due = skipLocked(
           trx
             .selectFrom('deliveries')
@@ -221,11 +214,11 @@ export function createOutboxSql(access: {
         };
       });
       if (finishOnSqlite) {
-        await pieces.outboxSync(() => finishOnSqlite(ended));
+        await work.relaxedSync((tx) => finishOnSqlite(tx, ended));
         return;
       }
       // A round trip per statement is what costs on PostgreSQL: each batch is two statements.
-      await pieces.outboxTransaction(async (trx) => {
+      await work.relaxed(async (trx) => {
         for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(trx, ended.slice(i, i + 500));
       });
     },
@@ -236,7 +229,7 @@ export function createOutboxSql(access: {
      * idempotency key; their open attempt is recorded `interrupted`. Returns how many.
      */
     recover(now: number, options: RecoverOptions = {}): Promise<number> {
-      return pieces.outboxTransaction(async (trx) => {
+      return work.relaxed(async (trx) => {
         let stuck = trx.selectFrom('deliveries').select('id').where('status', 'in', from('interrupt'));
         if (!options.ignoreLeases) {
           const silentAfterMs = options.silentAfterMs;
@@ -279,7 +272,7 @@ export function createOutboxSql(access: {
      * attempt finished and was recorded): due again at once, for another instance to send.
      */
     releaseHeldBy(instance: string, now: number): Promise<number> {
-      return pieces.outboxTransaction(async (trx) => {
+      return work.relaxed(async (trx) => {
         const ids = (
           await skipLocked(
             trx
@@ -300,7 +293,7 @@ export function createOutboxSql(access: {
      * expired.
      */
     expireStale(now: number): Promise<number> {
-      return pieces.outboxTransaction(async (trx) => {
+      return work.relaxed(async (trx) => {
         const stale = await skipLocked(
           trx
             .selectFrom('deliveries')
@@ -372,21 +365,18 @@ export function createOutboxSql(access: {
       // Unsettled SMS only: a settled one already kept just its masked text.
       const rows = await db
         .selectFrom('deliveries')
-        .select(['id', 'payload', 'idempotency_key'])
+        .select(['id', 'status', 'payload', 'idempotency_key'])
         .where('kind', '=', 'sms')
-        .where('status', 'in', ['pending', 'sending', 'dead'])
+        .where('status', 'in', UNSETTLED_SMS)
         .where('secret', 'is', null)
         .execute();
       let sealed = 0;
       for (const row of rows) {
-        const json = JSON.parse(row.payload) as { text?: unknown; maskedText?: unknown };
-        if (typeof json.text !== 'string') continue;
+        const clear = unsealedText(row);
+        if (clear?.text === undefined) continue;
         await db
           .updateTable('deliveries')
-          .set({
-            secret: sealer.seal(json.text, row.idempotency_key),
-            payload: deliveryPayloadJson({ kind: 'sms', maskedText: String(json.maskedText ?? '') }),
-          })
+          .set({ secret: sealer.seal(clear.text, row.idempotency_key), payload: clear.payload })
           .where('id', '=', row.id)
           .where('secret', 'is', null)
           .execute();
@@ -447,10 +437,10 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
 }
 
 /**
- * `finish` on SQLite: the same two updates, prepared once, the whole batch one synchronous
+ * `finish` on SQLite: the same two updates, prepared once, the whole batch in one synchronous
  * transaction (the query builder's cost per row was most of the dispatcher's time under load).
  */
-function sqliteFinisher(sqlite: SQLite.Database): (ended: readonly Ended[]) => void {
+function sqliteFinisher(sqlite: SQLite.Database): (tx: SqliteTx, ended: readonly Ended[]) => void {
   const attempt = sqlite.prepare(`UPDATE delivery_attempts SET finished_at = @finished_at,
       outcome = @outcome, status = @status, error = @error, response = @response,
       retry_after_ms = @retry_after_ms
@@ -460,10 +450,10 @@ function sqliteFinisher(sqlite: SQLite.Database): (ended: readonly Ended[]) => v
       provider_id = @provider_id, last_error = @last_error, sent_at = @sent_at, secret = @secret,
       updated_at = @updated_at
     WHERE id = @id AND status = 'sending' AND attempts = @attempts`);
-  return sqlite.transaction((ended: readonly Ended[]) => {
+  return (_tx, ended) => {
     for (const e of ended) {
       attempt.run(e.attempt);
       settle.run(e.delivery);
     }
-  });
+  };
 }

@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '../store/schema.js';
+import type { DeliveryStatus } from '../store/index.js';
 
 /**
  * A delivery's life (docs/outbox.md): the statuses it can have and every event

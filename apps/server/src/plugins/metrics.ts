@@ -1,9 +1,10 @@
-import { type Binding, DELIVERY_STATUSES, type Outcome } from '@school/contract';
+import { type Binding, DELIVERY_STATUSES } from '@school/contract';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { CIRCUIT_GAUGE } from '../outbox/circuit.js';
 import type { ProviderCircuit } from '../outbox/index.js';
 import type { Provider, SendResult } from '../providers/types.js';
+import type { CallOutcome } from '../recording/record.js';
 import { isUnavailableError } from '../store/index.js';
 import type { DiskSpace } from './disk-space.js';
 import type { Readiness, Refusal } from './readiness.js';
@@ -22,9 +23,6 @@ declare module 'fastify' {
     readonly metrics: Metrics;
   }
 }
-
-/** A call's outcome as counted: its record's, or `unrecorded` when the record failed. */
-export type CallOutcome = Outcome | 'unrecorded';
 
 export type ProviderOutcome = 'sent' | 'transient' | 'permanent' | 'error';
 
@@ -176,7 +174,7 @@ export const metricsPlugin = fp(
           // The database away: school_database_up says so; the outbox series go missing.
           app.store.availability.check();
           const now = Date.now();
-          const outbox = await app.store.deliveries.outbox(now);
+          const outbox = await app.outbox.deliveries.outbox(now);
           for (const status of DELIVERY_STATUSES) deliveries.set({ status }, outbox.byStatus[status] ?? 0);
           outboxDue.set(outbox.due);
           oldestDueAge.set(outbox.oldestDueAt === null ? 0 : Math.max(0, now - outbox.oldestDueAt) / 1000);

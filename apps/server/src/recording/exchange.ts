@@ -3,10 +3,10 @@ import { maskQuery } from '@school/asmx';
 import { maskParams, type OperationDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationResult } from '../operations/run.js';
-import type { CallOutcome } from '../plugins/metrics.js';
-import { type Binding, isUnavailableError, type NewDelivery, type Outcome } from '../store/index.js';
+import type { NewDelivery } from '../outbox/index.js';
+import { type Binding, isUnavailableError, type Outcome } from '../store/index.js';
 import { formatRequest, formatResponse } from './http-message.js';
-import { callRecord, outcomeOf } from './record.js';
+import { type CallOutcome, callRecord, outcomeOf } from './record.js';
 
 const SECRETS = secretParamNames();
 
@@ -93,7 +93,7 @@ export async function recordAndAnswer(
   const bodyText = ex.recordedBody ?? recordedText(body);
   let id: number;
   try {
-    id = await app.store.calls.record(
+    id = await app.recorder.record(
       callRecord(request, reply, app.diskSpace.recordBytes(), {
         group: ex.group,
         operation: ex.operation,

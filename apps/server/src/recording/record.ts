@@ -2,6 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Binding, NewCall, Outcome } from '../store/index.js';
 import { capText } from './http-message.js';
 
+/** A call's outcome as the metrics count it: its record's, or `unrecorded` when the record failed. */
+export type CallOutcome = Outcome | 'unrecorded';
+
 /** What one exchange amounted to, whichever door it came in by. */
 export interface CallFacts {
   readonly group: string;

@@ -1,6 +1,5 @@
 import { type Kysely, type QueryCreator, sql } from 'kysely';
-import type { DialectName } from './db.js';
-import type { Database } from './schema.js';
+import type { Database, DialectName } from '../store/index.js';
 
 /**
  * Hourly roll-ups of the calls, for the Dashboard (docs/performance.md#the-dashboard): per hour,

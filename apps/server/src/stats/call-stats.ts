@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import { applyFilters, type CallQuery } from './call-filters.js';
+import { applyFilters, type CallQuery } from '../history/call-filters.js';
+import type { Database, DialectName, Outcome } from '../store/index.js';
 import {
   bucketOf,
   callsBetween,
@@ -10,8 +11,6 @@ import {
   LATENCY_BINS_PER_E,
   latencyBinSql,
 } from './call-rollups.js';
-import type { DialectName } from './db.js';
-import type { Database, Outcome } from './schema.js';
 
 /** A period cut in buckets: epoch milliseconds, `to` exclusive. */
 export interface StatsRange {

@@ -20,8 +20,8 @@ import {
   isDiskFullError,
   trackAvailability,
 } from './availability.js';
-import { NulToReplacementPlugin } from './dialect.js';
 import { type DialectName, migrationProvider } from './migrations.js';
+import { NulToReplacementPlugin } from './nul-plugin.js';
 import type { Database } from './schema.js';
 
 export type { DialectName };

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
 import type { Kysely, PostgresPool } from 'kysely';
-import type { OutboxIntake } from '../outbox/intake.js';
 import {
   type Availability,
   type DatabaseStatus,
   isConnectionError,
   isDiskFullError,
 } from './availability.js';
-import { type CallRollups, createCallRollups } from './call-rollups.js';
-import { type CallRepository, createCallRepository } from './calls.js';
 import {
   type BookRepository,
   createBookRepository,
@@ -20,11 +18,10 @@ import {
 } from './catalog.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type DbOptions, type DialectName, openDatabase } from './db.js';
-import { createDeliveryRepository, type DeliveryRepository } from './deliveries.js';
-import { type DialectPieces, dialectPieces } from './dialect.js';
 import { createLimitRepository, type LimitRepository } from './limits.js';
 import { watchPostgres } from './pg-watch.js';
 import type { Database } from './schema.js';
+import { createUnitOfWork, type UnitOfWork } from './unit-of-work.js';
 import {
   type AuditRepository,
   createAuditRepository,
@@ -33,8 +30,8 @@ import {
   type SessionRepository,
   type UserRepository,
 } from './users.js';
+import { createWalSync } from './wal-sync.js';
 
-export type { NewDelivery } from '../outbox/payload.js';
 export type { Availability, DatabaseStatus } from './availability.js';
 export {
   DatabaseUnavailableError,
@@ -42,42 +39,52 @@ export {
   isDiskFullError,
   isUnavailableError,
 } from './availability.js';
-export { matchesCall } from './call-filters.js';
-export type {
-  CallCursor,
-  CallQuery,
-  CallRow,
-  CallSummaryRow,
-  NewCall,
-  StatsRow,
-  TextSearchPage,
-} from './calls.js';
 export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
 export { UNIQUE_CONSTRAINTS, type UniqueConstraint, uniqueViolation } from './conflicts.js';
-export type { DbOptions, DialectName } from './db.js';
-export { isPostgresUrl } from './db.js';
-export type { AttemptRow, DeliveryRow, OutboxState } from './deliveries.js';
+export type { DbOptions, DialectName, OpenedDatabase } from './db.js';
+// The database alone, without the store's watch, checkpoints or instance: for `migrate-data`.
+export { isPostgresUrl, openDatabase } from './db.js';
 export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
+export { announceCalls } from './pg-watch.js';
 export type {
   AttemptOutcome,
   Binding,
+  CallRow,
+  CallSummaryRow,
+  CallsTable,
+  Database,
+  DeliveriesTable,
+  DeliveryAttemptsTable,
   DeliveryKind,
   DeliveryStatus,
+  NewCall,
   Outcome,
   SessionMethod,
 } from './schema.js';
-export { SearchBusyError, SearchClosedError } from './search.js';
+export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES } from './schema.js';
+export type { PostgresTx, SqliteTx, UnitOfWork } from './unit-of-work.js';
 export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
+
+/** What the store tells of the database's changes that it did not make itself. */
+export interface StoreEvents {
+  /**
+   * Calls another instance committed (PostgreSQL, from the watch connection), and whether some of
+   * them queued deliveries.
+   */
+  elsewhere: [ids: readonly number[], queued: boolean];
+}
 
 /** The store: the database and the repositories over it. */
 export interface Store {
   /** Which database: the embedded SQLite file, or PostgreSQL shared by several instances. */
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
-  readonly calls: CallRepository;
-  /** Hourly roll-ups of the calls, for the Dashboard (call-rollups.ts). */
-  readonly rollups: CallRollups;
-  readonly deliveries: DeliveryRepository;
+  /** SQLite's handle, for the statements a module prepares once (the call recorder's, the outbox's). */
+  readonly sqlite: SQLite.Database | undefined;
+  /** Transactions: durable, relaxed, locked, and SQLite's synchronous forms (unit-of-work.ts). */
+  readonly work: UnitOfWork;
+  /** Changes made by other instances (StoreEvents). */
+  readonly events: EventEmitter<StoreEvents>;
   readonly schools: SchoolRepository;
   readonly templates: TemplateRepository;
   readonly books: BookRepository;
@@ -94,13 +101,6 @@ export interface Store {
   readonly instance: string;
   /** Forgets instances (PostgreSQL) silent since before `before` (epoch ms, the database's clock). */
   forgetInstances(before: number): Promise<number>;
-  /** The database itself, for the module that keeps SQL of its own: the outbox (outbox/sql.ts). */
-  readonly database: {
-    readonly db: Kysely<Database>;
-    readonly pieces: DialectPieces;
-    /** SQLite's handle, for statements prepared once. */
-    readonly sqlite?: SQLite.Database | undefined;
-  };
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
   /**
@@ -126,7 +126,7 @@ export interface Store {
    * several statements and a file or stream, e.g. a book upload and a book deletion sharing bytes.
    */
   serially<T>(name: string, job: () => Promise<T>): Promise<T>;
-  /** Commits what is pending and closes the database. */
+  /** Closes the database (what writes to it has finished first: the plugins close in reverse). */
   close(): Promise<void>;
 }
 
@@ -187,8 +187,6 @@ function localQueue() {
 export interface StoreOptions extends DbOptions {
   /** Trouble the store works around and someone should know of (a failed WAL checkpoint). */
   readonly onWarning?: (message: string, err?: unknown) => void;
-  /** The outbox's step in each call's commit: the call's deliveries go in with it (outbox/intake.ts). */
-  readonly intake: OutboxIntake;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -216,14 +214,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const sqlitePing =
     opened.dialect === 'sqlite' ? opened.sqlite.prepare('SELECT id FROM calls LIMIT 1') : undefined;
   const instance = randomUUID();
-  const pieces = dialectPieces(
+  // SQLITE_SYNCHRONOUS=FULL: durable commits flush the WAL off the event loop (wal-sync.ts).
+  const wal =
+    opened.dialect === 'sqlite' && opened.synchronous === 'FULL'
+      ? createWalSync(`${opened.sqlite.name}-wal`)
+      : undefined;
+  const work = createUnitOfWork(
     dialect,
     db,
-    opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: options.synchronous } : undefined,
+    opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: opened.synchronous, wal } : undefined,
     observe,
   );
-  const deliveries = createDeliveryRepository(db, dialect);
-  const calls = createCallRepository(opened, { instance, intake: options.intake, onFailure: observe });
+  const events = new EventEmitter<StoreEvents>();
   let closing = false;
   /** Every migration this build knows is applied (it stays so: migrations only add). */
   let migrated = false;
@@ -239,12 +241,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
         self: instance,
         availability,
         log: options.log ?? { info() {}, warn() {} },
-        onCalls: (ids, queued) => {
-          calls.committedElsewhere(ids);
-          // Another instance queued deliveries: this one's dispatcher helps send them at once
-          // rather than at its next poll (claims skip what another instance holds).
-          if (queued) options.intake.queued();
-        },
+        onCalls: (ids, queued) => events.emit('elsewhere', ids, queued),
       });
     },
     () => {},
@@ -254,22 +251,21 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     dialect,
     db,
     instance,
-    database: { db, pieces, sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined },
+    sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
+    work,
+    events,
     async forgetInstances(before) {
       if (opened.dialect !== 'postgres') return 0;
       const result = await db.deleteFrom('instances').where('seen_at', '<', before).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
-    calls,
-    rollups: createCallRollups(db, opened.dialect),
-    deliveries,
     schools: createSchoolRepository(db),
     templates: createTemplateRepository(db),
     books: createBookRepository(db),
-    users: createUserRepository(db, pieces),
+    users: createUserRepository(db, work),
     sessions: createSessionRepository(db),
     audit: createAuditRepository(db),
-    limits: createLimitRepository(db, pieces),
+    limits: createLimitRepository(db, work),
     async ping() {
       if (sqlitePing) sqlitePing.get();
       else await db.selectFrom('calls').select('id').limit(1).execute();
@@ -309,8 +305,6 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     async close() {
       closing = true;
       if (opened.dialect === 'postgres') opened.stopStarting();
-      await calls.flush();
-      await calls.close();
       await watch?.close();
       if (opened.dialect === 'postgres' && migrated) {
         // Gone: the others need not wait for its silence (its claims were handed back already).
@@ -320,6 +314,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
           .execute()
           .catch(() => {});
       }
+      await wal?.close();
       await checkpointer?.close();
       await db.destroy();
     },
@@ -361,14 +356,14 @@ export async function openStaffStore(options: DbOptions & { readonly waitMs: num
   } finally {
     clearTimeout(timer);
   }
-  const pieces = dialectPieces(
+  const work = createUnitOfWork(
     opened.dialect,
     db,
     opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: opened.synchronous } : undefined,
   );
   return {
     dialect: opened.dialect,
-    users: createUserRepository(db, pieces),
+    users: createUserRepository(db, work),
     sessions: createSessionRepository(db),
     audit: createAuditRepository(db),
     close: () => db.destroy(),

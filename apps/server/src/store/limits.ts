@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { DialectPieces } from './dialect.js';
 import type { Database } from './schema.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 /** One limit to check: at most `max` slots per `windowMs` for `key` under `dimension`. */
 export interface LimitCheck {
@@ -37,7 +37,7 @@ export interface LimitRepository {
   sweep(before: number): Promise<number>;
 }
 
-export function createLimitRepository(db: Kysely<Database>, dialect: DialectPieces): LimitRepository {
+export function createLimitRepository(db: Kysely<Database>, work: UnitOfWork): LimitRepository {
   const release = (ids: readonly number[]) => async () => {
     if (ids.length > 0)
       await db
@@ -68,9 +68,9 @@ export function createLimitRepository(db: Kysely<Database>, dialect: DialectPiec
 
   return {
     take(checks, now) {
-      if (dialect.name === 'postgres') return takeOnPostgres(checks, now);
+      if (work.dialect === 'postgres') return takeOnPostgres(checks, now);
       const lockKeys = checks.map((c) => `limit:${c.dimension}:${c.key}`);
-      return dialect.lockedTransaction(lockKeys, async (trx): Promise<LimitTake> => {
+      return work.locked(lockKeys, async (trx): Promise<LimitTake> => {
         for (const [i, check] of checks.entries()) {
           // What no window can see any more goes first, so a key's rows stay few.
           await trx

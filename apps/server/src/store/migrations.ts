@@ -393,7 +393,7 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       },
     },
     '0016_call_rollups': {
-      // Hourly roll-ups of the calls for the Dashboard (store/call-rollups.ts): made from the
+      // Hourly roll-ups of the calls for the Dashboard (stats/call-rollups.ts): made from the
       // calls in the background, an hour once it has ended, so nothing is backfilled here.
       async up(db: Kysely<unknown>) {
         await db.schema

@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import pg from 'pg';
 import { type Availability, describeError as describe } from './availability.js';
+import type { PostgresTx } from './unit-of-work.js';
 
 /** The channel committed calls are announced on, to every instance (LISTEN/NOTIFY). */
 export const CALLS_CHANNEL = 'school_calls';
@@ -15,6 +17,26 @@ export interface CallsNotice {
 
 /** Ids per notification: 350 ids of up to 16 digits and commas stay under PostgreSQL's 8000-byte payload limit. */
 export const IDS_PER_NOTICE = 350;
+
+/**
+ * Announces calls committed in `tx` to every instance's watch connection (this one's too, which
+ * knows its own). PostgreSQL delivers a NOTIFY when its transaction commits, and only then.
+ */
+export async function announceCalls(
+  tx: PostgresTx,
+  from: string,
+  ids: readonly number[],
+  queued: boolean,
+): Promise<void> {
+  for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) {
+    const notice: CallsNotice = {
+      from,
+      ids: ids.slice(i, i + IDS_PER_NOTICE),
+      ...(queued ? { queued } : {}),
+    };
+    await sql`SELECT pg_notify(${CALLS_CHANNEL}, ${JSON.stringify(notice)})`.execute(tx.trx);
+  }
+}
 
 /** What the watch says in the log (pino's shape). */
 export interface WatchLog {

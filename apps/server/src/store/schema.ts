@@ -7,7 +7,7 @@ import type {
   Outcome,
   Role,
 } from '@school/contract';
-import type { Generated } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 
 // The columns' value sets are the contract's (one list each, shared with the API and console).
 export type { AttemptOutcome, Binding, DeliveryKind, DeliveryStatus, Outcome };
@@ -42,6 +42,40 @@ export interface CallsTable {
   /** The id the request was answered and logged under (null for calls recorded before it was kept). */
   request_id: string | null;
 }
+
+/** A call as the recorder inserts it, and as History reads it back. */
+export type NewCall = Insertable<CallsTable>;
+export type CallRow = Selectable<CallsTable>;
+/** A call without its raw request and response: what lists and the live tail carry. */
+export type CallSummaryRow = Omit<CallRow, 'request' | 'response'>;
+
+/** The columns a call is inserted with (all but its id). */
+export const CALL_COLUMNS = [
+  'at',
+  'group_name',
+  'operation',
+  'binding',
+  'caller_ip',
+  'user_agent',
+  'params',
+  'outcome',
+  'status',
+  'error',
+  'duration_ms',
+  'request',
+  'request_bytes',
+  'response',
+  'response_bytes',
+  'note',
+  'request_id',
+] as const satisfies readonly (keyof NewCall)[];
+
+type SummaryColumn = Exclude<(typeof CALL_COLUMNS)[number], 'request' | 'response'>;
+/** Everything but the raw messages, which lists and the live tail do not carry. */
+export const CALL_SUMMARY_COLUMNS: readonly ('id' | SummaryColumn)[] = [
+  'id',
+  ...CALL_COLUMNS.filter((c): c is SummaryColumn => c !== 'request' && c !== 'response'),
+];
 
 export interface DeliveriesTable {
   id: Generated<number>;
@@ -195,7 +229,7 @@ export interface AuditTable {
   details: string | null;
 }
 
-/** A slot taken under a shared limit (limits/shared.ts): one row per accepted attempt. */
+/** A slot taken under a limit shared by the instances (store/limits.ts): one row per accepted attempt. */
 export interface LimitSlotsTable {
   id: Generated<number>;
   /** Which limit, e.g. `authcode-phone`, `login-user`. */

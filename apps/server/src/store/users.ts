@@ -1,7 +1,7 @@
 import type { AuditAction, Role } from '@school/contract';
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { DialectPieces } from './dialect.js';
 import type { AuditTable, Database, SessionsTable, UsersTable } from './schema.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -28,7 +28,7 @@ export interface UserChanges {
 export const NO_PASSWORD = '!';
 
 /** Staff accounts. Usernames are stored lower case. */
-export function createUserRepository(db: Kysely<Database>, dialect: DialectPieces) {
+export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
   return {
     async count(): Promise<number> {
       const row = await db
@@ -72,7 +72,7 @@ export function createUserRepository(db: Kysely<Database>, dialect: DialectPiece
     }): Promise<UserRow | undefined> {
       const now = Date.now();
       // The lock: under PostgreSQL's READ COMMITTED two such inserts would both see no user.
-      const result = await dialect.lockedTransaction(['users'], (trx) =>
+      const result = await work.locked(['users'], (trx) =>
         sql`INSERT INTO users (username, display_name, role, password_hash, disabled, created_at, updated_at)
         SELECT ${user.username.toLowerCase()}, ${user.display_name}, ${user.role}, ${user.password_hash}, 0, ${now}, ${now}
         WHERE NOT EXISTS (SELECT 1 FROM users)`.execute(trx),
@@ -96,7 +96,7 @@ export function createUserRepository(db: Kysely<Database>, dialect: DialectPiece
       const demotes = changes.role === 'operator' || changes.disabled === true;
       // The lock: under PostgreSQL's READ COMMITTED, two admins demoting each other at once would
       // each still see the other enabled; holding it, the second sees the first's change.
-      const row = await dialect.lockedTransaction(demotes ? ['users'] : [], (trx) => {
+      const row = await work.locked(demotes ? ['users'] : [], (trx) => {
         let query = trx.updateTable('users').set(set).where('id', '=', id);
         if (demotes) {
           query = query.where((eb) =>

@@ -1,5 +1,6 @@
 import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
-import type { CallCursor, CallQuery, CallRow, CallSummaryRow } from '../../store/index.js';
+import type { CallCursor, CallQuery } from '../../history/index.js';
+import type { CallRow, CallSummaryRow } from '../../store/index.js';
 
 /**
  * How a stored value becomes a JSON value and a CSV cell. `plain` is for numbers and the contract's
@@ -87,7 +88,7 @@ export function toDetail(row: CallRow): CallDetail {
   return toJson(row, CALL_COLUMNS) as CallDetail;
 }
 
-// The API's filters (the contract) and the store's (store/call-filters.ts) are one set: a filter
+// The API's filters (the contract) and the store's (history/call-filters.ts) are one set: a filter
 // added to either fails to compile here until the other has it.
 type UnmatchedFilter =
   | Exclude<keyof CallFilters, keyof CallQuery>

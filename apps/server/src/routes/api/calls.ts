@@ -12,16 +12,10 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { matchesCall, SearchBusyError, SearchClosedError, type TextSearchPage } from '../../history/index.js';
 import { problem, sendProblem } from '../../http/problem.js';
-import { countCalls } from '../../store/call-stats.js';
-import {
-  type CallRow,
-  type CallSummaryRow,
-  matchesCall,
-  SearchBusyError,
-  SearchClosedError,
-  type TextSearchPage,
-} from '../../store/index.js';
+import { countCalls } from '../../stats/call-stats.js';
+import type { CallRow, CallSummaryRow } from '../../store/index.js';
 import {
   CSV_HEADER,
   csvLine,
@@ -60,7 +54,7 @@ function searchUnavailable(reply: FastifyReply, err: unknown, budgetMs: number):
 /** Call history: list with filters and keyset paging, one call, the live tail, and exports. */
 export const callRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
-  const { store } = app;
+  const { store, history } = app;
   const budgetMs = app.config.SEARCH_BUDGET_MS;
   // Open live tails, ended before the server closes so that shutdown is not held up by them.
   const tails = new Set<() => void>();
@@ -100,7 +94,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       if (query.q) {
         let found: TextSearchPage;
         try {
-          found = await store.calls.searchText({ ...query, q: query.q }, { limit, after, budgetMs });
+          found = await history.searchText({ ...query, q: query.q }, { limit, after, budgetMs });
         } catch (err) {
           return searchUnavailable(reply, err, budgetMs);
         }
@@ -114,7 +108,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
           },
         };
       }
-      const rows = await store.calls.search(query, { limit: limit + 1, after });
+      const rows = await history.search(query, { limit: limit + 1, after });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return {
@@ -176,11 +170,11 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
             res.write(`event: call\nid: ${row.id}\ndata: ${JSON.stringify(toSummary(row))}\n\n`);
         }
       };
-      store.calls.events.on('recorded', onRecorded);
+      history.live.events.on('recorded', onRecorded);
       const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
       const end = () => {
         clearInterval(heartbeat);
-        store.calls.events.off('recorded', onRecorded);
+        history.live.events.off('recorded', onRecorded);
         tails.delete(end);
         res.end();
       };
@@ -211,9 +205,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       let batches: AsyncGenerator<CallSummaryRow[] | CallRow[]>;
       try {
         batches =
-          format === 'csv'
-            ? store.calls.scanSummaries(query, EXPORT_BATCH)
-            : store.calls.scan(query, EXPORT_BATCH);
+          format === 'csv' ? history.scanSummaries(query, EXPORT_BATCH) : history.scan(query, EXPORT_BATCH);
       } catch (err) {
         return searchUnavailable(reply, err, budgetMs);
       }
@@ -265,7 +257,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      const row = await store.calls.findById(request.params.id);
+      const row = await history.findById(request.params.id);
       if (!row) return sendProblem(reply, problem(404, `There is no call ${request.params.id}.`));
       return toDetail(row);
     },

@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problem, sendProblem } from '../../http/problem.js';
-import { type DeliveryCursor, deliveryState } from '../../store/delivery-filters.js';
+import { type DeliveryCursor, deliveryState } from '../../outbox/index.js';
 import { toAttempt, toDelivery } from './row-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
@@ -26,7 +26,7 @@ function decodeCursor(text: string): DeliveryCursor | undefined {
 /** The outbox: deliveries with their attempts, and retries of dead ones. */
 export const deliveryRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
-  const { store, outbox } = app;
+  const { outbox } = app;
 
   app.get(
     '/deliveries',
@@ -54,14 +54,14 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         from: from === undefined ? undefined : Date.parse(from),
         to: to === undefined ? undefined : Date.parse(to),
       };
-      const rows = await store.deliveries.search(query, { limit: limit + 1, after });
+      const rows = await outbox.deliveries.search(query, { limit: limit + 1, after });
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return {
         items: page.map(toDelivery),
         nextCursor:
           rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-        counts: await store.deliveries.stateCounts(),
+        counts: await outbox.deliveries.stateCounts(),
       };
     },
   );
@@ -77,9 +77,9 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      const row = await store.deliveries.findById(request.params.id);
+      const row = await outbox.deliveries.findById(request.params.id);
       if (!row) return sendProblem(reply, problem(404, `There is no delivery ${request.params.id}.`));
-      const attempts = await store.deliveries.attemptsOf(row.id);
+      const attempts = await outbox.deliveries.attemptsOf(row.id);
       return { ...toDelivery(row), attemptLog: attempts.map(toAttempt) };
     },
   );
@@ -98,7 +98,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const row = await store.deliveries.findById(id);
+      const row = await outbox.deliveries.findById(id);
       if (!row) return sendProblem(reply, problem(404, `There is no delivery ${id}.`));
       if (row.status === 'dead' && row.kind === 'sms' && row.secret === null) {
         return sendProblem(
@@ -116,8 +116,8 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         );
       }
       await app.audit(request, { action: 'delivery-retry', target: `delivery ${id} (${row.recipient})` });
-      const updated = await store.deliveries.findById(id);
-      const attempts = await store.deliveries.attemptsOf(id);
+      const updated = await outbox.deliveries.findById(id);
+      const attempts = await outbox.deliveries.attemptsOf(id);
       return { ...toDelivery(updated ?? row), attemptLog: attempts.map(toAttempt) };
     },
   );

@@ -10,9 +10,13 @@ import {
 } from '@school/contract';
 import { allowedRanges } from '../../operations/schools.js';
 import { schoolTopic } from '../../operations/topics.js';
-import { parseDeliveryPayload } from '../../outbox/payload.js';
-import { deliveryState } from '../../store/delivery-filters.js';
-import type { AttemptRow, BookRow, DeliveryRow, SchoolRow, TemplateRow } from '../../store/index.js';
+import {
+  type AttemptRow,
+  type DeliveryRow,
+  deliveryState,
+  parseDeliveryPayload,
+} from '../../outbox/index.js';
+import type { BookRow, SchoolRow, TemplateRow } from '../../store/index.js';
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(Number(ms)).toISOString());
 

@@ -2,7 +2,7 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { problem, sendProblem } from '../../http/problem.js';
-import { callStats } from '../../store/call-stats.js';
+import { callStats } from '../../stats/call-stats.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
@@ -109,7 +109,7 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
         store.db,
         store.dialect,
         { from, to, bucketMs },
-        { rolledUntil: await store.rollups.rolledUntil() },
+        { rolledUntil: await app.rollups.rolledUntil() },
       );
       const iso = (ms: number) => new Date(ms).toISOString();
       return {

@@ -6,9 +6,8 @@ import {
   renderWsdl,
 } from '@school/asmx';
 import { findOperation, type GroupDef } from '@school/contract';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../../config.js';
 import { publicBaseUrl } from './base-url.js';
 
 const XML = 'text/xml; charset=utf-8';
@@ -35,7 +34,7 @@ function spelledPath(group: GroupDef, request: FastifyRequest): string {
  * depend on the group's URL as the client wrote it, so they are cached per URL, in a bounded
  * cache (a stream of invented Host headers or path spellings cannot grow memory).
  */
-export function createMetadataPages(config: Config) {
+export function createMetadataPages(config: FastifyInstance['config']) {
   const cache = new LRUCache<string, Buffer>({ max: 512 });
 
   function cached(key: string, render: () => string): Buffer {

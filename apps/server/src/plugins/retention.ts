@@ -1,0 +1,43 @@
+import fp from 'fastify-plugin';
+
+/**
+ * Retention: calls (with their deliveries, the outbox's), their roll-ups and audit entries older
+ * than RETENTION_DAYS go, at start and daily.
+ */
+export const retentionPlugin = fp(
+  async (app) => {
+    const { config, store, history, outbox, rollups } = app;
+    const sweep = async () => {
+      try {
+        // One instance at a time (the others skip this round; the next is a day later).
+        await store.exclusively('retention', async () => {
+          const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
+          const removed = await history.deleteOlderThan(before, { alongside: outbox.deleteForCalls });
+          await rollups.deleteOlderThan(before);
+          if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
+          // The audit log is kept as long as the calls (docs/security.md).
+          const audited = await store.audit.deleteOlderThan(before);
+          if (audited > 0)
+            app.log.info({ removed: audited, days: config.RETENTION_DAYS }, 'old audit entries removed');
+          // Limit slots no window can still see (the longest limit window is far below a day).
+          await store.limits.sweep(Date.now() - 86_400_000);
+          // Instances that stopped without saying so (their claims were taken over long ago).
+          await store.forgetInstances(Date.now() - 86_400_000);
+        });
+      } catch (err) {
+        app.log.error({ err }, 'retention sweep failed');
+      }
+    };
+    let timer: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      // Once the database has been reached (it may not be yet, when the server starts without it).
+      void store.whenReady(sweep, () => {});
+      timer = setInterval(sweep, 86_400_000);
+      timer.unref();
+    });
+    app.addHook('onClose', async () => {
+      if (timer) clearInterval(timer);
+    });
+  },
+  { name: 'retention', dependencies: ['config', 'store', 'history', 'outbox', 'stats'] },
+);

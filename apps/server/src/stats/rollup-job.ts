@@ -1,0 +1,44 @@
+import type { Store } from '../store/index.js';
+import type { CallRollups } from './call-rollups.js';
+
+/** How often the hours that ended are looked for. */
+const ROLLUP_EVERY_MS = 60_000;
+
+/**
+ * The Dashboard's roll-ups kept up: the hours that ended are rolled up once the database is
+ * reached (a long history in the background, a second's work at a time) and then every minute,
+ * by one instance at a time (`store.exclusively`).
+ */
+export function startRollupJob(
+  store: Store,
+  rollups: CallRollups,
+  onError: (err: unknown) => void,
+): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  let stopping = false;
+  const roll = (): Promise<void> => {
+    // A second at a time: a long history is caught up in turns, and a stop does not wait.
+    let more = false;
+    running ??= store
+      .exclusively('call-rollups', async () => {
+        more = (await rollups.rollUp(Date.now(), { budgetMs: 1000 })) > 0;
+      })
+      .then(() => {}, onError)
+      .finally(() => {
+        running = undefined;
+        // Once this turn has let go of its lock (PostgreSQL), the next.
+        if (more && !stopping) setImmediate(() => void roll());
+      });
+    return running;
+  };
+  void store.whenReady(roll, () => {});
+  const timer = setInterval(roll, ROLLUP_EVERY_MS);
+  timer.unref();
+  return {
+    async stop() {
+      stopping = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
