@@ -4,6 +4,7 @@
  * SQLite, PostgreSQL when TEST_DATABASE_URL is set), each transition as a delivery goes through it.
  */
 import type { DeliveryStatus } from '@school/contract';
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nextTry, retryDelay } from '../src/outbox/backoff.js';
@@ -13,7 +14,9 @@ import {
   COOL_DOWN_MS,
   FAILURES_IN_A_ROW,
   MIN_IN_WINDOW,
+  OutcomeWindow,
   PROBES,
+  WINDOW_BUCKETS,
   WINDOW_MS,
 } from '../src/outbox/circuit.js';
 import { createDeliveryRepository, type DeliveryRepository } from '../src/outbox/deliveries.js';
@@ -132,6 +135,59 @@ describe("a provider's circuit", () => {
     run(c, [true, false, true, false, true, false, true, false, true], 0, 100);
     run(c, [false], WINDOW_MS + 2000);
     expect(c.state(WINDOW_MS + 2001)).toBe('closed');
+  });
+
+  it('counts its window in a fixed number of buckets, whatever the send rate', () => {
+    const { c } = circuit();
+    // A million outcomes over 100 s (10 000 a second), one failure in ten: never opens.
+    const total = 1_000_000;
+    const at = (i: number) => Math.floor((i * 100_000) / total);
+    for (let i = 0; i < total; i++) {
+      c.started(at(i));
+      c.ended(i % 10 === 9, at(i));
+    }
+    expect(c.state(at(total - 1))).toBe('closed');
+    const last = at(total - 1);
+    // What the window holds: the outcomes of its buckets, the newest one's second and the nine before.
+    const from =
+      (Math.floor(last / (WINDOW_MS / WINDOW_BUCKETS)) - (WINDOW_BUCKETS - 1)) * (WINDOW_MS / WINDOW_BUCKETS);
+    let attempts = 0;
+    let failures = 0;
+    for (let i = 0; i < total; i++) {
+      if (at(i) < from) continue;
+      attempts++;
+      if (i % 10 === 9) failures++;
+    }
+    expect(c.window()).toEqual({ attempts, failures, buckets: WINDOW_BUCKETS });
+    expect(attempts).toBeGreaterThan(90_000);
+    // A long silence empties it; a clock that goes back counts in the newest bucket.
+    c.ended(false, last + 3 * WINDOW_MS);
+    c.ended(true, last + 3 * WINDOW_MS - 5000);
+    expect(c.window()).toEqual({ attempts: 2, failures: 1, buckets: WINDOW_BUCKETS });
+  });
+
+  it("counts what a list of the window's outcomes would, bucket by bucket", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 3000 }), fc.boolean()), { maxLength: 200 }),
+        (steps) => {
+          const window = new OutcomeWindow();
+          const seen: [number, boolean][] = [];
+          let now = 0;
+          for (const [gap, failed] of steps) {
+            now += gap;
+            window.add(failed, now);
+            seen.push([now, failed]);
+            const bucket = (t: number) => Math.floor(t / (WINDOW_MS / WINDOW_BUCKETS));
+            const kept = seen.filter(([t]) => bucket(t) > bucket(now) - WINDOW_BUCKETS);
+            expect([window.attempts, window.failures]).toEqual([
+              kept.length,
+              kept.filter(([, f]) => f).length,
+            ]);
+          }
+        },
+      ),
+    );
   });
 
   it(`lets ${PROBES} probes through after its cool-down, closes when they succeed`, () => {

@@ -10,6 +10,10 @@
  * A failure is what says the provider is not working: a timeout, a network error, a 5xx or 429.
  * A permanent refusal of one message (an invalid number) says it is working, and counts as a
  * success here.
+ *
+ * An outcome costs the same whatever the send rate: the window is counted in WINDOW_BUCKETS
+ * buckets of a second (OutcomeWindow), never as a list of outcomes re-read on each attempt (at
+ * 2 300 SMS/s such a list held 23 000 entries and took a fifth of the CPU).
  */
 export type CircuitState = 'closed' | 'half-open' | 'open';
 
@@ -22,6 +26,75 @@ export const MIN_IN_WINDOW = 10;
 export const COOL_DOWN_MS = 15_000;
 export const MAX_COOL_DOWN_MS = 120_000;
 export const PROBES = 3;
+/** The window is counted in this many buckets of WINDOW_MS / WINDOW_BUCKETS each. */
+export const WINDOW_BUCKETS = 10;
+const BUCKET_MS = WINDOW_MS / WINDOW_BUCKETS;
+
+/**
+ * Attempts and failures of the last WINDOW_MS, in WINDOW_BUCKETS fixed buckets: an outcome adds
+ * to the newest bucket, and the buckets that time has left behind are emptied as it moves on (at
+ * most WINDOW_BUCKETS of them per outcome, however long the pause). The window so covers between
+ * WINDOW_MS − BUCKET_MS and WINDOW_MS, and its memory is the same after a million outcomes as
+ * after one.
+ */
+export class OutcomeWindow {
+  readonly #attempts = new Float64Array(WINDOW_BUCKETS);
+  readonly #failures = new Float64Array(WINDOW_BUCKETS);
+  /** The newest bucket's number (time / BUCKET_MS); a clock that goes back counts in it. */
+  #newest = Number.NEGATIVE_INFINITY;
+  #attemptTotal = 0;
+  #failureTotal = 0;
+
+  /** Counts an outcome at `now`. */
+  add(failed: boolean, now: number): void {
+    const slot = this.#advance(now);
+    this.#attempts[slot] = (this.#attempts[slot] as number) + 1;
+    this.#attemptTotal++;
+    if (failed) {
+      this.#failures[slot] = (this.#failures[slot] as number) + 1;
+      this.#failureTotal++;
+    }
+  }
+
+  /** Attempts counted in the window. */
+  get attempts(): number {
+    return this.#attemptTotal;
+  }
+
+  /** Failures counted in the window. */
+  get failures(): number {
+    return this.#failureTotal;
+  }
+
+  /** How many buckets it keeps: WINDOW_BUCKETS, whatever it has counted. */
+  get buckets(): number {
+    return this.#attempts.length;
+  }
+
+  clear(): void {
+    this.#attempts.fill(0);
+    this.#failures.fill(0);
+    this.#attemptTotal = 0;
+    this.#failureTotal = 0;
+  }
+
+  /** Moves the window to `now`, emptying the buckets it leaves; answers the newest bucket's slot. */
+  #advance(now: number): number {
+    const bucket = Math.floor(now / BUCKET_MS);
+    if (bucket > this.#newest) {
+      const passed = Math.min(bucket - this.#newest, WINDOW_BUCKETS);
+      for (let k = passed - 1; k >= 0; k--) {
+        const slot = (((bucket - k) % WINDOW_BUCKETS) + WINDOW_BUCKETS) % WINDOW_BUCKETS;
+        this.#attemptTotal -= this.#attempts[slot] as number;
+        this.#failureTotal -= this.#failures[slot] as number;
+        this.#attempts[slot] = 0;
+        this.#failures[slot] = 0;
+      }
+      this.#newest = bucket;
+    }
+    return ((this.#newest % WINDOW_BUCKETS) + WINDOW_BUCKETS) % WINDOW_BUCKETS;
+  }
+}
 
 export interface CircuitChange {
   readonly from: CircuitState;
@@ -34,8 +107,8 @@ export class Circuit {
   #state: CircuitState = 'closed';
   #since: number;
   #inARow = 0;
-  /** Outcomes of the last WINDOW_MS: [time, failed]. */
-  #recent: [number, boolean][] = [];
+  /** Outcomes of the last WINDOW_MS. */
+  readonly #recent = new OutcomeWindow();
   #openUntil = 0;
   #coolDownMs = COOL_DOWN_MS;
   /** Half-open: probes under way, and successes so far. */
@@ -59,6 +132,12 @@ export class Circuit {
   /** Since when it is in this state (epoch ms). */
   since(): number {
     return this.#since;
+  }
+
+  /** What it counts in its window now: attempts, failures, and the buckets it keeps them in. */
+  window(): { readonly attempts: number; readonly failures: number; readonly buckets: number } {
+    const { attempts, failures, buckets } = this.#recent;
+    return { attempts, failures, buckets };
   }
 
   /** When an open circuit lets probes through (epoch ms); 0 when it is not open. */
@@ -102,19 +181,14 @@ export class Circuit {
     // Ended after the circuit opened (started before): it says nothing new.
     if (state === 'open') return;
     this.#inARow = failed ? this.#inARow + 1 : 0;
-    this.#recent.push([now, failed]);
-    while (this.#recent.length > 0 && (this.#recent[0] as [number, boolean])[0] <= now - WINDOW_MS)
-      this.#recent.shift();
+    this.#recent.add(failed, now);
     if (this.#inARow >= FAILURES_IN_A_ROW) {
       this.#open(now, `${this.#inARow} failures in a row`);
       return;
     }
-    const failures = this.#recent.reduce((n, [, f]) => n + (f ? 1 : 0), 0);
-    if (this.#recent.length >= MIN_IN_WINDOW && failures * 2 >= this.#recent.length) {
-      this.#open(
-        now,
-        `${failures} of the last ${this.#recent.length} attempts failed within ${WINDOW_MS / 1000} s`,
-      );
+    const { attempts, failures } = this.#recent;
+    if (attempts >= MIN_IN_WINDOW && failures * 2 >= attempts) {
+      this.#open(now, `${failures} of the last ${attempts} attempts failed within ${WINDOW_MS / 1000} s`);
     }
   }
 
@@ -130,7 +204,7 @@ export class Circuit {
 
   #reset(): void {
     this.#inARow = 0;
-    this.#recent = [];
+    this.#recent.clear();
     this.#probing = 0;
     this.#probed = 0;
   }
