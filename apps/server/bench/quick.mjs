@@ -148,8 +148,16 @@ try {
   for (const [name, r] of rows)
     console.log(`${name.padEnd(42)}${r.rps.toFixed(0).padStart(8)}${r.us.toFixed(0).padStart(9)}`);
   const ratios = [
-    ['soap-authcode/node-soap', us('ours, SOAP 1.1 AuthCode (durable)') / us('node-soap, same WSDL, records nothing'), 2.5],
-    ['get-authcode/node-soap', us('ours, HTTP GET AuthCode (durable)') / us('node-soap, same WSDL, records nothing'), 2.5],
+    [
+      'soap-authcode/node-soap',
+      us('ours, SOAP 1.1 AuthCode (durable)') / us('node-soap, same WSDL, records nothing'),
+      2.5,
+    ],
+    [
+      'get-authcode/node-soap',
+      us('ours, HTTP GET AuthCode (durable)') / us('node-soap, same WSDL, records nothing'),
+      2.5,
+    ],
     ['healthz/bare', us('ours, /healthz') / us('bare route, /healthz'), 1.5],
   ];
   const { tool: landedTool, figures: before } = landed();
@@ -157,10 +165,13 @@ try {
     console.log(`\nThe landed ratios were measured with ${landedTool}, these with ${TOOL}: not comparable.`);
     before.clear();
   }
-  console.log(`\n${'ratio'.padEnd(26)}${'now'.padStart(7)}${'landed'.padStart(8)}${'target'.padStart(8)}  verdict`);
+  console.log(
+    `\n${'ratio'.padEnd(26)}${'now'.padStart(7)}${'landed'.padStart(8)}${'target'.padStart(8)}  verdict`,
+  );
   for (const [name, now, target] of ratios) {
     const was = before.get(name);
-    const change = was === undefined ? '' : `${now > was ? '+' : ''}${(((now - was) / was) * 100).toFixed(0)} %`;
+    const change =
+      was === undefined ? '' : `${now > was ? '+' : ''}${(((now - was) / was) * 100).toFixed(0)} %`;
     const worse = was !== undefined && now > was * 1.1;
     console.log(
       `${name.padEnd(26)}${now.toFixed(2).padStart(7)}${(was?.toFixed(2) ?? '—').padStart(8)}${`≤ ${target}`.padStart(8)}  ${change}${worse ? ' WORSE than landed by more than 10 %: say why' : ''}${now <= target ? ' (target met)' : ''}`,
