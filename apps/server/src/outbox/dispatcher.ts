@@ -319,7 +319,7 @@ export class Dispatcher {
       if (target.kind === 'sms' && payload.kind === 'sms') {
         return await target.provider.send({
           to: delivery.recipient,
-          text: this.#sql.openText(delivery),
+          text: claimed.text ?? this.#sql.openText(delivery),
           maskedText: payload.maskedText,
           idempotencyKey: delivery.idempotency_key,
         });

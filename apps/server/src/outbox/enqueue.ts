@@ -3,7 +3,7 @@ import type { PostgresTx, SqliteTx, Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Lane } from './lanes.js';
-import { type NewDelivery, newDeliveryRows } from './payload.js';
+import { type DeliveryInsert, type NewDelivery, newDeliveryRows } from './payload.js';
 import type { Claimed } from './sql.js';
 
 /** What the step needs of the dispatcher: a lane's slot for a delivery, and the hand-over. */
@@ -75,7 +75,9 @@ export function createEnqueue(options: {
     let queued = 0;
     try {
       for (const { callId, items } of calls) {
-        for (const row of newDeliveryRows(callId, items, now, sealer)) {
+        const rows = newDeliveryRows(callId, items, now, sealer);
+        for (let j = 0; j < rows.length; j++) {
+          const row = rows[j] as DeliveryInsert;
           const live = row.expires_at === null || row.expires_at > now;
           const lane = live ? dispatcher.reserve(row.kind, row.provider, now) : undefined;
           if (!lane) {
@@ -106,7 +108,12 @@ export function createEnqueue(options: {
             last_error: null,
             sent_at: null,
           };
-          claimed.push({ lane, claimed: { delivery, attemptId } });
+          const item = items[j] as NewDelivery;
+          const text = item.kind === 'sms' ? item.payload.text : undefined;
+          claimed.push({
+            lane,
+            claimed: text === undefined ? { delivery, attemptId } : { delivery, attemptId, text },
+          });
         }
       }
     } catch (err) {

@@ -10,6 +10,11 @@ import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
 export interface Claimed {
   readonly delivery: DeliveryRow;
   readonly attemptId: number;
+  /**
+   * An SMS claimed in its call's own commit (enqueue.ts): its text, handed over in memory rather
+   * than opened again from the sealed copy just written. Any later attempt opens the sealed one.
+   */
+  readonly text?: string;
 }
 
 /** How an attempt ended, and what becomes of its delivery. */
@@ -450,7 +455,7 @@ function sqliteFinisher(sqlite: SQLite.Database): (tx: SqliteTx, ended: readonly
       provider_id = @provider_id, last_error = @last_error, sent_at = @sent_at, secret = @secret,
       updated_at = @updated_at
     WHERE id = @id AND status = 'sending' AND attempts = @attempts`);
-  return (_tx, ended) => {
+  return function settleAttempts(_tx, ended) {
     for (const e of ended) {
       attempt.run(e.attempt);
       settle.run(e.delivery);

@@ -1,0 +1,176 @@
+// Whether a call's cost depends on the load: the server's CPU per SOAP AuthCode (user + system,
+// every thread, from /proc) at 25 %, 50 % and 100 % of its saturation, and at saturation while the
+// primary SMS gateway refuses everything (its circuit open, the fallback serving: a retry storm).
+// Nothing done per call may grow with the traffic, a window, a queue or a table, so the first three
+// stay within 1.25× of each other and the storm within 1.5× of the healthy saturation.
+// Both rows send through a real HTTP gateway (a local server answering at once), SQLite FULL,
+// limits off. Saturation is wrk (one thread, 16 connections; autocannon without it); the paced
+// rows are bench/paced.mjs (evenly spaced requests, in a process of its own).
+//   node bench/load-shape.mjs
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import { startProcess, stopAll, stopProcess } from './server-process.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const connections = 16;
+const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
+const run = promisify(execFile);
+
+if (process.platform !== 'linux') {
+  console.log('load-shape: reads /proc, so Linux only; skipped.');
+  process.exit(0);
+}
+
+const SOAP = {
+  method: 'POST',
+  path: '/AuthCodeSending.asmx',
+  headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
+  body: '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>',
+};
+
+/** A gateway on this machine: `ok` answers 200 with a message id at once, else 503 at once. */
+async function gateway(ok) {
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (ok) res.writeHead(200, { 'content-type': 'application/json' }).end(`{"id":"m${++n}"}`);
+      else res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/send`, close: () => server.close() };
+}
+
+function ticks(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const hasWrk = await run('wrk', ['--version']).then(
+  () => true,
+  (err) => err.code !== 'ENOENT',
+);
+
+/** Full speed for `duration` s; answers the requests answered. */
+async function saturate(url, duration) {
+  if (!hasWrk) {
+    const r = await autocannon({ url, connections, duration, requests: [SOAP] });
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`${r.non2xx} non-2xx, ${r.errors} errors`);
+    return r.requests.total;
+  }
+  const script = path.join(dataDir, 'soap.lua');
+  fs.writeFileSync(
+    script,
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(SOAP.body)}\n` +
+      Object.entries(SOAP.headers)
+        .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}\n`)
+        .join(''),
+  );
+  const { stdout } = await run('wrk', [
+    '-t1',
+    `-c${connections}`,
+    `-d${duration}s`,
+    '-s',
+    script,
+    url + SOAP.path,
+  ]);
+  if (/Non-2xx or 3xx responses|Socket errors/.test(stdout)) throw new Error(`wrk: ${stdout}`);
+  return Number(/(\d+) requests in/.exec(stdout)?.[1]);
+}
+
+/** µs of CPU per call while `load` runs; `load` answers how many calls were answered. */
+async function measure(server, load) {
+  const before = ticks(server.child.pid);
+  const answered = await load();
+  return ((ticks(server.child.pid) - before) * TICK_US) / answered;
+}
+
+async function paced(url, rate) {
+  const spec = {
+    url: url + SOAP.path,
+    method: 'POST',
+    headers: SOAP.headers,
+    body: SOAP.body,
+    rate,
+    seconds,
+  };
+  const { stdout } = await run(process.execPath, [path.join(here, 'paced.mjs'), JSON.stringify(spec)]);
+  const result = JSON.parse(stdout);
+  if (result.failed > 0) throw new Error(`paced at ${rate}/s: ${result.failed} failed`);
+  return result.sent;
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-shape-'));
+const ok = await gateway(true);
+const refusing = await gateway(false);
+const base = {
+  SQLITE_SYNCHRONOUS: 'FULL',
+  AUTHCODE_LIMIT_PER_PHONE: 'off',
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+  SMS_PROVIDER: 'http',
+  SMS_HTTP_BODY: 'to={to}&text={text}',
+};
+try {
+  const healthy = await startProcess(path.join(here, '../dist/server.js'), {
+    ...base,
+    DATA_DIR: path.join(dataDir, 'healthy'),
+    SMS_HTTP_URL: ok.url,
+  });
+  await saturate(healthy.url, 3);
+  let max = 0;
+  const full = await measure(healthy, async () => {
+    const n = await saturate(healthy.url, seconds);
+    max = n / seconds;
+    return n;
+  });
+  const half = await measure(healthy, () => paced(healthy.url, Math.round(max / 2)));
+  const quarter = await measure(healthy, () => paced(healthy.url, Math.round(max / 4)));
+  await stopProcess(healthy.child);
+
+  const storm = await startProcess(path.join(here, '../dist/server.js'), {
+    ...base,
+    DATA_DIR: path.join(dataDir, 'storm'),
+    SMS_HTTP_URL: refusing.url,
+    SMS_FALLBACK_PROVIDER: 'http',
+    SMS_FALLBACK_HTTP_URL: ok.url,
+    SMS_FALLBACK_HTTP_BODY: 'to={to}&text={text}',
+  });
+  // The primary's circuit opens within the first seconds; then the fallback takes every SMS.
+  await saturate(storm.url, 3);
+  const stormed = await measure(storm, () => saturate(storm.url, seconds));
+  await stopProcess(storm.child);
+
+  console.log(`SOAP AuthCode through an HTTP gateway, SQLite FULL: µs of the server's CPU per call`);
+  console.log(
+    `saturation ${max.toFixed(0)} calls/s (${hasWrk ? 'wrk' : 'autocannon'}, ${connections} connections)`,
+  );
+  const rows = [
+    ['25 % of saturation (paced)', quarter],
+    ['50 % of saturation (paced)', half],
+    ['100 % (saturation)', full],
+    ['100 %, primary refusing, fallback serving', stormed],
+  ];
+  for (const [name, us] of rows) console.log(`${name.padEnd(44)}${us.toFixed(0).padStart(7)} µs`);
+  const spread = Math.max(quarter, half, full) / Math.min(quarter, half, full);
+  console.log(
+    `the load's shape: highest ÷ lowest of the first three ${spread.toFixed(2)} (target ≤ 1.25: ${spread <= 1.25 ? 'met' : 'NOT met'})`,
+  );
+  console.log(
+    `retry storm ÷ healthy saturation ${(stormed / full).toFixed(2)} (target ≤ 1.5: ${stormed / full <= 1.5 ? 'met' : 'NOT met'})`,
+  );
+} finally {
+  await stopAll();
+  ok.close();
+  refusing.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
