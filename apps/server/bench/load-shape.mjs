@@ -6,7 +6,7 @@
 // Both rows send through a real HTTP gateway (a local server answering at once), SQLite FULL,
 // limits off. Saturation is wrk (one thread, 16 connections; autocannon without it); the paced
 // rows are bench/paced.mjs (evenly spaced requests, in a process of its own).
-//   node bench/load-shape.mjs
+//   node bench/load-shape.mjs                           (BENCH_SECONDS, 8; BENCH_SYNCHRONOUS, FULL)
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -113,7 +113,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-shape-'));
 const ok = await gateway(true);
 const refusing = await gateway(false);
 const base = {
-  SQLITE_SYNCHRONOUS: 'FULL',
+  SQLITE_SYNCHRONOUS: process.env.BENCH_SYNCHRONOUS ?? 'FULL',
   AUTHCODE_LIMIT_PER_PHONE: 'off',
   AUTHCODE_LIMIT_PER_IP: 'off',
   ASMX_LIMIT_PER_IP: 'off',
@@ -150,20 +150,35 @@ try {
   const stormed = await measure(storm, () => saturate(storm.url, seconds));
   await stopProcess(storm.child);
 
-  console.log(`SOAP AuthCode through an HTTP gateway, SQLite FULL: µs of the server's CPU per call`);
+  // The machine's own floor at the same rates: the bare route answering the same bytes.
+  const bare = await startProcess(path.join(here, 'bare.mjs'), {});
+  await saturate(bare.url, 2);
+  const bareAt = async (rate) => measure(bare, () => paced(bare.url, rate));
+  const bareQuarter = await bareAt(Math.round(max / 4));
+  const bareHalf = await bareAt(Math.round(max / 2));
+  const bareSame = await bareAt(Math.round(max));
+  await stopProcess(bare.child);
+
+  console.log(
+    `SOAP AuthCode through an HTTP gateway, SQLite ${base.SQLITE_SYNCHRONOUS}: µs of the server's CPU per call`,
+  );
   console.log(
     `saturation ${max.toFixed(0)} calls/s (${hasWrk ? 'wrk' : 'autocannon'}, ${connections} connections)`,
   );
   const rows = [
-    ['25 % of saturation (paced)', quarter],
-    ['50 % of saturation (paced)', half],
-    ['100 % (saturation)', full],
+    ['25 % of saturation (paced)', quarter, bareQuarter],
+    ['50 % of saturation (paced)', half, bareHalf],
+    ['100 % (saturation)', full, bareSame],
     ['100 %, primary refusing, fallback serving', stormed],
   ];
-  for (const [name, us] of rows) console.log(`${name.padEnd(44)}${us.toFixed(0).padStart(7)} µs`);
+  console.log(`${''.padEnd(44)}${'ours'.padStart(9)}${'bare route, same rate (paced)'.padStart(32)}`);
+  for (const [name, us, floor] of rows)
+    console.log(
+      `${name.padEnd(44)}${`${us.toFixed(0)} µs`.padStart(9)}${(floor === undefined ? '' : `${floor.toFixed(0)} µs`).padStart(32)}`,
+    );
   const spread = Math.max(quarter, half, full) / Math.min(quarter, half, full);
   console.log(
-    `the load's shape: highest ÷ lowest of the first three ${spread.toFixed(2)} (target ≤ 1.25: ${spread <= 1.25 ? 'met' : 'NOT met'})`,
+    `the load's shape: highest ÷ lowest of the first three ${spread.toFixed(2)} (target ≤ 1.25: ${spread <= 1.25 ? 'met' : 'NOT met'}); the bare route's at the same rates ${(Math.max(bareQuarter, bareHalf, bareSame) / Math.min(bareQuarter, bareHalf, bareSame)).toFixed(2)}`,
   );
   console.log(
     `retry storm ÷ healthy saturation ${(stormed / full).toFixed(2)} (target ≤ 1.5: ${stormed / full <= 1.5 ? 'met' : 'NOT met'})`,
