@@ -14,26 +14,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import autocannon from 'autocannon';
+import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
 import { startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 16;
-const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
 const run = promisify(execFile);
 
 if (process.platform !== 'linux') {
   console.log('load-shape: reads /proc, so Linux only; skipped.');
   process.exit(0);
 }
-
-const SOAP = {
-  method: 'POST',
-  path: '/AuthCodeSending.asmx',
-  headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
-  body: '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>',
-};
 
 /** A gateway on this machine: `ok` answers 200 with a message id at once, else 503 at once. */
 async function gateway(ok) {
@@ -49,49 +41,13 @@ async function gateway(ok) {
   return { url: `http://127.0.0.1:${server.address().port}/send`, close: () => server.close() };
 }
 
-function ticks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-const hasWrk = await run('wrk', ['--version']).then(
-  () => true,
-  (err) => err.code !== 'ENOENT',
-);
-
-/** Full speed for `duration` s; answers the requests answered. */
-async function saturate(url, duration) {
-  if (!hasWrk) {
-    const r = await autocannon({ url, connections, duration, requests: [SOAP] });
-    if (r.non2xx > 0 || r.errors > 0) throw new Error(`${r.non2xx} non-2xx, ${r.errors} errors`);
-    return r.requests.total;
-  }
-  const script = path.join(dataDir, 'soap.lua');
-  fs.writeFileSync(
-    script,
-    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(SOAP.body)}\n` +
-      Object.entries(SOAP.headers)
-        .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}\n`)
-        .join(''),
-  );
-  const { stdout } = await run('wrk', [
-    '-t1',
-    `-c${connections}`,
-    `-d${duration}s`,
-    '-s',
-    script,
-    url + SOAP.path,
-  ]);
-  if (/Non-2xx or 3xx responses|Socket errors/.test(stdout)) throw new Error(`wrk: ${stdout}`);
-  return Number(/(\d+) requests in/.exec(stdout)?.[1]);
-}
+const saturate = (url, duration) => fullSpeed(url, SOAP, duration, connections);
 
 /** µs of CPU per call while `load` runs; `load` answers how many calls were answered. */
 async function measure(server, load) {
-  const before = ticks(server.child.pid);
+  const before = cpuTicks(server.child.pid);
   const answered = await load();
-  return ((ticks(server.child.pid) - before) * TICK_US) / answered;
+  return ((cpuTicks(server.child.pid) - before) * TICK_US) / answered;
 }
 
 async function paced(url, rate) {
@@ -162,9 +118,7 @@ try {
   console.log(
     `SOAP AuthCode through an HTTP gateway, SQLite ${base.SQLITE_SYNCHRONOUS}: µs of the server's CPU per call`,
   );
-  console.log(
-    `saturation ${max.toFixed(0)} calls/s (${hasWrk ? 'wrk' : 'autocannon'}, ${connections} connections)`,
-  );
+  console.log(`saturation ${max.toFixed(0)} calls/s (${LOAD_TOOL}, ${connections} connections)`);
   const rows = [
     ['25 % of saturation (paced)', quarter, bareQuarter],
     ['50 % of saturation (paced)', half, bareHalf],

@@ -13,92 +13,33 @@
 //   pnpm bench:quick
 //   BENCH_SECONDS=8 node apps/server/bench/quick.mjs
 //   BENCH_SERVER=/tmp/base/apps/server/dist/server.js node apps/server/bench/quick.mjs  (another build)
-import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import autocannon from 'autocannon';
+import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
 import { startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
 
 if (process.platform !== 'linux') {
   console.log('bench:quick reads /proc, so Linux only; skipped.');
   process.exit(0);
 }
 
-const SOAP = {
-  method: 'POST',
-  path: '/AuthCodeSending.asmx',
-  headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
-  body: '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>',
-};
 const GET = { method: 'GET', path: '/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456' };
 const HEALTHZ = { method: 'GET', path: '/healthz' };
 const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
-
-/** CPU ticks (user + system, all threads) of a process so far. */
-function ticks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // After the command (in parentheses, which may hold spaces): utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** wrk when the machine has it (see above). */
-const WRK = (() => {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    // wrk prints its version and exits 1; only a missing binary is ENOENT.
-    return err.code !== 'ENOENT';
-  }
-})();
-const TOOL = WRK ? 'wrk' : 'autocannon';
-
-/** Loads `request` for `duration` seconds; answers how many were answered. */
-async function load(url, request, duration) {
-  if (!WRK) {
-    const result = await autocannon({ url, connections, duration, requests: [request] });
-    if (result.non2xx > 0 || result.errors > 0)
-      throw new Error(`${url}${request.path}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-    return result.requests.total;
-  }
-  const script = path.join(dataDir, 'request.lua');
-  fs.writeFileSync(
-    script,
-    `wrk.method = ${JSON.stringify(request.method)}\n` +
-      `wrk.body = ${JSON.stringify(request.body ?? '')}\n` +
-      Object.entries(request.headers ?? {})
-        .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}\n`)
-        .join(''),
-  );
-  const { stdout } = await promisify(execFile)('wrk', [
-    '-t1',
-    `-c${connections}`,
-    `-d${duration}s`,
-    '-s',
-    script,
-    `${url}${request.path}`,
-  ]);
-  const bad = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(stdout);
-  if (bad) throw new Error(`${url}${request.path}: ${bad[0]}`);
-  const answered = /(\d+) requests in/.exec(stdout);
-  if (!answered) throw new Error(`wrk said nothing of requests:\n${stdout}`);
-  return Number(answered[1]);
-}
+const load = (url, request, duration) => fullSpeed(url, request, duration, connections);
+const TOOL = LOAD_TOOL;
 
 /** µs of the server's CPU per request, and requests per second, under `connections` at full speed. */
 async function row(server, request) {
-  const before = ticks(server.child.pid);
+  const before = cpuTicks(server.child.pid);
   const answered = await load(server.url, request, seconds);
-  const used = ticks(server.child.pid) - before;
+  const used = cpuTicks(server.child.pid) - before;
   return { rps: answered / seconds, us: (used * TICK_US) / answered };
 }
 
@@ -136,7 +77,7 @@ try {
     [nodeSoap, [SOAP]],
     [bare, [SOAP, HEALTHZ]],
   ])
-    for (const request of requests) await load(server.url, request, 2);
+    for (const request of requests) await load(server.url, request, 1);
   const rows = [
     ['bare route, same SOAP bytes', await row(bare, SOAP)],
     ['bare route, /healthz', await row(bare, HEALTHZ)],

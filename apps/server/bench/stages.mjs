@@ -6,25 +6,14 @@
 // stage's time ÷ the calls answered. The profile covers the event loop only; the last line is
 // every thread's CPU over the same load, from /proc.
 //   node bench/stages.mjs
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import autocannon from 'autocannon';
+import { cpuTicks, fullSpeed, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
-const run = promisify(execFile);
-const TICK_US = 1_000_000 / 100;
-
-const SOAP = {
-  method: 'POST',
-  path: '/AuthCodeSending.asmx',
-  headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
-  body: '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>',
-};
 
 /**
  * The stages, each by the functions that run it: a sample goes to the stage of the innermost
@@ -55,34 +44,6 @@ const profDir = path.join(dataDir, 'prof');
 process.env.BENCH_NODE_FLAGS = `${process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=8'} --cpu-prof --cpu-prof-dir=${profDir}`;
 const { startProcess, stopAll, stopProcess } = await import('./server-process.mjs');
 
-const hasWrk = await run('wrk', ['--version']).then(
-  () => true,
-  (err) => err.code !== 'ENOENT',
-);
-
-async function load(url, duration) {
-  if (!hasWrk) {
-    const r = await autocannon({ url, connections: 16, duration, requests: [SOAP] });
-    return r.requests.total;
-  }
-  const script = path.join(dataDir, 'soap.lua');
-  fs.writeFileSync(
-    script,
-    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(SOAP.body)}\n` +
-      Object.entries(SOAP.headers)
-        .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}\n`)
-        .join(''),
-  );
-  const { stdout } = await run('wrk', ['-t1', '-c16', `-d${duration}s`, '-s', script, url + SOAP.path]);
-  return Number(/(\d+) requests in/.exec(stdout)?.[1]);
-}
-
-function ticks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 try {
   const server = await startProcess(path.join(here, '../dist/server.js'), {
     DATA_DIR: dataDir,
@@ -91,12 +52,12 @@ try {
     AUTHCODE_LIMIT_PER_IP: 'off',
     ASMX_LIMIT_PER_IP: 'off',
   });
-  await load(server.url, 3);
-  const before = ticks(server.child.pid);
+  await fullSpeed(server.url, SOAP, 3);
+  const before = cpuTicks(server.child.pid);
   const from = Date.now();
-  const answered = await load(server.url, seconds);
+  const answered = await fullSpeed(server.url, SOAP, seconds);
   const to = Date.now();
-  const total = ((ticks(server.child.pid) - before) * TICK_US) / answered;
+  const total = ((cpuTicks(server.child.pid) - before) * TICK_US) / answered;
   await stopProcess(server.child);
   // The profile ends as the process exits: the load's samples are those that far back from its end.
   const exited = Date.now();
