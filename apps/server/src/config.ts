@@ -1,7 +1,7 @@
 import path from 'node:path';
-import fp from 'fastify-plugin';
 import { fileURLToPath } from 'node:url';
 import { isValidRegion, passwordSchema, usernameSchema } from '@school/contract';
+import fp from 'fastify-plugin';
 import { z } from 'zod';
 import { checkIdentityConfig, identityConfigShape } from './auth/config.js';
 import {
