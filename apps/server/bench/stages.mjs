@@ -108,14 +108,15 @@ try {
   }
   if (process.env.BENCH_DEBUG) {
     const other = new Map();
+    // The functions the samples were in (self time), by stage: BENCH_DEBUG=other, or a stage's name.
     profile.samples.forEach((id, i) => {
-      if (!inLoad[i] || stageFor(id) !== 'other') return;
+      if (!inLoad[i] || !stageFor(id).startsWith(process.env.BENCH_DEBUG)) return;
       const f = byId.get(id).callFrame;
       const key = `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber}`;
       other.set(key, (other.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0));
     });
     for (const [k, v] of [...other].sort((a, b) => b[1] - a[1]).slice(0, 25))
-      console.log(`  other: ${perCall(v).toFixed(1).padStart(6)} ${k}`);
+      console.log(`  ${perCall(v).toFixed(1).padStart(6)} ${k}`);
   }
   const loop = [...spent].filter(([k]) => k !== 'idle').reduce((n, [, v]) => n + v, 0);
   console.log(`${'event loop, busy'.padEnd(66)}${perCall(loop).toFixed(0).padStart(6)}`);
