@@ -17,8 +17,10 @@ export interface CallDeliveries {
 
 /** Deliveries added in a unit of work that has not ended yet: tell the outbox how it ended. */
 export interface Enqueued {
-  /** How many were added (on SQLite, claimed ones included). */
+  /** How many were added, claimed ones included. */
   readonly count: number;
+  /** How many were left `pending`, for a claim pass (here or, on PostgreSQL, on another instance). */
+  readonly pending: number;
   /** The unit of work is durable: what was claimed in it is sent at once, the rest looked for. */
   committed(): void;
   /** It failed (or is not known to be on disk): the lanes' slots taken for it are free again. */
@@ -28,12 +30,13 @@ export interface Enqueued {
 /**
  * Adds deliveries inside the caller's unit of work (store/unit-of-work.ts), so that they are
  * committed with whatever the caller writes there: the call recorder's group commit (recording/)
- * inserts a call and its deliveries in one transaction, and a `200` means both are durable. On
- * SQLite (synchronous, statements prepared once) a delivery whose provider's lane has room is
- * claimed in that same commit (`sending`, its attempt row written) and handed to the dispatcher
- * once the commit is durable: no claim pass between the answer and the provider. Without room it
- * is queued `pending` for a claim. On PostgreSQL they are queued `pending` in multi-row INSERTs
- * (claims there skip what other instances hold).
+ * inserts a call and its deliveries in one transaction, and a `200` means both are durable. A
+ * delivery whose provider's lane has room is claimed in that same commit (`sending` under this
+ * instance's lease, its attempt row written) and handed to the dispatcher once the commit is
+ * durable: no claim pass, and no transaction of its own, between the answer and the provider (a
+ * new row is this instance's alone: no other can hold it yet). Without room it is queued
+ * `pending` for a claim. SQLite runs prepared statements in the caller's synchronous transaction;
+ * PostgreSQL multi-row INSERTs in its transaction.
  */
 export interface Enqueue {
   (tx: SqliteTx, calls: readonly CallDeliveries[], now: number): Enqueued;
@@ -43,7 +46,20 @@ export interface Enqueue {
 /** Rows per INSERT on PostgreSQL: 15 columns × 500 stays far below its 65 535 parameters. */
 const INSERT_CHUNK = 500;
 
-const NOTHING: Enqueued = { count: 0, committed() {}, failed() {} };
+const NOTHING: Enqueued = { count: 0, pending: 0, committed() {}, failed() {} };
+
+/** A delivery row to insert: `pending`, or claimed for `lane` (with its SMS text, handed over). */
+type Planned =
+  | { readonly row: DeliveryInsert; readonly lane?: undefined }
+  | { readonly row: DeliveryRowInsert; readonly lane: Lane; readonly text: string | undefined };
+
+/** A claimed row as inserted: `sending` under this instance's lease. */
+type DeliveryRowInsert = Omit<DeliveryInsert, 'status' | 'attempts' | 'lease_until' | 'leased_by'> & {
+  readonly status: 'sending';
+  readonly attempts: 1;
+  readonly lease_until: number;
+  readonly leased_by: string;
+};
 
 export function createEnqueue(options: {
   readonly store: Store;
@@ -65,14 +81,12 @@ export function createEnqueue(options: {
     'INSERT INTO delivery_attempts (delivery_id, provider, started_at) VALUES (@delivery_id, @provider, @started_at)',
   );
 
-  /** SQLite, inside the caller's synchronous transaction. */
-  function onSqlite(calls: readonly CallDeliveries[], now: number): Enqueued {
-    if (!insertDelivery || !insertAttempt) throw new Error('enqueue: not a SQLite store');
-    /** Lanes taken for claims in this commit (given back if it fails). */
-    const reserved: Lane[] = [];
-    /** Claimed in this commit, with the lane each was claimed for. */
-    const claimed: { lane: Lane; claimed: Claimed }[] = [];
-    let queued = 0;
+  /**
+   * Each delivery's row: claimed (the `claim` of states.ts) where its provider's lane has room and
+   * it is still live, else `pending`. The lanes' slots are taken here; `release` gives them back.
+   */
+  function plan(calls: readonly CallDeliveries[], now: number): Planned[] {
+    const planned: Planned[] = [];
     try {
       for (const { callId, items } of calls) {
         const rows = newDeliveryRows(callId, items, now, sealer);
@@ -81,78 +95,140 @@ export function createEnqueue(options: {
           const live = row.expires_at === null || row.expires_at > now;
           const lane = live ? dispatcher.reserve(row.kind, row.provider, now) : undefined;
           if (!lane) {
-            insertDelivery.run(row);
-            queued++;
+            planned.push({ row });
             continue;
           }
-          // The `claim` of states.ts, in the call's own commit.
-          const sending = {
-            ...row,
-            provider: lane.id,
-            status: 'sending' as const,
-            attempts: 1,
-            lease_until: now + options.leaseMs,
-            leased_by: instance,
-          };
-          reserved.push(lane);
-          const deliveryId = Number(insertDelivery.run(sending).lastInsertRowid);
-          const attemptId = Number(
-            insertAttempt.run({ delivery_id: deliveryId, provider: lane.id, started_at: now })
-              .lastInsertRowid,
-          );
-          const delivery: DeliveryRow = {
-            ...sending,
-            id: deliveryId,
-            provider_id: null,
-            provider_status: null,
-            last_error: null,
-            sent_at: null,
-          };
           const item = items[j] as NewDelivery;
-          const text = item.kind === 'sms' ? item.payload.text : undefined;
-          claimed.push({
+          planned.push({
+            row: {
+              ...row,
+              provider: lane.id,
+              status: 'sending',
+              attempts: 1,
+              lease_until: now + options.leaseMs,
+              leased_by: instance,
+            },
             lane,
-            claimed: text === undefined ? { delivery, attemptId } : { delivery, attemptId, text },
+            text: item.kind === 'sms' ? item.payload.text : undefined,
           });
         }
       }
     } catch (err) {
-      // The transaction rolls back: the lanes' slots taken so far are free again.
-      for (const lane of reserved) dispatcher.release(lane);
+      release(planned);
       throw err;
     }
+    return planned;
+  }
+
+  /** The lanes' slots taken for a commit that failed are free again. */
+  function release(planned: readonly Planned[]): void {
+    for (const p of planned) if (p.lane) dispatcher.release(p.lane);
+  }
+
+  /** What the caller tells once its unit of work has ended. */
+  function enqueued(planned: readonly Planned[], claimed: { lane: Lane; claimed: Claimed }[]): Enqueued {
+    const pending = planned.length - claimed.length;
     return {
-      count: queued + claimed.length,
+      count: planned.length,
+      pending,
       committed() {
         dispatcher.take(claimed);
-        if (queued > 0) dispatcher.mayBeDue();
+        if (pending > 0) dispatcher.mayBeDue();
       },
       failed() {
         // Not committed, or not known to be on disk: what was claimed is left to the recovery of
         // `sending` deliveries.
-        for (const lane of reserved) dispatcher.release(lane);
+        release(planned);
       },
     };
   }
 
-  /** PostgreSQL, in the caller's transaction: multi-row INSERTs, all pending. */
+  /** The claimed delivery as the dispatcher receives it: the row as inserted, with its ids. */
+  function claimedOf(
+    p: Extract<Planned, { lane: Lane }>,
+    deliveryId: number,
+    attemptId: number,
+  ): { lane: Lane; claimed: Claimed } {
+    const delivery: DeliveryRow = {
+      ...p.row,
+      id: deliveryId,
+      provider_id: null,
+      provider_status: null,
+      last_error: null,
+      sent_at: null,
+    };
+    return {
+      lane: p.lane,
+      claimed: p.text === undefined ? { delivery, attemptId } : { delivery, attemptId, text: p.text },
+    };
+  }
+
+  /** SQLite, inside the caller's synchronous transaction. */
+  function onSqlite(calls: readonly CallDeliveries[], now: number): Enqueued {
+    if (!insertDelivery || !insertAttempt) throw new Error('enqueue: not a SQLite store');
+    const planned = plan(calls, now);
+    if (planned.length === 0) return NOTHING;
+    const claimed: { lane: Lane; claimed: Claimed }[] = [];
+    try {
+      for (const p of planned) {
+        const deliveryId = Number(insertDelivery.run(p.row).lastInsertRowid);
+        if (!p.lane) continue;
+        const attemptId = Number(
+          insertAttempt.run({ delivery_id: deliveryId, provider: p.lane.id, started_at: now })
+            .lastInsertRowid,
+        );
+        claimed.push(claimedOf(p, deliveryId, attemptId));
+      }
+    } catch (err) {
+      // The transaction rolls back: the lanes' slots taken are free again.
+      release(planned);
+      throw err;
+    }
+    return enqueued(planned, claimed);
+  }
+
+  /** PostgreSQL, in the caller's transaction: multi-row INSERTs, deliveries then attempts. */
   async function onPostgres(
     tx: PostgresTx,
     calls: readonly CallDeliveries[],
     now: number,
   ): Promise<Enqueued> {
-    const rows = calls.flatMap(({ callId, items }) => newDeliveryRows(callId, items, now, sealer));
-    if (rows.length === 0) return NOTHING;
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
-      await tx.trx
-        .insertInto('deliveries')
-        .values(rows.slice(i, i + INSERT_CHUNK))
-        .execute();
-    return {
-      count: rows.length,
-      committed: () => dispatcher.mayBeDue(),
-      failed() {},
-    };
+    const planned = plan(calls, now);
+    if (planned.length === 0) return NOTHING;
+    const claimed: { lane: Lane; claimed: Claimed }[] = [];
+    try {
+      for (let i = 0; i < planned.length; i += INSERT_CHUNK) {
+        const chunk = planned.slice(i, i + INSERT_CHUNK);
+        const inserted = await tx.trx
+          .insertInto('deliveries')
+          .values(chunk.map((p) => p.row))
+          .returning(['id', 'idempotency_key'])
+          .execute();
+        const idOf = new Map(inserted.map((r) => [r.idempotency_key, r.id]));
+        const claims = chunk.filter((p): p is Extract<Planned, { lane: Lane }> => p.lane !== undefined);
+        if (claims.length === 0) continue;
+        const attempts = await tx.trx
+          .insertInto('delivery_attempts')
+          .values(
+            claims.map((p) => ({
+              delivery_id: idOf.get(p.row.idempotency_key) as number,
+              provider: p.lane.id,
+              started_at: now,
+            })),
+          )
+          .returning(['id', 'delivery_id'])
+          .execute();
+        const attemptOf = new Map(attempts.map((a) => [a.delivery_id, a.id]));
+        for (const p of claims) {
+          const deliveryId = idOf.get(p.row.idempotency_key) as number;
+          claimed.push(claimedOf(p, deliveryId, attemptOf.get(deliveryId) as number));
+        }
+      }
+    } catch (err) {
+      release(planned);
+      throw err;
+    }
+    return enqueued(planned, claimed);
   }
 
   return ((tx: SqliteTx | PostgresTx, calls: readonly CallDeliveries[], now: number) =>

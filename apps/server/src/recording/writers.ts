@@ -83,21 +83,29 @@ export function sqliteWriter(store: Store, enqueue: Enqueue): BatchWriter {
 export function postgresWriter(store: Store, enqueue: Enqueue): BatchWriter {
   return async (batch) => {
     const now = Date.now();
-    const { ids, enqueued } = await store.work.durable(async (tx) => {
-      const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
+    let added: Enqueued | undefined;
+    let written: number[];
+    try {
+      written = await store.work.durable(async (tx) => {
+        const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
         FROM generate_series(1, ${batch.length})`.execute(tx.trx);
-      const ids = drawn.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-      const calls = batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }));
-      for (let i = 0; i < calls.length; i += INSERT_CHUNK)
-        await tx.trx
-          .insertInto('calls')
-          .values(calls.slice(i, i + INSERT_CHUNK))
-          .execute();
-      const enqueued = await enqueue(tx, deliveriesOf(batch, ids), now);
-      await announceCalls(tx, store.instance, ids, enqueued.count > 0);
-      return { ids, enqueued };
-    });
-    enqueued.committed();
-    return ids;
+        const ids = drawn.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+        const calls = batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }));
+        for (let i = 0; i < calls.length; i += INSERT_CHUNK)
+          await tx.trx
+            .insertInto('calls')
+            .values(calls.slice(i, i + INSERT_CHUNK))
+            .execute();
+        added = await enqueue(tx, deliveriesOf(batch, ids), now);
+        // Other instances claim what was left pending (and show the calls in their live tails).
+        await announceCalls(tx, store.instance, ids, added.pending > 0);
+        return ids;
+      });
+    } catch (err) {
+      added?.failed();
+      throw err;
+    }
+    added?.committed();
+    return written;
   };
 }
