@@ -79,7 +79,9 @@ try {
   console.log(
     `pg-vs-sqlite — SOAP AuthCode, ${LOAD_TOOL}, 16 connections, ${seconds} s a round, ${rounds} rounds alternating`,
   );
-  console.log(`${'row'.padEnd(34)}${'req/s'.padStart(8)}${'server µs'.padStart(11)}${'PostgreSQL µs'.padStart(15)}`);
+  console.log(
+    `${'row'.padEnd(34)}${'req/s'.padStart(8)}${'server µs'.padStart(11)}${'PostgreSQL µs'.padStart(15)}`,
+  );
   for (const [name, label] of [
     ['sqlite', 'SQLite FULL, one instance'],
     ['postgres', 'PostgreSQL, one instance'],
