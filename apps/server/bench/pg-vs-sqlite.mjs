@@ -1,11 +1,12 @@
 // PostgreSQL against SQLite for the durable call (docs/performance.md#postgresql-against-sqlite):
 // the built server on SQLite (SQLITE_SYNCHRONOUS=FULL) and on a fresh PostgreSQL database
 // (BENCH_DATABASE_URL, bench/pg.mjs), one instance each, the log providers, limits off, loaded in
-// turn with SOAP AuthCode by wrk (16 connections, BENCH_SECONDS (6) a round, BENCH_ROUNDS (2)
+// turn with SOAP AuthCode by wrk (BENCH_CONNECTIONS (16) connections, BENCH_SECONDS (6) a round, BENCH_ROUNDS (2)
 // rounds alternating). Each row prints req/s, the server process's CPU per call (every thread,
 // /proc) and, for PostgreSQL, its own processes' CPU per call (every `postgres` process on this
 // machine, /proc: run it on a quiet server), then PostgreSQL's throughput ÷ SQLite's.
 //   node bench/pg-vs-sqlite.mjs
+//   BENCH_SERVER=/tmp/base/apps/server/dist/server.js node bench/pg-vs-sqlite.mjs  (another build)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { startProcess, stopAll, stopProcess } from './server-process.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
 
 if (process.platform !== 'linux') {
@@ -47,7 +49,7 @@ if (!admin.client) {
 const database = await createDatabase(admin.client);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-pg-vs-sqlite-'));
 try {
-  const script = path.join(here, '../dist/server.js');
+  const script = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
   const sqlite = await startProcess(script, {
     DATA_DIR: path.join(dataDir, 'sqlite'),
     SQLITE_SYNCHRONOUS: 'FULL',
@@ -58,7 +60,7 @@ try {
     DATABASE_URL: database.url,
     ...NO_LIMITS,
   });
-  for (const server of [sqlite, postgres]) await fullSpeed(server.url, SOAP, 2);
+  for (const server of [sqlite, postgres]) await fullSpeed(server.url, SOAP, 2, connections);
   const results = { sqlite: [], postgres: [] };
   for (let round = 0; round < rounds; round++) {
     for (const [name, server] of [
@@ -67,7 +69,7 @@ try {
     ]) {
       const ours = cpuTicks(server.child.pid);
       const theirs = postgresTicks();
-      const answered = await fullSpeed(server.url, SOAP, seconds);
+      const answered = await fullSpeed(server.url, SOAP, seconds, connections);
       results[name].push({
         rps: answered / seconds,
         us: ((cpuTicks(server.child.pid) - ours) * TICK_US) / answered,
@@ -77,7 +79,7 @@ try {
   }
   for (const server of [sqlite, postgres]) await stopProcess(server.child);
   console.log(
-    `pg-vs-sqlite — SOAP AuthCode, ${LOAD_TOOL}, 16 connections, ${seconds} s a round, ${rounds} rounds alternating`,
+    `pg-vs-sqlite — SOAP AuthCode, ${LOAD_TOOL}, ${connections} connections, ${seconds} s a round, ${rounds} rounds alternating`,
   );
   console.log(
     `${'row'.padEnd(34)}${'req/s'.padStart(8)}${'server µs'.padStart(11)}${'PostgreSQL µs'.padStart(15)}`,

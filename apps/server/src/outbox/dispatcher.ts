@@ -1,9 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { SendResult } from '../providers/types.js';
 import { SealedValueError } from '../secrets/sealer.js';
-import { type DeliveryKind, isUnavailableError, type Store } from '../store/index.js';
+import {
+  type DeliveryKind,
+  isUnavailableError,
+  type PostgresTx,
+  type SqliteTx,
+  type Store,
+} from '../store/index.js';
 import { nextTry } from './backoff.js';
-import { FinishedAttempts } from './finished-attempts.js';
+import { FinishedAttempts, type Riding } from './finished-attempts.js';
 import type { Lane, Lanes } from './lanes.js';
 import { parseDeliveryPayload } from './payload.js';
 import type { AttemptResult, Claimed, OutboxSql } from './sql.js';
@@ -213,6 +219,16 @@ export class Dispatcher {
       if (this.#running) this.#launch(c.lane, c.claimed);
       else c.lane.giveBack(1);
     }
+  }
+
+  /**
+   * Inside a call's durable commit: the attempts finished since the last one are recorded in it
+   * too, rather than in a commit of their own (finished-attempts.ts). SQLite: synchronous.
+   */
+  rideIn(tx: SqliteTx): Riding | undefined;
+  rideIn(tx: PostgresTx): Promise<Riding | undefined>;
+  rideIn(tx: SqliteTx | PostgresTx): Riding | undefined | Promise<Riding | undefined> {
+    return tx.dialect === 'sqlite' ? this.#finished.rideIn(tx) : this.#finished.rideIn(tx);
   }
 
   // --- passes ----------------------------------------------------------------------------

@@ -1,13 +1,18 @@
+import { sql } from 'kysely';
 import type { Sealer } from '../secrets/sealer.js';
 import type { PostgresTx, SqliteTx, Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { Riding } from './finished-attempts.js';
 import type { Lane } from './lanes.js';
 import { type DeliveryInsert, type NewDelivery, newDeliveryRows } from './payload.js';
 import type { Claimed } from './sql.js';
 
-/** What the step needs of the dispatcher: a lane's slot for a delivery, and the hand-over. */
-export type HandOff = Pick<Dispatcher, 'reserve' | 'release' | 'take' | 'mayBeDue'>;
+/**
+ * What the step needs of the dispatcher: a lane's slot for a delivery, the hand-over, and the
+ * finished attempts that ride in the same commit.
+ */
+export type HandOff = Pick<Dispatcher, 'reserve' | 'release' | 'take' | 'mayBeDue' | 'rideIn'>;
 
 /** The deliveries one call queues. */
 export interface CallDeliveries {
@@ -126,19 +131,26 @@ export function createEnqueue(options: {
   }
 
   /** What the caller tells once its unit of work has ended. */
-  function enqueued(planned: readonly Planned[], claimed: { lane: Lane; claimed: Claimed }[]): Enqueued {
+  function enqueued(
+    planned: readonly Planned[],
+    claimed: { lane: Lane; claimed: Claimed }[],
+    riding: Riding | undefined,
+  ): Enqueued {
+    if (planned.length === 0 && !riding) return NOTHING;
     const pending = planned.length - claimed.length;
     return {
       count: planned.length,
       pending,
       committed() {
+        riding?.committed();
         dispatcher.take(claimed);
         if (pending > 0) dispatcher.mayBeDue();
       },
       failed() {
         // Not committed, or not known to be on disk: what was claimed is left to the recovery of
-        // `sending` deliveries.
+        // `sending` deliveries, and the finished attempts are recorded again.
         release(planned);
+        riding?.failed();
       },
     };
   }
@@ -164,12 +176,13 @@ export function createEnqueue(options: {
   }
 
   /** SQLite, inside the caller's synchronous transaction. */
-  function onSqlite(calls: readonly CallDeliveries[], now: number): Enqueued {
+  function onSqlite(tx: SqliteTx, calls: readonly CallDeliveries[], now: number): Enqueued {
     if (!insertDelivery || !insertAttempt) throw new Error('enqueue: not a SQLite store');
     const planned = plan(calls, now);
-    if (planned.length === 0) return NOTHING;
     const claimed: { lane: Lane; claimed: Claimed }[] = [];
+    let riding: Riding | undefined;
     try {
+      riding = dispatcher.rideIn(tx);
       for (const p of planned) {
         const deliveryId = Number(insertDelivery.run(p.row).lastInsertRowid);
         if (!p.lane) continue;
@@ -182,55 +195,64 @@ export function createEnqueue(options: {
     } catch (err) {
       // The transaction rolls back: the lanes' slots taken are free again.
       release(planned);
+      riding?.failed();
       throw err;
     }
-    return enqueued(planned, claimed);
+    return enqueued(planned, claimed, riding);
   }
 
-  /** PostgreSQL, in the caller's transaction: multi-row INSERTs, deliveries then attempts. */
+  /** PostgreSQL, in the caller's transaction: one multi-row INSERT of deliveries and their attempts. */
   async function onPostgres(
     tx: PostgresTx,
     calls: readonly CallDeliveries[],
     now: number,
   ): Promise<Enqueued> {
     const planned = plan(calls, now);
-    if (planned.length === 0) return NOTHING;
     const claimed: { lane: Lane; claimed: Claimed }[] = [];
+    let riding: Riding | undefined;
     try {
+      riding = await dispatcher.rideIn(tx);
       for (let i = 0; i < planned.length; i += INSERT_CHUNK) {
         const chunk = planned.slice(i, i + INSERT_CHUNK);
+        // One statement: the deliveries, and the attempts of those claimed (a data-modifying CTE).
         const inserted = await tx.trx
-          .insertInto('deliveries')
-          .values(chunk.map((p) => p.row))
-          .returning(['id', 'idempotency_key'])
-          .execute();
-        const idOf = new Map(inserted.map((r) => [r.idempotency_key, r.id]));
-        const claims = chunk.filter((p): p is Extract<Planned, { lane: Lane }> => p.lane !== undefined);
-        if (claims.length === 0) continue;
-        const attempts = await tx.trx
-          .insertInto('delivery_attempts')
-          .values(
-            claims.map((p) => ({
-              delivery_id: idOf.get(p.row.idempotency_key) as number,
-              provider: p.lane.id,
-              started_at: now,
-            })),
+          .with('d', (db) =>
+            db
+              .insertInto('deliveries')
+              .values(chunk.map((p) => p.row))
+              .returning(['id', 'idempotency_key', 'status', 'provider']),
           )
-          .returning(['id', 'delivery_id'])
+          .with('a', (db) =>
+            db
+              .insertInto('delivery_attempts')
+              .columns(['delivery_id', 'provider', 'started_at'])
+              .expression((eb) =>
+                eb
+                  .selectFrom('d')
+                  .select(['d.id', 'd.provider', sql<number>`${now}::bigint`.as('started_at')])
+                  .where('d.status', '=', 'sending'),
+              )
+              .returning(['id', 'delivery_id']),
+          )
+          .selectFrom('d')
+          .leftJoin('a', 'a.delivery_id', 'd.id')
+          .select(['d.id', 'd.idempotency_key', 'a.id as attempt_id'])
           .execute();
-        const attemptOf = new Map(attempts.map((a) => [a.delivery_id, a.id]));
-        for (const p of claims) {
-          const deliveryId = idOf.get(p.row.idempotency_key) as number;
-          claimed.push(claimedOf(p, deliveryId, attemptOf.get(deliveryId) as number));
+        const byKey = new Map(inserted.map((r) => [r.idempotency_key, r]));
+        for (const p of chunk) {
+          if (!p.lane) continue;
+          const row = byKey.get(p.row.idempotency_key);
+          claimed.push(claimedOf(p, row?.id as number, row?.attempt_id as number));
         }
       }
     } catch (err) {
       release(planned);
+      riding?.failed();
       throw err;
     }
-    return enqueued(planned, claimed);
+    return enqueued(planned, claimed, riding);
   }
 
   return ((tx: SqliteTx | PostgresTx, calls: readonly CallDeliveries[], now: number) =>
-    tx.dialect === 'sqlite' ? onSqlite(calls, now) : onPostgres(tx, calls, now)) as Enqueue;
+    tx.dialect === 'sqlite' ? onSqlite(tx, calls, now) : onPostgres(tx, calls, now)) as Enqueue;
 }

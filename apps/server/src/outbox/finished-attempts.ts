@@ -1,11 +1,28 @@
+import type { PostgresTx, SqliteTx } from '../store/index.js';
 import type { Finished, OutboxSql } from './sql.js';
 
 /** Finished attempts that could not be recorded are tried again after this long (or when the database is back). */
 const RERECORD_MS = 1000;
 
 /**
+ * How long finished attempts wait for a call's durable commit to carry them (`rideIn`) before
+ * they are committed on their own. Under load a group commit comes every millisecond or two: on
+ * PostgreSQL a commit of their own was a transaction, two round trips and a WAL flush more per
+ * batch. Idle, the delivery is held this much longer before it shows as settled.
+ */
+export const RIDE_MS = 10;
+
+/** A batch carried by someone else's transaction: tell it how that ended. */
+export interface Riding {
+  committed(): void;
+  failed(): void;
+}
+
+/**
  * The attempts a dispatcher has finished, recorded together, batch after batch, beside the claims
- * (a claim never waits for them), and the deliveries it holds meanwhile.
+ * (a claim never waits for them), and the deliveries it holds meanwhile. A batch rides in the next
+ * call's durable commit (`rideIn`, from the outbox's enqueue), or is committed on its own when
+ * none comes within RIDE_MS.
  *
  * A batch that cannot be recorded (the database unreachable, the disk full) is kept, in order,
  * and recorded again a second later or as soon as the database is back: its deliveries stay held,
@@ -17,6 +34,10 @@ export class FinishedAttempts {
   #waiting: Finished[] = [];
   #recording: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
+  /** Waiting RIDE_MS for a durable commit to ride in, until it fires. */
+  #ride: NodeJS.Timeout | undefined;
+  /** Batches in a transaction not known to have ended yet. */
+  #riding = 0;
 
   constructor(
     private readonly sql: OutboxSql,
@@ -43,7 +64,66 @@ export class FinishedAttempts {
   /** An attempt ended: recorded with the others waiting. */
   add(finished: Finished): void {
     this.#waiting.push(finished);
-    this.#record();
+    this.#schedule();
+  }
+
+  /**
+   * Inside a call's durable transaction: what waits is written there. The caller says how the
+   * transaction ended; if it failed, the batch waits again, ahead of the rest (its updates hold
+   * only once: writing it again is harmless). SQLite: synchronous.
+   */
+  rideIn(tx: SqliteTx): Riding | undefined;
+  rideIn(tx: PostgresTx): Promise<Riding | undefined>;
+  rideIn(tx: SqliteTx | PostgresTx): Riding | undefined | Promise<Riding | undefined> {
+    if (this.#waiting.length === 0) return tx.dialect === 'sqlite' ? undefined : Promise.resolve(undefined);
+    const batch = this.#waiting;
+    this.#waiting = [];
+    if (this.#ride) clearTimeout(this.#ride);
+    this.#ride = undefined;
+    this.#riding++;
+    let ended = false;
+    const riding: Riding = {
+      committed: () => {
+        if (ended) return;
+        ended = true;
+        this.#riding--;
+        this.#recorded(batch);
+        if (!this.busy) this.hooks.drained();
+      },
+      failed: () => {
+        if (ended) return;
+        ended = true;
+        this.#riding--;
+        this.#waiting = batch.concat(this.#waiting);
+        this.#schedule();
+      },
+    };
+    if (tx.dialect === 'sqlite') {
+      try {
+        this.sql.finishIn(tx, batch);
+      } catch (err) {
+        riding.failed();
+        throw err;
+      }
+      return riding;
+    }
+    return this.sql.finishIn(tx, batch).then(
+      () => riding,
+      (err: unknown) => {
+        riding.failed();
+        throw err;
+      },
+    );
+  }
+
+  /** What waits is recorded once RIDE_MS have passed without a durable commit to ride in. */
+  #schedule(): void {
+    if (this.#ride || this.#recording || this.#retry || this.#waiting.length === 0) return;
+    this.#ride = setTimeout(() => {
+      this.#ride = undefined;
+      this.#record();
+    }, RIDE_MS);
+    this.#ride.unref();
   }
 
   /** Attempts ended and not yet recorded. */
@@ -52,7 +132,7 @@ export class FinishedAttempts {
   }
 
   get busy(): boolean {
-    return this.#recording !== undefined || this.#waiting.length > 0;
+    return this.#recording !== undefined || this.#waiting.length > 0 || this.#riding > 0;
   }
 
   /** Tries what waits at once (the database is back). */
@@ -66,11 +146,15 @@ export class FinishedAttempts {
   async flush(): Promise<boolean> {
     if (this.#retry) clearTimeout(this.#retry);
     this.#retry = undefined;
+    if (this.#ride) clearTimeout(this.#ride);
+    this.#ride = undefined;
     await this.#recording;
     return this.#recordBatch();
   }
 
   #record(): void {
+    if (this.#ride) clearTimeout(this.#ride);
+    this.#ride = undefined;
     if (this.#recording || this.#retry) return;
     this.#recording = (async () => {
       while (this.#waiting.length > 0) {
@@ -82,7 +166,7 @@ export class FinishedAttempts {
       if (!done) {
         this.#retry = setTimeout(() => this.retryNow(), RERECORD_MS);
         this.#retry.unref();
-      } else if (this.#waiting.length > 0) this.#record();
+      } else if (this.#waiting.length > 0) this.#schedule();
       else this.hooks.drained();
     });
   }
@@ -99,8 +183,12 @@ export class FinishedAttempts {
       this.hooks.failed(err, this.#waiting.length);
       return false;
     }
+    this.#recorded(batch);
+    return true;
+  }
+
+  #recorded(batch: readonly Finished[]): void {
     for (const { claimed } of batch) this.held.delete(claimed.delivery.id);
     this.hooks.recorded(batch);
-    return true;
   }
 }

@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import { type ExpressionBuilder, sql, type Transaction } from 'kysely';
 import type { Sealer } from '../secrets/sealer.js';
-import type { Database, DeliveryKind, DeliveryStatus, SqliteTx, Store } from '../store/index.js';
+import type { Database, DeliveryKind, DeliveryStatus, PostgresTx, SqliteTx, Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import { UNSETTLED_SMS, unsealedText } from './payload.js';
 import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
@@ -31,6 +31,12 @@ export type AttemptResult =
       /** The provider the next try goes to, when it is another (a failover). */
       readonly nextProvider?: string | undefined;
     };
+
+/** `finish` in the caller's transaction: synchronous on SQLite. */
+export interface FinishIn {
+  (tx: SqliteTx, finished: readonly Finished[]): void;
+  (tx: PostgresTx, finished: readonly Finished[]): Promise<void>;
+}
 
 export interface Finished {
   readonly claimed: Claimed;
@@ -101,6 +107,36 @@ type Ended = {
     updated_at: number;
   };
 };
+
+/** What one finished attempt writes: its attempt row, and its delivery settled or rescheduled. */
+function endedOf({ claimed, now, result }: Finished): Ended {
+  const { delivery, attemptId } = claimed;
+  const sent = result.outcome === 'sent';
+  const status = to(eventOf(result));
+  return {
+    attempt: {
+      id: attemptId,
+      finished_at: now,
+      outcome: result.outcome,
+      status: sent ? null : (result.status ?? null),
+      error: sent ? null : result.error,
+      response: result.response ?? null,
+      retry_after_ms: sent ? null : (result.retryAfterMs ?? null),
+    },
+    delivery: {
+      id: delivery.id,
+      attempts: delivery.attempts,
+      status,
+      next_attempt_at: sent || result.retryAt === undefined ? now : result.retryAt,
+      provider: (!sent && result.nextProvider) || delivery.provider,
+      provider_id: sent ? (result.providerId ?? null) : delivery.provider_id,
+      last_error: sent ? null : result.error,
+      sent_at: sent ? now : null,
+      secret: isSettled(status) ? null : delivery.secret,
+      updated_at: now,
+    },
+  };
+}
 
 /**
  * The outbox's SQL, every transition of a delivery for both databases in this one file (the
@@ -190,43 +226,32 @@ export function createOutboxSql(store: Store, sealer: Sealer) {
      */
     async finish(finished: readonly Finished[]): Promise<void> {
       if (finished.length === 0) return;
-      const ended: Ended[] = finished.map(({ claimed, now, result }) => {
-        const { delivery, attemptId } = claimed;
-        const sent = result.outcome === 'sent';
-        const status = to(eventOf(result));
-        return {
-          attempt: {
-            id: attemptId,
-            finished_at: now,
-            outcome: result.outcome,
-            status: sent ? null : (result.status ?? null),
-            error: sent ? null : result.error,
-            response: result.response ?? null,
-            retry_after_ms: sent ? null : (result.retryAfterMs ?? null),
-          },
-          delivery: {
-            id: delivery.id,
-            attempts: delivery.attempts,
-            status,
-            next_attempt_at: sent || result.retryAt === undefined ? now : result.retryAt,
-            provider: (!sent && result.nextProvider) || delivery.provider,
-            provider_id: sent ? (result.providerId ?? null) : delivery.provider_id,
-            last_error: sent ? null : result.error,
-            sent_at: sent ? now : null,
-            secret: isSettled(status) ? null : delivery.secret,
-            updated_at: now,
-          },
-        };
-      });
+      const ended = finished.map(endedOf);
       if (finishOnSqlite) {
         await work.relaxedSync((tx) => finishOnSqlite(tx, ended));
         return;
       }
-      // A round trip per statement is what costs on PostgreSQL: each batch is two statements.
+      // A round trip per statement is what costs on PostgreSQL: each batch is one statement.
       await work.relaxed(async (trx) => {
         for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(trx, ended.slice(i, i + 500));
       });
     },
+
+    /**
+     * `finish` inside the caller's transaction (a call's durable commit, enqueue.ts): the finished
+     * attempts ride in it instead of a commit of their own. SQLite: synchronous statements.
+     */
+    finishIn: ((tx: SqliteTx | PostgresTx, finished: readonly Finished[]): void | Promise<void> => {
+      const ended = finished.map(endedOf);
+      if (tx.dialect === 'sqlite') {
+        if (!finishOnSqlite) throw new Error('finishIn: not a SQLite store');
+        finishOnSqlite(tx, ended);
+        return;
+      }
+      return (async () => {
+        for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(tx.trx, ended.slice(i, i + 500));
+      })();
+    }) as FinishIn,
 
     /**
      * `interrupt`: deliveries left `sending` by an attempt that was cut short — its lease ran
@@ -414,7 +439,7 @@ export type OutboxSql = ReturnType<typeof createOutboxSql>;
 
 /**
  * `finish` on PostgreSQL: the two updates of SQLite's, with the same conditions, for a whole batch
- * each (UPDATE … FROM a VALUES list).
+ * each (UPDATE … FROM a VALUES list), in one statement.
  */
 async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ended[]): Promise<void> {
   const attempts = sql.join(
@@ -423,17 +448,19 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
         sql`(${a.id}::bigint, ${a.finished_at}::bigint, ${a.outcome}::text, ${a.status}::integer, ${a.error}::text, ${a.response}::text, ${a.retry_after_ms}::integer)`,
     ),
   );
-  await sql`UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
-      status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
-    FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
-    WHERE a.id = v.id AND a.outcome IS NULL`.execute(trx);
   const deliveries = sql.join(
     ended.map(
       ({ delivery: d }) =>
         sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint)`,
     ),
   );
-  await sql`UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
+  // One statement, one round trip: the attempts' update runs as a data-modifying CTE.
+  await sql`WITH attempt AS (
+      UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
+        status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
+      FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
+      WHERE a.id = v.id AND a.outcome IS NULL)
+    UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
       next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
       last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at
     FROM (VALUES ${deliveries})

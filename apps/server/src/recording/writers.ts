@@ -62,8 +62,8 @@ export function sqliteWriter(store: Store, enqueue: Enqueue): BatchWriter {
         const inserted = batch.map(({ call }) =>
           Number(insert.run({ ...NULLABLE_DEFAULTS, ...call }).lastInsertRowid),
         );
-        const calls = deliveriesOf(batch, inserted);
-        if (calls.length > 0) enqueued = enqueue(tx, calls, now);
+        // Called with no deliveries too: the outbox's finished attempts ride in every commit.
+        enqueued = enqueue(tx, deliveriesOf(batch, inserted), now);
         return inserted;
       });
     } catch (err) {
