@@ -52,14 +52,21 @@ const serverEnv = (gateway: SmsGateway): Record<string, string> => ({
  * Callers at about 80 calls a second (8 clients, a pause of 100 ms each), each call an AuthCode to
  * a phone of its own; `stop` ends them and answers each phone's status (0: no answer at all).
  */
-function startLoad(url: string, first: number): { stop(): Promise<Map<string, number>> } {
+function startLoad(
+  url: string,
+  first: number,
+): { stop(): Promise<Map<string, number>>; slowestSince(at: number): number } {
   const statuses = new Map<string, number>();
+  /** Each call's start and how long its answer took (ms). */
+  const timings: { at: number; ms: number }[] = [];
   let next = first;
   let running = true;
   const clients = inParallel(8, 8, async () => {
     while (running) {
       const phone = testPhone(next++);
+      const at = Date.now();
       statuses.set(phone, await authCodeOverGet(url, phone, String(100_000 + (next % 800_000))));
+      timings.push({ at, ms: Date.now() - at });
       await sleep(100);
     }
   });
@@ -69,6 +76,8 @@ function startLoad(url: string, first: number): { stop(): Promise<Map<string, nu
       await clients;
       return statuses;
     },
+    /** The longest wait for an answer among the calls begun at or after `at`. */
+    slowestSince: (at) => Math.max(0, ...timings.filter((t) => t.at >= at).map((t) => t.ms)),
   };
 }
 
@@ -382,6 +391,49 @@ describe.skipIf(!cluster.ok)(
       expectNoCrash(server);
       db = new pg.Pool({ connectionString: pgCluster.url, max: 2 });
       await expectNothingLost(statuses, db, gateway);
+    }, 90_000);
+
+    it('notices a frozen database within 3 s, answers calls 503 at once meanwhile, and is ready again within 2 s of it answering', async () => {
+      const load = startLoad(server.url, 200_000);
+      await sleep(1500);
+      const frozenAt = Date.now();
+      await pgCluster.freeze();
+      let thawed = false;
+      try {
+        const noticed = await timeUntilReady(server.url, 503, 10_000);
+        // A call made now is refused at once, not held until the database answers.
+        const asked = Date.now();
+        expect(await authCodeOverGet(server.url, '+447911299101', '777101')).toBe(503);
+        const refusedIn = Date.now() - asked;
+        await sleep(Math.max(0, 8000 - (Date.now() - frozenAt)));
+        const slowest = load.slowestSince(frozenAt - 1000);
+        await pgCluster.thaw();
+        thawed = true;
+        const recovered = await timeUntilReady(server.url, 200, 10_000);
+        // Once ready again it stays ready: no late failure of what waited on the frozen server.
+        const after: number[] = [];
+        for (let i = 0; i < 30; i++) {
+          after.push(await readyz(server.url));
+          await sleep(100);
+        }
+        const statuses = await load.stop();
+        console.info(
+          `PostgreSQL frozen: /readyz 503 after ${noticed} ms, a call refused in ${refusedIn} ms, the slowest call ${slowest} ms; ready ${recovered} ms after it answered`,
+        );
+        // 3 s by design (a check a second, 2 s without an answer); the rest is room for a busy machine.
+        expect(noticed).toBeLessThan(4000);
+        expect(refusedIn).toBeLessThan(1000);
+        expect(slowest).toBeLessThan(4500);
+        expect(recovered).toBeLessThan(2000);
+        expect(after.filter((s) => s !== 200)).toEqual([]);
+        expectNoCrash(server);
+        // A frozen database is an outage ridden out: warnings, not errors.
+        expect(server.output()).not.toMatch(/"level":50/);
+        db ??= new pg.Pool({ connectionString: pgCluster.url, max: 2 });
+        await expectNothingLost(statuses, db, gateway);
+      } finally {
+        if (!thawed) await pgCluster.thaw();
+      }
     }, 90_000);
   },
 );

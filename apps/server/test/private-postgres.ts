@@ -25,6 +25,10 @@ export interface PrivatePostgres {
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Starts it again, on the same port with the same data, and waits until it accepts connections. */
   start(): Promise<void>;
+  /** Freezes every process of the server (SIGSTOP): connections stay open and nothing answers. */
+  freeze(): Promise<void>;
+  /** Lets a frozen server go on (SIGCONT). */
+  thaw(): Promise<void>;
   /** Stops it and removes the folder. */
   destroy(): Promise<void>;
   /** The server's log so far, for a failing test's message. */
@@ -123,6 +127,8 @@ export async function startPrivatePostgres(options: { database?: string } = {}):
   const pgCtl = (...args: string[]) => run('pg_ctl', ['-D', data, '-w', '-t', '30', ...args]);
 
   let running = false;
+  /** The processes a freeze stopped. */
+  let frozen: number[] = [];
   const remove = () => {
     live.delete(dir);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -196,7 +202,16 @@ export async function startPrivatePostgres(options: { database?: string } = {}):
       async start() {
         if (!running) await start();
       },
+      async freeze() {
+        frozen = serverProcesses(data);
+        for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      },
+      async thaw() {
+        for (const pid of frozen) process.kill(pid, 'SIGCONT');
+        frozen = [];
+      },
       async destroy() {
+        if (frozen.length > 0) for (const pid of frozen) process.kill(pid, 'SIGCONT');
         try {
           // The data goes anyway: no need for a clean shutdown.
           if (running) await pgCtl('-m', 'immediate', 'stop');
@@ -217,4 +232,23 @@ export async function startPrivatePostgres(options: { database?: string } = {}):
     live.get(dir)?.();
     throw err;
   }
+}
+
+/** The postmaster of the cluster in `data` (its postmaster.pid) and every process it started. */
+function serverProcesses(data: string): number[] {
+  const postmaster = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // After the command (in parentheses, which may hold spaces): state, then the parent's pid.
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
 }

@@ -3,6 +3,7 @@ import type { SendResult } from '../providers/types.js';
 import { SealedValueError } from '../secrets/sealer.js';
 import {
   type DeliveryKind,
+  isConnectionError,
   isUnavailableError,
   type PostgresTx,
   type SqliteTx,
@@ -465,10 +466,18 @@ export class Dispatcher {
     this.#timer.unref();
   }
 
-  /** Trouble the dispatcher rides out (the database away) is logged once per TROUBLE_LOG_EVERY_MS. */
+  /**
+   * Trouble the dispatcher rides out: the database away is an outage the store reports once as it
+   * begins and ends (store/pg-watch.ts), so here it is debug; a full disk is logged once per
+   * TROUBLE_LOG_EVERY_MS.
+   */
   #trouble(err: unknown, message: string, extra: object = {}): void {
     if (!isUnavailableError(err)) {
       this.#o.log.error({ err, ...extra }, message);
+      return;
+    }
+    if (isConnectionError(err)) {
+      this.#o.log.debug({ reason: err instanceof Error ? err.message : String(err), ...extra }, message);
       return;
     }
     const now = Date.now();

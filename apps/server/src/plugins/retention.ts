@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { isUnavailableError } from '../store/index.js';
 
 /**
  * Retention: calls (with their deliveries, the outbox's), their roll-ups and audit entries older
@@ -25,7 +26,10 @@ export const retentionPlugin = fp(
           await store.forgetInstances(Date.now() - 86_400_000);
         });
       } catch (err) {
-        app.log.error({ err }, 'retention sweep failed');
+        // The database away: tried again at the next sweep; the outage itself is reported once.
+        if (isUnavailableError(err))
+          app.log.debug({ err }, 'retention sweep skipped: the database is unavailable');
+        else app.log.error({ err }, 'retention sweep failed');
       }
     };
     let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import { type CallRollups, createCallRollups } from '../stats/call-rollups.js';
 import { startRollupJob } from '../stats/rollup-job.js';
+import { isUnavailableError } from '../store/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,7 +22,12 @@ export const statsPlugin = fp<{ rollUp?: boolean | undefined }>(
     if (!rollUp) return;
     let job: { stop(): Promise<void> } | undefined;
     app.addHook('onReady', async () => {
-      job = startRollupJob(store, rollups, (err) => app.log.error({ err }, 'rolling up calls failed'));
+      job = startRollupJob(store, rollups, (err) => {
+        // The database away: the next step catches up; the outage itself is reported once.
+        if (isUnavailableError(err))
+          app.log.debug({ err }, 'rolling up calls waits: the database is unavailable');
+        else app.log.error({ err }, 'rolling up calls failed');
+      });
     });
     app.addHook('onClose', async () => {
       await job?.stop();

@@ -59,7 +59,9 @@ export async function runOperation(
     const result = await app.operations.run(op, read, { callerIp: request.ip });
     return { params: maskParams(op, result.values ?? received), result };
   } catch (err) {
-    request.log.error({ err }, 'operation failed');
+    // The database away is an outage the store reports once (store/pg-watch.ts), not an error per call.
+    if (isUnavailableError(err)) request.log.debug({ err }, 'operation failed: the database is unavailable');
+    else request.log.error({ err }, 'operation failed');
     return { params: maskParams(op, received), result: { outcome: 'server-error' } };
   }
 }

@@ -15,6 +15,7 @@ import {
   type Availability,
   alwaysAvailable,
   configurationProblem,
+  DatabaseUnavailableError,
   describeError,
   isConnectionError,
   isDiskFullError,
@@ -320,13 +321,26 @@ function newPool(
 
 /**
  * The pool as Kysely (and the store's own sessions) reach it. With `gate`, a connection is refused
- * at once while the database is known to be down (no request waits for a connect that will fail).
- * Every failure is shown to `availability` (a lost connection asks for a check now), and a client
- * whose connection failed or whose query timed out is closed when released, never reused.
+ * at once while the database is known to be down (no request waits for a connect that will fail),
+ * and when it goes down (store/pg-watch.ts: no answer, or no connection) the connections checked
+ * out are cut and the requests waiting for one refused: whatever waited on a frozen server gets
+ * its temporary fault (503) now, not when a timeout or the server's return ends it; a transaction
+ * cut before its COMMIT reached the server is rolled back by it. Every failure is shown to
+ * `availability` (a lost connection asks for a check now), and a client whose connection failed
+ * or whose query timed out is closed when released, never reused.
  */
 export function gated(raw: pg.Pool, availability: Availability, gate: boolean): PostgresPool {
   // One wrapper per client: Kysely keeps a connection object per client it is given.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  /** Clients checked out now, and the connects under way: what a `down` cuts. */
+  const out = new Set<pg.PoolClient>();
+  const waiting = new Set<(err: Error) => void>();
+  if (gate) {
+    availability.events.on('down', (reason) => {
+      for (const client of out) cut(client);
+      for (const refuse of waiting) refuse(new DatabaseUnavailableError(reason));
+    });
+  }
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let wrapper = wrappers.get(client);
     if (wrapper) return wrapper;
@@ -347,7 +361,8 @@ export function gated(raw: pg.Pool, availability: Availability, gate: boolean): 
         return result;
       },
       release() {
-        const err = broken;
+        out.delete(client);
+        const err = broken ?? (cutClients.has(client) ? new Error('cut: the database went down') : undefined);
         broken = undefined;
         if (err) wrappers.delete(client);
         client.release(err);
@@ -358,16 +373,46 @@ export function gated(raw: pg.Pool, availability: Availability, gate: boolean): 
   };
   return {
     async connect() {
-      if (gate) availability.check();
+      if (!gate) return wrap(await raw.connect());
+      availability.check();
+      let refuse: ((err: Error) => void) | undefined;
+      const refused = new Promise<never>((_, reject) => {
+        refuse = reject;
+      });
+      const refuser = refuse as (err: Error) => void;
+      waiting.add(refuser);
+      const connecting = raw.connect();
       try {
-        return wrap(await raw.connect());
+        const client = await Promise.race([connecting, refused]);
+        out.add(client);
+        return wrap(client);
       } catch (err) {
+        // Refused while it waited: the connection, if it comes, goes back to the pool unused.
+        connecting.then(
+          (client) => client.release(),
+          () => {},
+        );
         availability.observe(err);
         throw err;
+      } finally {
+        waiting.delete(refuser);
       }
     },
     end: () => raw.end(),
   };
+}
+
+/** Clients cut by a `down`: released as broken, never reused. */
+const cutClients = new WeakSet<pg.PoolClient>();
+
+/**
+ * Ends a client's connection now, whatever it is waiting for: its query fails at once with
+ * "Connection terminated" (a connection error: 503 for a call).
+ */
+function cut(client: pg.PoolClient): void {
+  cutClients.add(client);
+  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+  stream?.destroy();
 }
 
 /** A migration, or reading which are applied, failed; `cause` is the database's error. */

@@ -69,33 +69,37 @@ export interface PgWatch {
 /** Now, by the database's clock, in epoch milliseconds: instances compare their heartbeats by it. */
 const DB_NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
-/** While the database stays down, the log says so again at most this often. */
-const DOWN_LOG_EVERY_MS = 10_000;
+/** pg's words for a query that got no answer within its `query_timeout`. */
+const NO_ANSWER = /Query read timeout/i;
 
 /**
  * The watch connection (PostgreSQL): one connection of its own, outside the pool, that LISTENs for
  * calls committed by other instances (a pooled connection cannot hold a LISTEN) and checks the
- * database every `upIntervalMs` by writing this instance's heartbeat (the `instances` table,
- * bounded by `timeoutMs`; outside the pool, so a busy pool never delays it). It is what says the database
- * is up or down (availability.ts): a failure (a check, or the connection dropping) is tried again
- * at once on a new connection, and a second one in a row makes it down — one slow answer on a busy
- * machine, or one connection an administrator ended, is not an outage. While down it tries every
- * `downIntervalMs`, and the first connection that LISTENs and answers makes it up again. A failed query elsewhere asks for a check
- * at once (`check`), so an outage is known within a round trip rather than at the next interval.
- * Notifications sent while it was down are not replayed: the live tail misses them, History has
- * every call.
+ * database every `upIntervalMs` (1 s) by writing this instance's heartbeat (the `instances` table;
+ * outside the pool, so a busy pool never delays it). It is what says the database is up or down
+ * (availability.ts):
+ * - a check with no answer within `timeoutMs` (2 s: a frozen server, a network that hangs) makes
+ *   it down at once, so an outage of that kind is known within 3 s;
+ * - a connection dropping or refused is tried again at once on a new connection, and a second
+ *   failure in a row makes it down: one connection an administrator ended is not an outage.
+ * While down it tries every `downIntervalMs`, and the first connection that LISTENs and answers
+ * makes it up again. A failed query elsewhere asks for a check at once (`check`), so an outage is
+ * known within a round trip rather than at the next interval. An outage is one warning in the log
+ * as it begins and one line as it ends, with how long it lasted. Notifications sent while it was
+ * down are not replayed: the live tail misses them, History has every call.
  */
 export function watchPostgres(options: WatchOptions): PgWatch {
   const { availability, log } = options;
-  const upIntervalMs = options.upIntervalMs ?? 2000;
+  const upIntervalMs = options.upIntervalMs ?? 1000;
   const downIntervalMs = options.downIntervalMs ?? 500;
-  const timeoutMs = options.timeoutMs ?? 3000;
-  const connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+  const timeoutMs = options.timeoutMs ?? 2000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
   let client: pg.Client | undefined;
   let closed = false;
   /** Cuts the current pause short (a check asked for, the connection lost, close). */
   let interrupt: (() => void) | undefined;
-  let lastDownLog = 0;
+  /** This watch said the database went down, and has not yet said it is back. */
+  let saidDown = false;
 
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -176,12 +180,12 @@ export function watchPostgres(options: WatchOptions): PgWatch {
         failures = 0;
         const status = availability.status();
         // Said only after an outage this watch reported (not at start).
-        if (!status.up && lastDownLog > 0) {
+        if (!status.up && saidDown) {
           log.info(
             { downForMs: Date.now() - status.since },
             'the database can be reached again: calls are taken again',
           );
-          lastDownLog = 0;
+          saidDown = false;
         }
         availability.markUp();
         await pause(upIntervalMs);
@@ -189,18 +193,19 @@ export function watchPostgres(options: WatchOptions): PgWatch {
         dropClient();
         if (closed) break;
         failures++;
-        // One dropped connection (an idle kill, a failover's first moment) is tried again at once.
-        if (failures === 1 && availability.status().up) continue;
         const reason = describe(err);
-        availability.markDown(reason);
-        const now = Date.now();
-        if (now - lastDownLog >= DOWN_LOG_EVERY_MS) {
-          const since = availability.status().since;
+        // One dropped connection (an idle kill, a failover's first moment) is tried again at once;
+        // no answer at all is not mended by asking again.
+        if (failures === 1 && availability.status().up && !NO_ANSWER.test(reason)) continue;
+        availability.markDown(
+          NO_ANSWER.test(reason) ? `no answer within ${timeoutMs} ms (${reason})` : reason,
+        );
+        if (!saidDown) {
           log.warn(
-            { reason, downForMs: now - since },
+            { reason },
             'the database cannot be reached: calls are refused with 503 until it answers again',
           );
-          lastDownLog = now;
+          saidDown = true;
         }
         await pause(downIntervalMs);
       }
