@@ -76,7 +76,7 @@ export interface OutboxOptions {
   readonly random?: () => number;
 }
 
-/** Another instance is taken for dead when it has not announced itself for this long (it does every 2 s). */
+/** Another instance is taken for dead when it has not announced itself for this long (it does every second). */
 export const SILENT_AFTER_MS = 6000;
 
 export function createOutbox(options: OutboxOptions): Outbox {

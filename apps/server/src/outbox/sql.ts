@@ -65,7 +65,7 @@ export interface RecoverOptions {
   readonly except?: ReadonlySet<number>;
   /**
    * PostgreSQL: also those held by another instance that has not announced itself for this long
-   * (store's watch connection, every 2 s), however long their lease still runs.
+   * (store's watch connection, every second), however long their lease still runs.
    */
   readonly silentAfterMs?: number;
   /** This instance (its own claims are never another's silent ones). */

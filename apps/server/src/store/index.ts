@@ -95,7 +95,7 @@ export interface Store {
   readonly limits: LimitRepository;
   /**
    * This process's id among the instances sharing the database. On PostgreSQL it announces itself
-   * every 2 s (the `instances` table, by the database's clock), so the others can tell when it is
+   * every second (the `instances` table, by the database's clock), so the others can tell when it is
    * gone (docs/outbox.md).
    */
   readonly instance: string;
@@ -104,7 +104,7 @@ export interface Store {
   /** Cheap round trip, for health checks. */
   ping(): Promise<void>;
   /**
-   * Whether the database can be used now (PostgreSQL: reached and migrated, watched every 2 s;
+   * Whether the database can be used now (PostgreSQL: reached and migrated, watched every second;
    * SQLite: always, once open). Queries fail at once with DatabaseUnavailableError while it is not.
    */
   readonly availability: Availability;

@@ -292,7 +292,7 @@ export interface CallRollupStateTable {
 }
 
 /**
- * The server processes sharing the database (PostgreSQL): each announces itself every 2 s, by
+ * The server processes sharing the database (PostgreSQL): each announces itself every second, by
  * the database's clock, so the others can tell when it has gone silent (docs/outbox.md).
  */
 export interface InstancesTable {
