@@ -35,7 +35,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
     SMS_CONCURRENCY: '16',
     DISPATCH_POLL_MS: '200',
     // PROVIDER_TIMEOUT_MS as by default (10 s): leases of 35 s. A killed instance's claims are
-    // taken over once it has been silent for 6 s, long before its leases run out.
+    // taken over once it has been silent for 3 s, long before its leases run out.
     AUTHCODE_LIMIT_PER_PHONE: '5/15m',
     AUTHCODE_LIMIT_PER_IP: 'off',
     ASMX_LIMIT_PER_IP: 'off',
@@ -180,7 +180,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
       60_000,
     );
     // The killed instance's claims were taken over: their attempts read `interrupted`, and the
-    // other sent them again once the killed one had been silent for 6 s (its heartbeat stopped),
+    // other sent them again once the killed one had been silent for 3 s (its heartbeat stopped),
     // not when their 35 s leases ran out.
     expect(
       await count("SELECT count(*) AS n FROM delivery_attempts WHERE outcome = 'interrupted'"),
@@ -227,4 +227,74 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
       30_000,
     );
   }, 60_000);
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('a takeover towards a gateway that serves a few requests at once', () => {
+  let database: FreshDatabase;
+  let db: pg.Pool;
+  let gateway: SmsGateway;
+  let a: ServerProcess;
+  let b: ServerProcess;
+  const env = () => ({
+    DATABASE_URL: database.url,
+    CODE_ENCRYPTION_KEY: TEST_CODE_KEY,
+    DATABASE_POOL_SIZE: '8',
+    ...gatewayEnv(gateway),
+    // As by default: up to 200 SMS under way per instance, far more than this gateway serves.
+    PROVIDER_TIMEOUT_MS: '1000',
+    DISPATCH_POLL_MS: '200',
+    AUTHCODE_LIMIT_PER_PHONE: 'off',
+    AUTHCODE_LIMIT_PER_IP: 'off',
+    ASMX_LIMIT_PER_IP: 'off',
+  });
+
+  beforeAll(async () => {
+    database = await freshPostgres();
+    db = new pg.Pool({ connectionString: database.url, max: 2 });
+    // Six requests at a time, 50 ms each: 120 SMS a second, the rest waiting their turn.
+    gateway = await startSmsGateway(50);
+    gateway.atOnce = 6;
+    a = await startServerProcess(env());
+    b = await startServerProcess(env());
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const instance of [a, b]) {
+      if (instance && instance.child.exitCode === null) {
+        instance.child.kill('SIGTERM');
+        await instance.exited;
+      }
+    }
+    await gateway?.close();
+    await db?.end();
+    await database?.drop();
+  });
+
+  it("sends a killed instance's codes within 10 s, released in a ramp that opens no circuit, none sent more than twice", async () => {
+    // A queues codes faster than the gateway takes them, and dies with a burst of them under way.
+    const accepted: string[] = [];
+    await inParallel(300, 30, async (i) => {
+      const phone = testPhone(50_000 + i);
+      if ((await authCodeOverGet(a.url, phone, String(500000 + i))) === 200) accepted.push(phone);
+    });
+    a.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    expect(await a.exited).toBeNull();
+    expect(accepted.length).toBe(300);
+    await waitUntil(() => accepted.every((phone) => gateway.sentAt.has(phone)), {
+      what: 'every code of the killed instance at the gateway',
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
+    const lastAfterMs = Math.max(...accepted.map((phone) => gateway.sentAt.get(phone) as number)) - killedAt;
+    const requests = [...gateway.requestsByKey.values()];
+    console.info(
+      `takeover: the last code at the gateway ${lastAfterMs} ms after the kill; at most ${Math.max(...requests)} requests for one key, ${gateway.mostWaiting} waiting at the gateway at most`,
+    );
+    expect(lastAfterMs).toBeLessThan(10_000);
+    // Once by the killed instance, once by the one that took over, never a third time.
+    expect(requests.filter((n) => n > 2)).toEqual([]);
+    // The burst did not open the primary's circuit on the instance that took over.
+    expect(b.output()).not.toMatch(/circuit open/);
+  }, 120_000);
 });

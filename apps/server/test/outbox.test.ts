@@ -21,7 +21,7 @@ import {
 } from '../src/outbox/circuit.js';
 import { createDeliveryRepository, type DeliveryRepository } from '../src/outbox/deliveries.js';
 import { createEnqueue, type HandOff } from '../src/outbox/enqueue.js';
-import { Lane, Lanes } from '../src/outbox/lanes.js';
+import { Lane, Lanes, RAMP_FIRST } from '../src/outbox/lanes.js';
 import { idempotencyKey } from '../src/outbox/payload.js';
 import { type Claimed, createOutboxSql, type OutboxSql } from '../src/outbox/sql.js';
 import { next, type OutboxEvent, TRANSITIONS } from '../src/outbox/states.js';
@@ -278,6 +278,71 @@ describe("the lanes' routing", () => {
     expect(wake).toBe(5000);
     primary.giveBack(1);
     expect(primary.room(0, noWake)).toBe(1);
+  });
+
+  it('ramps up after a takeover: attempts under way grow as answers come back, and halve on a failure', () => {
+    const lane = new Lane(
+      { kind: 'sms', provider: provider('http') },
+      'primary',
+      { concurrency: 200, perSecond: null, slowMs: 2500 },
+      () => {},
+    );
+    expect(lane.room(0, noWake)).toBe(200);
+    lane.ramp();
+    expect(lane.room(0, noWake)).toBe(RAMP_FIRST);
+    lane.take(RAMP_FIRST, 0);
+    expect(lane.room(0, noWake)).toBe(0);
+    // Each quick success lets one more start besides the one it freed; a slow one only its own.
+    lane.ended(false, 10, 0);
+    expect(lane.room(10, noWake)).toBe(2);
+    lane.ended(false, 5000, 0);
+    expect(lane.room(5000, noWake)).toBe(3);
+    lane.ended(true, 5010, 5000);
+    expect(lane.rampCap).toBe(RAMP_FIRST);
+    // Enough successes and the ramp is over: the whole concurrency again.
+    for (let i = 0; i < 200; i++) {
+      lane.take(1, 30);
+      lane.ended(false, 30);
+    }
+    expect(lane.rampCap).toBeUndefined();
+    expect(lane.room(30, noWake)).toBe(200 - lane.busy);
+  });
+
+  it('ramps up when its circuit closes again after its probes', () => {
+    const lane = new Lane(
+      { kind: 'sms', provider: provider('http') },
+      'primary',
+      { concurrency: 200, perSecond: null },
+      () => {},
+    );
+    open(lane, 0);
+    const probing = COOL_DOWN_MS + 1;
+    expect(lane.state(probing)).toBe('half-open');
+    for (let i = 0; i < PROBES; i++) {
+      lane.take(1, probing);
+      lane.ended(false, probing);
+    }
+    expect(lane.state(probing)).toBe('closed');
+    expect(lane.room(probing, noWake)).toBe(RAMP_FIRST);
+  });
+
+  it('counts timeouts of attempts started together as one failure, and those started apart each', () => {
+    const lane = new Lane(
+      { kind: 'sms', provider: provider('http') },
+      'primary',
+      { concurrency: 200, perSecond: null },
+      () => {},
+    );
+    // Forty started in one pass, all timing out ten seconds later: one failure, the circuit closed.
+    lane.take(40, 0);
+    for (let i = 0; i < 40; i++) lane.ended(true, 10_000 + i, i % 3, true);
+    expect(lane.state(10_100)).toBe('closed');
+    // Started apart, each counts: five in a row open it.
+    for (let i = 1; i <= FAILURES_IN_A_ROW; i++) {
+      lane.take(1, 10_000 + i * 1000);
+      lane.ended(true, 20_000 + i * 1000, 10_000 + i * 1000, true);
+    }
+    expect(lane.state(20_000 + FAILURES_IN_A_ROW * 1000)).toBe('open');
   });
 });
 

@@ -22,6 +22,13 @@ export interface SmsGateway {
   refusing: number | undefined;
   /** When each message was sent (epoch ms), by phone. */
   readonly sentAt: Map<string, number>;
+  /**
+   * While set, at most this many requests are served at once (a small on-premises box); the
+   * others wait their turn, and a client that gives up meanwhile is not served.
+   */
+  atOnce: number | undefined;
+  /** The most requests that were waiting for their turn at once. */
+  mostWaiting: number;
   close(): Promise<void>;
 }
 
@@ -36,7 +43,34 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
     hanging: false,
     refusing: undefined,
     sentAt: new Map(),
+    atOnce: undefined,
+    mostWaiting: 0,
     close: async () => {},
+  };
+  let serving = 0;
+  const turns: (() => void)[] = [];
+  /** Runs `serve` when a turn is free; `serve` calls its argument when done. */
+  const inTurn = (res: http.ServerResponse, serve: (done: () => void) => void) => {
+    const start = () => {
+      if (res.socket === null || res.socket.destroyed) return next();
+      serving++;
+      let finished = false;
+      serve(() => {
+        if (finished) return;
+        finished = true;
+        serving--;
+        next();
+      });
+    };
+    const next = () => {
+      while (turns.length > 0 && (gateway.atOnce === undefined || serving < gateway.atOnce))
+        turns.shift()?.();
+    };
+    if (gateway.atOnce === undefined || serving < gateway.atOnce) start();
+    else {
+      turns.push(start);
+      gateway.mostWaiting = Math.max(gateway.mostWaiting, turns.length);
+    }
   };
   const server = http.createServer((req, res) => {
     let body = '';
@@ -60,16 +94,19 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
         res.writeHead(gateway.refusing, { 'content-type': 'application/json' }).end('{"error":"refused"}');
         return;
       }
-      setTimeout(() => {
-        let id = byKey.get(key);
-        if (!id) {
-          id = `msg-${byKey.size + 1}`;
-          byKey.set(key, id);
-          gateway.sent.push({ key, to, text });
-          gateway.sentAt.set(to, Date.now());
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }));
-      }, gateway.delayMs);
+      inTurn(res, (done) =>
+        setTimeout(() => {
+          done();
+          let id = byKey.get(key);
+          if (!id) {
+            id = `msg-${byKey.size + 1}`;
+            byKey.set(key, id);
+            gateway.sent.push({ key, to, text });
+            gateway.sentAt.set(to, Date.now());
+          }
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id }));
+        }, gateway.delayMs),
+      );
     });
   });
   server.keepAliveTimeout = 60_000;

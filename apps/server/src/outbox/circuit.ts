@@ -163,8 +163,12 @@ export class Circuit {
     if (this.#state === 'half-open') this.#probing = Math.max(0, this.#probing - 1);
   }
 
-  /** An attempt started with `started` ended: `failed` says the provider did not work. */
-  ended(failed: boolean, now: number = Date.now()): void {
+  /**
+   * An attempt started with `started` ended: `failed` says the provider did not work; `together`:
+   * a failure of the same kind as one already counted, by an attempt started with it (lanes.ts
+   * TOGETHER_MS), which says nothing new while closed.
+   */
+  ended(failed: boolean, now: number = Date.now(), together = false): void {
     const state = this.state(now);
     if (state === 'half-open') {
       this.#probing = Math.max(0, this.#probing - 1);
@@ -178,8 +182,9 @@ export class Circuit {
       }
       return;
     }
-    // Ended after the circuit opened (started before): it says nothing new.
-    if (state === 'open') return;
+    // Ended after the circuit opened (started before), or with others started with it: it says
+    // nothing new.
+    if (state === 'open' || (failed && together)) return;
     this.#inARow = failed ? this.#inARow + 1 : 0;
     this.#recent.add(failed, now);
     if (this.#inARow >= FAILURES_IN_A_ROW) {

@@ -113,8 +113,10 @@ export class Dispatcher {
         // instances may be mid-attempt: only expired leases and silent instances' are taken over.
         try {
           const recovered = await sql.recover(Date.now(), this.#recoverOptions(store.dialect === 'sqlite'));
-          if (recovered > 0)
+          if (recovered > 0) {
             this.#o.log.warn({ recovered }, 'deliveries interrupted by a stop are due again');
+            this.#rampUp();
+          }
         } catch (err) {
           this.#trouble(err, 'could not recover interrupted deliveries');
         }
@@ -301,13 +303,15 @@ export class Dispatcher {
 
   async #attempt(lane: Lane, claimed: Claimed): Promise<void> {
     const { delivery } = claimed;
+    const startedAt = Date.now();
     const result = await this.#send(lane, claimed);
     const now = Date.now();
     // The circuit counts what says the provider is not working: a transient failure (a timeout,
     // a network error, a 5xx or 429), or refused credentials. One message's refusal does not.
     const broken =
       !result.ok && (result.kind === 'transient' || result.status === 401 || result.status === 403);
-    lane.ended(broken, now);
+    const unknown = !result.ok && result.kind === 'transient' && result.taken !== 'no';
+    lane.ended(broken, now, startedAt, unknown);
     if (!result.ok && result.status === 429) {
       // The provider says it is over its rate: its lane waits (Retry-After, else a second) before
       // anything more is sent to it, not just this delivery.
@@ -421,13 +425,23 @@ export class Dispatcher {
         // (kill -9): its deliveries are due again, here or on another instance. What this
         // dispatcher holds stays.
         const recovered = await this.#sql.recover(now, this.#recoverOptions(false));
-        if (recovered > 0)
+        if (recovered > 0) {
           this.#o.log.warn({ recovered }, 'deliveries of a stopped or silent attempt are due again');
+          this.#rampUp();
+        }
       });
     } catch (err) {
       this.#trouble(err, 'dispatcher sweep failed');
     }
     this.mayBeDue();
+  }
+
+  /**
+   * Deliveries were taken over (a stop, a silent instance): the lanes release them at the pace
+   * their providers answer (lanes.ts RAMP_FIRST), not all in one pass.
+   */
+  #rampUp(): void {
+    for (const lane of this.#o.lanes.all) lane.ramp();
   }
 
   #recoverOptions(atStart: boolean) {

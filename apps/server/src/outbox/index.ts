@@ -77,7 +77,7 @@ export interface OutboxOptions {
 }
 
 /** Another instance is taken for dead when it has not announced itself for this long (it does every second). */
-export const SILENT_AFTER_MS = 6000;
+export const SILENT_AFTER_MS = 3000;
 
 export function createOutbox(options: OutboxOptions): Outbox {
   const { log, store } = options;

@@ -8,7 +8,27 @@ export interface LaneLimits {
   readonly concurrency: number;
   /** Sends started per second at most (the provider's rate limit); null: no cap. */
   readonly perSecond: number | null;
+  /**
+   * Ramping up, an answer slower than this (ms) lets no more attempts start: the provider is
+   * queueing them (a quarter of the provider timeout; none: every answer counts).
+   */
+  readonly slowMs?: number;
 }
+
+/**
+ * A lane ramping up (after a takeover, or its circuit closing) starts with this many attempts
+ * under way at most, and may have one more for each that succeeds quickly (LaneLimits.slowMs), half
+ * as many after a failure, up to its concurrency: the work released reaches the provider as fast
+ * as it answers, not as one burst that could cause the failure it recovers from.
+ */
+export const RAMP_FIRST = 8;
+
+/**
+ * Attempts whose outcome is unknown (a timeout, a connection lost) started within this long of
+ * one another count as one failure for the circuit: a provider taking a few connections at a time
+ * lets a burst wait, and its timeouts then arrive together.
+ */
+export const TOGETHER_MS = 50;
 
 /** A provider a kind of delivery goes through: its kind's primary, or the fallback. */
 export type LaneProvider =
@@ -46,6 +66,10 @@ export class Lane {
   #tokens: number;
   #refilledAt = Date.now();
   #pausedUntil = 0;
+  /** Ramping up: attempts under way allowed now; undefined: the concurrency. */
+  #rampCap: number | undefined;
+  /** When the last attempt whose unknown outcome the circuit counted was started. */
+  #lastUnknownStart = Number.NEGATIVE_INFINITY;
 
   constructor(
     target: LaneProvider,
@@ -58,7 +82,21 @@ export class Lane {
     this.role = role;
     this.id = role === 'primary' ? target.provider.name : `${target.provider.name}-fallback`;
     this.#tokens = limits.perSecond ?? 0;
-    this.circuit = new Circuit((change) => onCircuitChange(this, change));
+    this.circuit = new Circuit((change) => {
+      // Closed again after its probes: what waited for it is released at the pace it answers.
+      if (change.to === 'closed') this.ramp();
+      onCircuitChange(this, change);
+    });
+  }
+
+  /** Attempts under way grow from RAMP_FIRST as answers come back (a takeover, a circuit closing). */
+  ramp(): void {
+    this.#rampCap = RAMP_FIRST < this.limits.concurrency ? RAMP_FIRST : undefined;
+  }
+
+  /** Ramping up: attempts under way allowed now (undefined: not ramping). */
+  get rampCap(): number | undefined {
+    return this.#rampCap;
   }
 
   /**
@@ -70,7 +108,7 @@ export class Lane {
       wakeAt(this.#pausedUntil);
       return 0;
     }
-    let free = this.limits.concurrency - this.busy;
+    let free = (this.#rampCap ?? this.limits.concurrency) - this.busy;
     if (this.limits.perSecond !== null) {
       this.#tokens = Math.min(
         this.limits.perSecond,
@@ -100,10 +138,25 @@ export class Lane {
     for (let i = 0; i < count; i++) this.circuit.cancelled();
   }
 
-  /** An attempt on this lane ended; `failed`: the provider did not work (for the circuit). */
-  ended(failed: boolean, now: number): void {
+  /**
+   * An attempt on this lane, started at `startedAt`, ended at `now`; `failed`: the provider did not
+   * work (for the circuit); `unknown`: whether the provider took the message is not known (a
+   * timeout, a connection lost).
+   */
+  ended(failed: boolean, now: number, startedAt: number = now, unknown = false): void {
     this.busy--;
-    this.circuit.ended(failed, now);
+    if (this.#rampCap !== undefined) {
+      if (failed) this.#rampCap = Math.max(RAMP_FIRST, Math.floor(this.#rampCap / 2));
+      else if (now - startedAt <= (this.limits.slowMs ?? Number.POSITIVE_INFINITY)) {
+        if (++this.#rampCap >= this.limits.concurrency) this.#rampCap = undefined;
+      }
+    }
+    let together = false;
+    if (failed && unknown) {
+      together = Math.abs(startedAt - this.#lastUnknownStart) <= TOGETHER_MS;
+      if (!together) this.#lastUnknownStart = startedAt;
+    }
+    this.circuit.ended(failed, now, together);
   }
 
   /** The provider asked to wait (a 429): nothing more starts on this lane until then. */

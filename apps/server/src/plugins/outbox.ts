@@ -21,8 +21,16 @@ export const outboxPlugin = fp(
       smsFallback: providers.smsFallback,
       push: providers.push,
       limits: {
-        sms: { concurrency: config.smsConcurrency, perSecond: config.SMS_RATE_LIMIT },
-        push: { concurrency: config.pushConcurrency, perSecond: config.PUSH_RATE_LIMIT },
+        sms: {
+          concurrency: config.smsConcurrency,
+          perSecond: config.SMS_RATE_LIMIT,
+          slowMs: config.PROVIDER_TIMEOUT_MS / 4,
+        },
+        push: {
+          concurrency: config.pushConcurrency,
+          perSecond: config.PUSH_RATE_LIMIT,
+          slowMs: config.PROVIDER_TIMEOUT_MS / 4,
+        },
       },
       sealer: app.sealer,
       maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
