@@ -53,8 +53,8 @@ async function freeDatabase(t: TestApp): Promise<void> {
 
 describe('a full disk (SQLite)', () => {
   it('answers a call it cannot record with 503 in its binding, checks the disk at once, and records again once there is room', async () => {
-    const { t, gateway } = await start();
-    const checkNow = vi.spyOn(t.app.diskSpace, 'checkNow');
+    const { t, gateway } = await start({ REFUSE_FREE_DISK_MB: '0' });
+    const writeFoundFull = vi.spyOn(t.app.diskSpace, 'writeFoundFull');
     expect((await t.app.inject(bulkyPost('111111'))).statusCode).toBe(200);
     const before = await t.app.history.count();
     await fillDatabase(t);
@@ -74,14 +74,31 @@ describe('a full disk (SQLite)', () => {
     expect(soap.body).toContain(
       '<faultstring>Server was unable to process request. ---&gt; The service is temporarily unavailable; nothing was done. Try again in a few seconds.</faultstring>',
     );
-    // SQLITE_FULL made the server read the free space again there and then.
-    expect(checkNow).toHaveBeenCalled();
+    // SQLITE_FULL made the server read the free space again there and then, and refuse calls
+    // from then on whatever its thresholds (REFUSE_FREE_DISK_MB is 0 here).
+    expect(writeFoundFull).toHaveBeenCalled();
+    await waitUntil(() => t.app.diskSpace.refusing(), { what: 'calls refused' });
+    expect(t.app.readiness.report()).toMatchObject({ ready: false, disk: 'full' });
+    expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
     // Nothing half-written: no record, no SMS for the refused calls.
     expect(await t.app.history.count()).toBe(before);
     await t.app.outbox.idle();
     expect(gateway.sent.map((m) => m.text)).toEqual(['Your code is 111111']);
 
+    // Space freed: calls are taken again once the check sees it.
     await freeDatabase(t);
+    const free = (await fs.promises.statfs(t.app.config.dataDir)).bavail * 4096 + 64 * 1024 * 1024;
+    vi.spyOn(fs.promises, 'statfs').mockImplementation(async () => ({
+      type: 0,
+      bsize: 4096,
+      blocks: 1e9,
+      bfree: free / 4096,
+      bavail: free / 4096,
+      files: 0,
+      ffree: 0,
+    }));
+    t.app.diskSpace.checkNow();
+    await waitUntil(() => !t.app.diskSpace.refusing(), { what: 'calls taken again' });
     expect((await t.app.inject(bulkyPost('444444'))).statusCode).toBe(200);
     await waitUntil(() => gateway.sent.length === 2);
     expect(gateway.sent.map((m) => m.text)).toEqual(['Your code is 111111', 'Your code is 444444']);

@@ -544,4 +544,50 @@ describe.skipIf(!disk.ok)(`a full disk under SQLite${disk.ok ? '' : ` (skipped: 
       mounted.unmount();
     }
   }, 90_000);
+
+  it('with every threshold off, a disk filled within a second refuses calls from the first failed write, and takes them again once freed', async () => {
+    const mounted = mountTmpfs(32);
+    if (!('dir' in mounted)) throw new Error(mounted.why);
+    const gateway = await startSmsGateway(0);
+    const server = await startServerProcess({
+      ...serverEnv(gateway),
+      DATA_DIR: mounted.dir,
+      MIN_FREE_DISK_MB: '0',
+      REFUSE_FREE_DISK_MB: '0',
+    });
+    const filler = path.join(mounted.dir, 'filler');
+    try {
+      expect(await authCodeOverGet(server.url, testPhone(260_000), '260000')).toBe(200);
+      // A little room left, filled by bulky calls (each records a 60 kB body) within a second.
+      fillDisk(filler, 1024 * 1024);
+      const bulky = (i: number) =>
+        fetch(`${server.url}/AuthCodeSending.asmx/AuthCode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `code=${260_000 + i}&phone=${encodeURIComponent(testPhone(260_000 + i))}&note=${'x'.repeat(60_000)}`,
+        }).then((r) => r.status);
+      const statuses = await inParallel(120, 8, (i) => bulky(i + 1));
+      const refused = statuses.filter((s) => s === 503).length;
+      expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+      expect(refused).toBeGreaterThan(0);
+      // The first failed write turned readiness: no threshold had to be crossed.
+      const ready = await fetch(`${server.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ disk: 'full', reasons: ['disk: full (a write failed)'] });
+      expect(await (await fetch(`${server.url}/healthz`)).json()).toMatchObject({ disk: 'full' });
+      expect(await authCodeOverGet(server.url, testPhone(260_500), '260500')).toBe(503);
+      fs.rmSync(filler);
+      const recovered = await timeUntilReady(server.url, 200, 10_000);
+      console.info(
+        `disk filled in a second: ${refused} of 120 calls refused; /readyz 200 ${recovered} ms after it was freed`,
+      );
+      expect(recovered).toBeLessThan(2500);
+      expect(await authCodeOverGet(server.url, testPhone(260_600), '260600')).toBe(200);
+      expectNoCrash(server);
+    } finally {
+      await server.stop();
+      await gateway.close();
+      mounted.unmount();
+    }
+  }, 60_000);
 });

@@ -280,6 +280,8 @@ export const serviceInfoSchema = z
       refuseFreeBytes: z.number(),
       rawBodiesStored: z.boolean(),
       refusingCalls: z.boolean(),
+      /** A write found the disk full: calls are refused whatever the thresholds, until space is freed. */
+      full: z.boolean(),
     }),
     groups: z.array(
       z.object({

@@ -51,6 +51,7 @@ export const serviceInfo: ServiceInfo = {
     refuseFreeBytes: 64 * 1024 * 1024,
     rawBodiesStored: true,
     refusingCalls: false,
+    full: false,
   },
   groups: groups.map((g) => ({
     name: g.name,

@@ -17,8 +17,13 @@ export interface DiskStatus {
   /** Below this, new calls are refused before anything is written (REFUSE_FREE_DISK_MB). */
   readonly refuseFreeBytes: number;
   readonly rawBodiesStored: boolean;
-  /** New calls are refused: the space left is the outbox's reserve. */
+  /** New calls are refused: the space left is the outbox's reserve, or a write found the disk full. */
   readonly refusingCalls: boolean;
+  /**
+   * A write found the disk full (SQLITE_FULL, ENOSPC): calls are refused, whatever the thresholds,
+   * until FULL_MARGIN_MB more than was free then is free again, or FULL_HOLD_MS have passed.
+   */
+  readonly full: boolean;
 }
 
 export interface DiskSpace {
@@ -26,23 +31,40 @@ export interface DiskSpace {
   recordBytes(): number;
   /** Whether new calls are refused now (free space below REFUSE_FREE_DISK_MB). */
   refusing(): boolean;
-  /** Checks the free space now (a write found the disk full), without waiting for the next check. */
+  /** Reads the free space now, without waiting for the next check. */
   checkNow(): void;
+  /**
+   * A write found the disk full: calls are refused from now on, whatever the thresholds, and the
+   * free space is read at once.
+   */
+  writeFoundFull(): void;
   status(): DiskStatus;
 }
 
-/** Free space is read this often (and at once when a write finds the disk full). */
-export const DISK_CHECK_MS = 5000;
+/**
+ * Free space is read this often (and at once when a write finds the disk full): at full load
+ * SQLite's files grow by about 15 MB a second, far less than REFUSE_FREE_DISK_MB's 64 MB.
+ */
+export const DISK_CHECK_MS = 1000;
+/**
+ * After a write found the disk full, calls are taken again once this much more is free, or after
+ * FULL_HOLD_MS (a limit the free space does not show, such as a quota: the next write tells).
+ */
+export const FULL_MARGIN_MB = 16;
+export const FULL_HOLD_MS = 30_000;
 /** While calls are refused, the log says so again at most this often. */
 const REFUSING_LOG_MS = 60_000;
 
 /**
- * The disk under DATA_DIR (SQLite's database and the book files), read every 5 s
+ * The disk under DATA_DIR (SQLite's database and the book files), read every second
  * (docs/monitoring.md#faults). Two thresholds: below MIN_FREE_DISK_MB call records keep their
  * summaries but not their raw bodies; below REFUSE_FREE_DISK_MB new calls (the .asmx operations
  * and the console's Send) are refused with 503 before anything is written, so the space left
  * keeps the outbox's own bookkeeping working: what was accepted is still sent, and each attempt
- * still recorded. On PostgreSQL the history is not on this disk, and nothing is checked.
+ * still recorded. A write that finds the disk full refuses calls at once, whatever the
+ * thresholds (even 0), until FULL_MARGIN_MB more is free than was then (or FULL_HOLD_MS have
+ * passed: the next write tells again). On PostgreSQL the
+ * history is not on this disk, and nothing is checked.
  */
 export const diskSpacePlugin = fp(
   async (app) => {
@@ -53,9 +75,19 @@ export const diskSpacePlugin = fp(
     let freeBytes: number | null = null;
     let checking: Promise<void> | undefined;
     let lastRefusingLog = 0;
+    /** A write found the disk full: calls are refused until this much is free (bytes)… */
+    let fullUntilFree: number | null = null;
+    /** …or until then (epoch ms). */
+    let fullUntil = 0;
+    /** A write found it full since the last check: the next one sets `fullUntilFree`. */
+    let foundFull = false;
 
     const low = () => freeBytes !== null && freeBytes < minFree;
-    const refusing = () => freeBytes !== null && freeBytes < refuseFree;
+    const full = () => {
+      if (fullUntilFree !== null && Date.now() >= fullUntil) fullUntilFree = null;
+      return fullUntilFree !== null;
+    };
+    const refusing = () => full() || (freeBytes !== null && freeBytes < refuseFree);
 
     const read = async () => {
       try {
@@ -64,6 +96,16 @@ export const diskSpacePlugin = fp(
         const wasLow = low();
         const wasRefusing = refusing();
         freeBytes = free;
+        if (foundFull) {
+          foundFull = false;
+          fullUntilFree = Math.max(fullUntilFree ?? 0, free + FULL_MARGIN_MB * 1024 * 1024);
+          fullUntil = Date.now() + FULL_HOLD_MS;
+          app.log.warn(
+            { freeBytes: free, untilFreeBytes: fullUntilFree },
+            'a write found the disk full: new calls are refused with 503 until space is freed',
+          );
+          lastRefusingLog = Date.now();
+        } else if (fullUntilFree !== null && free >= fullUntilFree) fullUntilFree = null;
         if (low() && !wasLow) {
           app.log.warn(
             { freeBytes: free, minFreeBytes: minFree },
@@ -109,12 +151,19 @@ export const diskSpacePlugin = fp(
       checkNow() {
         if (watched) void check();
       },
+      writeFoundFull() {
+        if (!watched) return;
+        foundFull = true;
+        // A check under way may have read the disk before the write failed: one more after it.
+        void check().then(() => (foundFull ? check() : undefined));
+      },
       status: () => ({
         freeBytes,
         minFreeBytes: minFree,
         refuseFreeBytes: refuseFree,
         rawBodiesStored: !low(),
         refusingCalls: refusing(),
+        full: full() || foundFull,
       }),
     });
   },

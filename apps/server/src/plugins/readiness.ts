@@ -20,7 +20,7 @@ export interface ReadinessReport {
   readonly ready: boolean;
   readonly database: boolean;
   readonly migrations: boolean;
-  readonly disk: 'ok' | 'low' | 'nearly full' | 'unchecked';
+  readonly disk: 'ok' | 'low' | 'nearly full' | 'full' | 'unchecked';
   /** Each reason calls are refused, in words. */
   readonly reasons: readonly string[];
 }
@@ -56,10 +56,13 @@ export const readinessPlugin = fp(
         };
       }
       if (diskSpace.refusing()) {
-        const free = diskSpace.status().freeBytes ?? 0;
+        const disk = diskSpace.status();
+        const free = Math.floor((disk.freeBytes ?? 0) / 1048576);
         return {
           cause: 'disk',
-          reason: `the disk is nearly full: ${Math.floor(free / 1048576)} MB free, below REFUSE_FREE_DISK_MB`,
+          reason: disk.full
+            ? `the disk is full: a write failed (${free} MB free)`
+            : `the disk is nearly full: ${free} MB free, below REFUSE_FREE_DISK_MB`,
           retryAfterSeconds: DISK_RETRY_AFTER_S,
         };
       }
@@ -73,13 +76,15 @@ export const readinessPlugin = fp(
         const reasons: string[] = [];
         if (!db.database || !db.migrations)
           reasons.push(`database: ${db.status.reason ?? 'the database migrations are not applied yet'}`);
-        if (disk.refusingCalls) reasons.push('disk: nearly full (below REFUSE_FREE_DISK_MB)');
+        if (disk.full) reasons.push('disk: full (a write failed)');
+        else if (disk.refusingCalls) reasons.push('disk: nearly full (below REFUSE_FREE_DISK_MB)');
         return {
           ready: reasons.length === 0,
           database: db.database,
           migrations: db.migrations,
-          disk:
-            disk.freeBytes === null
+          disk: disk.full
+            ? 'full'
+            : disk.freeBytes === null
               ? 'unchecked'
               : disk.refusingCalls
                 ? 'nearly full'

@@ -25,7 +25,7 @@ export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
       poolSize: config.DATABASE_POOL_SIZE,
       log,
       onWarning: (message, err) => log.warn({ err }, message),
-      onDiskFull: () => app.diskSpace.checkNow(),
+      onDiskFull: () => app.diskSpace.writeFoundFull(),
     });
     app.log.info(
       { database: store.dialect, instance: store.instance, up: store.availability.status().up },

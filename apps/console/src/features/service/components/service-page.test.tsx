@@ -24,6 +24,7 @@ describe('Service', () => {
             refuseFreeBytes: 64 * 1024 * 1024,
             rawBodiesStored: false,
             refusingCalls: false,
+            full: false,
           },
         }),
       ),
@@ -45,6 +46,7 @@ describe('Service', () => {
             refuseFreeBytes: 64 * 1024 * 1024,
             rawBodiesStored: false,
             refusingCalls: true,
+            full: false,
           },
         }),
       ),
@@ -53,6 +55,28 @@ describe('Service', () => {
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('The disk is nearly full: calls are refused');
     expect(alert).toHaveTextContent('Free some space');
+  });
+
+  it('says the disk is full once a write found it so, whatever the thresholds', async () => {
+    server.use(
+      http.get('*/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          storage: {
+            freeBytes: 200 * 1024,
+            minFreeBytes: 0,
+            refuseFreeBytes: 0,
+            rawBodiesStored: true,
+            refusingCalls: true,
+            full: true,
+          },
+        }),
+      ),
+    );
+    renderApp('/service');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The disk is full: calls are refused');
+    expect(alert).toHaveTextContent('(200.0 KB free)');
   });
 
   it('says nothing of the disk while there is room', async () => {

@@ -32,7 +32,17 @@ function ServiceView({ info }: { info: ServiceInfo }) {
   const { storage } = info;
   return (
     <>
-      {storage.refusingCalls ? (
+      {storage.full ? (
+        <div className="status status-error" role="alert">
+          <p className="status-title">The disk is full: calls are refused</p>
+          <p>
+            A write found no room left where the history is kept (
+            {storage.freeBytes === null ? 'an unknown amount' : formatBytes(storage.freeBytes)} free). New
+            calls are refused (callers are told to try again later) until space is freed; what was already
+            accepted is still sent. Free some space: calls are taken again within seconds.
+          </p>
+        </div>
+      ) : storage.refusingCalls ? (
         <div className="status status-error" role="alert">
           <p className="status-title">The disk is nearly full: calls are refused</p>
           <p>
