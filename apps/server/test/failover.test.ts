@@ -77,6 +77,10 @@ describe('the fallback SMS provider', () => {
     await waitUntil(() => fallback.sent.length === 12, { what: 'the codes at the fallback' });
     expectSentOnceBy(fallback, accepted.keys());
     expect(primary.sent).toHaveLength(0);
+    // Refused for certain: no duplicate is possible, and none is counted.
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).body).not.toMatch(
+      /school_deliveries_sent_after_unsure_total\{[^}]*\} [1-9]/,
+    );
     // The first ones were tried on the primary, refused for certain, and sent by the fallback.
     expect(await attemptsOf(t, testPhone(1000))).toEqual([
       ['http', 'transient'],
@@ -134,12 +138,23 @@ describe('the fallback SMS provider', () => {
     // Each first went to the primary (its outcome unknown), and reached the fallback only after the
     // primary's circuit opened, with the key the primary was given.
     const primaryKeys = new Set(primary.requestsByKey.keys());
+    let unsure = 0;
     for (const m of fallback.sent) {
       const attempts = await attemptsOf(t, m.to);
       expect(attempts.at(-1)).toEqual(['http-fallback', 'sent']);
-      if (attempts[0]?.[0] === 'http') expect(primaryKeys.has(m.key)).toBe(true);
+      if (attempts[0]?.[0] !== 'http') continue;
+      expect(primaryKeys.has(m.key)).toBe(true);
+      // The primary never said whether it took it: the delivery says it may have arrived twice.
+      const [delivery] = await t.app.outbox.deliveries.search({ recipient: m.to }, { limit: 1 });
+      expect(delivery?.unsure_provider).toBe('http');
+      unsure++;
     }
+    expect(unsure).toBeGreaterThan(0);
     expect(await circuitOf(t, 'http')).toBe('school_provider_circuit{kind="sms",provider="http"} 2');
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain(
+      `school_deliveries_sent_after_unsure_total{kind="sms",provider="http-fallback",unsure="http"} ${unsure}`,
+    );
   });
 
   it(

@@ -372,6 +372,11 @@ export const deliverySchema = z
     providerId: z.string().nullable(),
     /** What the provider reported later about the message (Twilio status callbacks). */
     providerStatus: z.string().nullable(),
+    /**
+     * A provider whose attempt ended without knowing whether it took the message (a timeout).
+     * Sent later by another provider, the message may have arrived twice.
+     */
+    unsureProvider: z.string().nullable(),
     lastError: z.string().nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),

@@ -171,6 +171,7 @@ export function delivery(overrides: Partial<Delivery> = {}): Delivery {
     expiresAt: '2026-11-20T08:25:30.000Z',
     providerId: 'SM0123456789abcdef0123456789abcdef',
     providerStatus: 'delivered',
+    unsureProvider: null,
     lastError: null,
     createdAt: '2026-11-20T08:15:30.000Z',
     updatedAt: '2026-11-20T08:15:31.000Z',

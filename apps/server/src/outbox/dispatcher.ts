@@ -42,6 +42,8 @@ export interface DispatcherOptions {
   /** PostgreSQL: another instance silent this long has its claims taken over. */
   readonly silentAfterMs: number;
   readonly log: FastifyBaseLogger;
+  /** Sent by `provider` after another's attempt ended unsure (outbox/index.ts). */
+  readonly onSentAfterUnsure?: (kind: DeliveryKind, provider: string, unsure: string) => void;
   readonly random?: () => number;
 }
 
@@ -319,6 +321,14 @@ export class Dispatcher {
     }
     const outcome = this.#outcome(lane, claimed, result, now);
     this.#finished.add({ claimed, now, result: outcome });
+    const unsure = delivery.unsure_provider;
+    if (result.ok && unsure !== null && unsure !== lane.id) {
+      this.#o.onSentAfterUnsure?.(delivery.kind, lane.id, unsure);
+      this.#o.log.info(
+        { delivery: delivery.id, kind: delivery.kind, provider: lane.id, unsure },
+        `sent by ${lane.id} after ${unsure} did not say whether it took it: it may arrive twice`,
+      );
+    }
     this.#o.log.info(
       {
         delivery: delivery.id,
@@ -385,6 +395,7 @@ export class Dispatcher {
       status: result.status,
       response: result.response,
       retryAfterMs: result.retryAfterMs,
+      unsure: result.kind === 'transient' && result.taken !== 'no',
     } as const;
     const failover = result.taken === 'no' ? this.#o.lanes.failoverFrom(lane, now) : undefined;
     if (failover && attempts < this.#o.maxAttempts && (expires_at === null || expires_at > now)) {

@@ -166,6 +166,7 @@ export function createEnqueue(options: {
       id: deliveryId,
       provider_id: null,
       provider_status: null,
+      unsure_provider: null,
       last_error: null,
       sent_at: null,
     };

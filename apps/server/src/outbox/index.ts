@@ -73,6 +73,11 @@ export interface OutboxOptions {
   readonly log: FastifyBaseLogger;
   /** A circuit changed (the metrics read `circuits()` at each scrape; this is for the log). */
   readonly onCircuitChange?: (lane: Lane, change: CircuitChange) => void;
+  /**
+   * A delivery was sent by `provider` after `unsure`'s attempt ended without knowing whether it
+   * took the message: it may have arrived twice (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
+   */
+  readonly onSentAfterUnsure?: (kind: DeliveryKind, provider: string, unsure: string) => void;
   readonly random?: () => number;
 }
 
@@ -129,6 +134,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     leaseMs: options.leaseMs,
     silentAfterMs: options.silentAfterMs ?? SILENT_AFTER_MS,
     log,
+    ...(options.onSentAfterUnsure ? { onSentAfterUnsure: options.onSentAfterUnsure } : {}),
     ...(options.random ? { random: options.random } : {}),
   });
   const d = dispatcher;

@@ -30,6 +30,8 @@ export type AttemptResult =
       readonly retryAt: number | undefined;
       /** The provider the next try goes to, when it is another (a failover). */
       readonly nextProvider?: string | undefined;
+      /** Whether the provider took the message is not known (a timeout, a connection lost). */
+      readonly unsure?: boolean | undefined;
     };
 
 /** `finish` in the caller's transaction: synchronous on SQLite. */
@@ -105,6 +107,8 @@ type Ended = {
     sent_at: number | null;
     secret: string | null;
     updated_at: number;
+    /** The provider of this attempt when its outcome is unknown (kept if one was already). */
+    unsure_provider: string | null;
   };
 };
 
@@ -134,6 +138,7 @@ function endedOf({ claimed, now, result }: Finished): Ended {
       sent_at: sent ? now : null,
       secret: isSettled(status) ? null : delivery.secret,
       updated_at: now,
+      unsure_provider: !sent && result.unsure ? delivery.provider : null,
     },
   };
 }
@@ -451,7 +456,7 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
   const deliveries = sql.join(
     ended.map(
       ({ delivery: d }) =>
-        sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint)`,
+        sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint, ${d.unsure_provider}::text)`,
     ),
   );
   // One statement, one round trip: the attempts' update runs as a data-modifying CTE.
@@ -462,9 +467,10 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
       WHERE a.id = v.id AND a.outcome IS NULL)
     UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
       next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
-      last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at
+      last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at,
+      unsure_provider = COALESCE(d.unsure_provider, v.unsure_provider)
     FROM (VALUES ${deliveries})
-      AS v(id, attempts, status, next_attempt_at, provider, provider_id, last_error, sent_at, secret, updated_at)
+      AS v(id, attempts, status, next_attempt_at, provider, provider_id, last_error, sent_at, secret, updated_at, unsure_provider)
     WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts`.execute(trx);
 }
 
@@ -480,7 +486,7 @@ function sqliteFinisher(sqlite: SQLite.Database): (tx: SqliteTx, ended: readonly
   const settle = sqlite.prepare(`UPDATE deliveries SET status = @status, lease_until = NULL,
       leased_by = NULL, next_attempt_at = @next_attempt_at, provider = @provider,
       provider_id = @provider_id, last_error = @last_error, sent_at = @sent_at, secret = @secret,
-      updated_at = @updated_at
+      updated_at = @updated_at, unsure_provider = COALESCE(unsure_provider, @unsure_provider)
     WHERE id = @id AND status = 'sending' AND attempts = @attempts`);
   return function settleAttempts(_tx, ended) {
     for (const e of ended) {

@@ -44,6 +44,8 @@ export interface Metrics {
   }): void;
   /** A call refused before anything was written: the database away, or the disk nearly full. */
   observeRefusal(cause: Refusal['cause']): void;
+  /** A delivery sent by `provider` after `unsure` may have taken it: it may have arrived twice. */
+  observeSentAfterUnsure(kind: 'sms' | 'push', provider: string, unsure: string): void;
   /** Reports readiness and the disk at each scrape. */
   watchReadiness(readiness: Readiness, disk: DiskSpace): void;
   /** Reports the providers' circuits at each scrape. */
@@ -101,6 +103,12 @@ export const metricsPlugin = fp(
       labelNames: ['cause'] as const,
       registers: [registry],
     });
+    const sentAfterUnsure = new Counter({
+      name: 'school_deliveries_sent_after_unsure_total',
+      help: "Deliveries sent by a provider after another's attempt ended without knowing whether it took them (a timeout): they may have arrived twice.",
+      labelNames: ['kind', 'provider', 'unsure'] as const,
+      registers: [registry],
+    });
     /** Read at each scrape, once the readiness plugin has given them. */
     let watched: { readiness: Readiness; disk: DiskSpace } | undefined;
     let circuits: (() => readonly ProviderCircuit[]) | undefined;
@@ -154,6 +162,9 @@ export const metricsPlugin = fp(
       registry,
       observeRefusal(cause) {
         refused.inc({ cause });
+      },
+      observeSentAfterUnsure(kind, provider, unsure) {
+        sentAfterUnsure.inc({ kind, provider, unsure });
       },
       watchReadiness(readiness, disk) {
         watched = { readiness, disk };

@@ -39,6 +39,8 @@ export const outboxPlugin = fp(
       pollMs: config.DISPATCH_POLL_MS,
       leaseMs: config.deliveryLeaseMs,
       log: app.log.child({ component: 'outbox' }),
+      onSentAfterUnsure: (kind, provider, unsure) =>
+        app.metrics.observeSentAfterUnsure(kind, provider, unsure),
     });
     app.decorate('outbox', outbox);
     app.metrics.watchCircuits(() => outbox.circuits());

@@ -423,6 +423,13 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
         await sql`INSERT INTO call_rollup_state (id, rolled_until) VALUES (1, NULL)`.execute(db);
       },
     },
+    '0017_delivery_unsure_provider': {
+      // The provider that may have taken a delivery without saying so (a timeout): if another
+      // then sends it, the message may have arrived twice (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('deliveries').addColumn('unsure_provider', 'text').execute();
+      },
+    },
   };
 }
 

@@ -109,6 +109,12 @@ export interface DeliveriesTable {
   provider_id: string | null;
   /** What the provider reported later (e.g. Twilio's `delivered`, `undelivered (30003)`). */
   provider_status: string | null;
+  /**
+   * The first provider whose attempt ended without knowing whether it took the message (a
+   * timeout, a connection lost after the request went out): sent later by another, it may have
+   * arrived twice.
+   */
+  unsure_provider: string | null;
   last_error: string | null;
   created_at: number;
   updated_at: number;

@@ -39,6 +39,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     expiresAt: iso(row.expires_at),
     providerId: row.provider_id,
     providerStatus: row.provider_status,
+    unsureProvider: row.unsure_provider,
     lastError: row.last_error,
     createdAt: iso(row.created_at) as string,
     updatedAt: iso(row.updated_at) as string,

@@ -43,6 +43,33 @@ describe('Delivery detail', () => {
     expect(screen.queryByText('Next attempt')).not.toBeInTheDocument();
   });
 
+  it('says a code sent by the fallback after the primary timed out may have arrived twice', async () => {
+    const twice = deliveryDetail(
+      delivery({ id: 16, provider: 'twilio-fallback', status: 'sent', unsureProvider: 'http' }),
+      [
+        attempt({ id: 401, provider: 'http', outcome: 'transient', error: 'No answer within 10 s' }),
+        attempt({ id: 402, provider: 'twilio-fallback', outcome: 'sent' }),
+      ],
+    );
+    server.use(http.get('/api/deliveries/16', () => HttpResponse.json(twice)));
+    renderApp('/deliveries/16');
+    expect(await screen.findByText('May have arrived twice')).toBeInTheDocument();
+    expect(
+      screen.getByText(/http did not answer whether it took the message before twilio-fallback sent it/),
+    ).toBeInTheDocument();
+  });
+
+  it('says nothing of duplicates when the provider that was unsure sent it itself (same key)', async () => {
+    const same = deliveryDetail(
+      delivery({ id: 17, provider: 'http', status: 'sent', unsureProvider: 'http' }),
+      [],
+    );
+    server.use(http.get('/api/deliveries/17', () => HttpResponse.json(same)));
+    renderApp('/deliveries/17');
+    expect(await screen.findByRole('heading', { name: 'Delivery #17', level: 1 })).toBeInTheDocument();
+    expect(screen.queryByText('May have arrived twice')).not.toBeInTheDocument();
+  });
+
   it('shows the expiry of a delivery that can still be sent', async () => {
     const pending = deliveryDetail(
       delivery({ id: 15, status: 'pending', sentAt: null, nextAttemptAt: '2026-11-20T08:16:30.000Z' }),

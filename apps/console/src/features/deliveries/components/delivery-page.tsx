@@ -107,6 +107,15 @@ function Summary({ delivery: d }: { delivery: DeliveryDetail }) {
       <dd>{d.providerId ? <code>{d.providerId}</code> : <span className="muted">—</span>}</dd>
       <dt>Provider's status</dt>
       <dd>{d.providerStatus ?? <span className="muted">none reported</span>}</dd>
+      {d.sentAt && d.unsureProvider && d.unsureProvider !== d.provider ? (
+        <>
+          <dt>May have arrived twice</dt>
+          <dd>
+            {d.unsureProvider} did not answer whether it took the message before {d.provider} sent it: the
+            recipient may have received it from both. A duplicate code is chosen over none.
+          </dd>
+        </>
+      ) : null}
       <dt>Last error</dt>
       <dd>
         {d.lastError ? <span className="call-error">{d.lastError}</span> : <span className="muted">—</span>}

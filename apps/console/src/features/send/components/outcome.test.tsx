@@ -44,6 +44,7 @@ const pending = {
   sentAt: null,
   providerId: null,
   providerStatus: null,
+  unsureProvider: null,
 } as const;
 
 describe('the outcome of a send that queued a delivery', () => {
