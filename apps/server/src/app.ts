@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import { authPlugin, withAccess } from './auth/plugin.js';
 import { bookBlobsPlugin } from './books/plugin.js';
 import { type Config, configPlugin } from './config.js';
+import { type LogFormat, loggerOptions, RequestLinesOff, requestLogPlugin } from './logging.js';
 import { diskSpacePlugin } from './plugins/disk-space.js';
 import { historyPlugin } from './plugins/history.js';
 import { metricsPlugin } from './plugins/metrics.js';
@@ -67,6 +68,8 @@ export interface BuildOptions {
    * have written into it; the roll-ups have tests of their own.
    */
   readonly rollups?: boolean;
+  /** How the log is written (src/logging.ts); JSON unless said. */
+  readonly logFormat?: LogFormat;
 }
 
 /** Builds the Fastify instance from its plugins; `server.ts` listens, tests call `inject()`. */
@@ -75,7 +78,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger:
       options.logger === false
         ? false
-        : { level: config.LOG_LEVEL, ...options.logger, serializers: logSerializers },
+        : {
+            level: config.LOG_LEVEL,
+            ...loggerOptions(options.logFormat ?? 'json'),
+            ...options.logger,
+            serializers: logSerializers,
+          },
+    // One line per request instead, and not for every request on a terminal (requestLogPlugin).
+    logController: new RequestLinesOff(),
     trustProxy:
       typeof config.TRUST_PROXY === 'number'
         ? (_address: string, hop: number) => hop < (config.TRUST_PROXY as number)
@@ -89,6 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   await app.register(configPlugin, { config });
+  await app.register(requestLogPlugin, { format: options.logFormat ?? 'json' });
   await app.register(metricsPlugin);
   await app.register(diskSpacePlugin);
   await app.register(secretsPlugin);

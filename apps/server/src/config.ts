@@ -41,6 +41,11 @@ export const configSchema = z.object({
   MAX_BODY_BYTES: optional(integer(1024, 256 * 1024 * 1024).default(1024 * 1024)),
   RECORD_MAX_BYTES: optional(integer(1024, 16 * 1024 * 1024).default(64 * 1024)),
   LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+  /**
+   * `auto`: readable lines when the output is a terminal, JSON lines otherwise; `json`, `pretty`:
+   * always that (src/logging.ts).
+   */
+  LOG_FORMAT: optional(z.enum(['auto', 'json', 'pretty']).default('auto')),
   DEFAULT_PHONE_REGION: optional(
     z
       .string()

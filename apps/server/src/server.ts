@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import { groups } from '@school/contract';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { logFormat, readyBanner } from './logging.js';
 
 /**
  * A stop signal this soon after the first is the same stop passed on, not a second one: Ctrl-C
@@ -43,8 +45,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', onStop);
   process.on('SIGTERM', onStop);
 
+  const format = logFormat(config.LOG_FORMAT);
   let built: FastifyInstance | undefined;
   const app = await buildApp(config, {
+    logFormat: format,
     // Found after start and not mended by waiting (credentials refused once the database could
     // be reached): stop, non-zero, as a bad configuration at start does.
     onFatal: () => {
@@ -66,6 +70,12 @@ async function main(): Promise<void> {
   if (stopping) return stop(stopping.signal);
   await app.listen({ port: config.PORT, host: config.HOST });
   app.log.info({ dataDir: config.dataDir, namespace: config.SERVICE_NAMESPACE }, 'ready');
+  if (format === 'pretty') {
+    const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
+    const baseUrl =
+      config.PUBLIC_BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`;
+    process.stdout.write(`${readyBanner({ baseUrl, services: groups, dataDir: config.dataDir })}\n`);
+  }
 }
 
 main().catch((err: unknown) => {
