@@ -1,13 +1,33 @@
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 
 /**
  * A real OpenID Connect provider for tests (oidc-provider, certified), on a loopback port: the
  * school's identity provider as the server meets it. Its login page is a plain HTML form where a
  * test (or Chromium, e2e/tests/sso.e2e.ts) types one of `accounts`' usernames; no password.
  */
+
+/**
+ * oidc-provider's two warnings about itself, left out of the test output: its supported runtimes
+ * (Node 22+; this machine runs 20, which the server supports) and its in-memory store, meant for
+ * development, which is what a test wants. Both come through console.warn as it is loaded and
+ * built; any other warning still shows.
+ */
+const OWN_WARNINGS =
+  /oidc-provider WARNING: (Unsupported runtime|a quick start development-only in-memory adapter)/;
+
+async function withoutItsOwnWarnings<T>(work: () => T | Promise<T>): Promise<T> {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (!OWN_WARNINGS.test(String(args[0]))) warn(...args);
+  };
+  try {
+    return await work();
+  } finally {
+    console.warn = warn;
+  }
+}
 
 /** What the provider says of an account: standard claims, and groups. */
 export interface TestAccount {
@@ -50,51 +70,55 @@ export async function startIdentityProvider(options: {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
 
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: clientId,
-        client_secret: clientSecret,
-        redirect_uris: [options.redirectUri],
-        response_types: ['code'],
-        grant_types: ['authorization_code'],
-        token_endpoint_auth_method: 'client_secret_post',
-      },
-    ],
-    jwks: { keys: [{ ...key, use: 'sig', alg: 'RS256', kid: 'test' }] },
-    cookies: { keys: ['a cookie key for the test provider'] },
-    // PKCE required of every client, as the server always sends it: a flow without it fails.
-    pkce: { required: () => true },
-    conformIdTokenClaims: options.claimsInIdToken === false,
-    scopes: ['openid', 'profile', 'email', 'groups', 'roles'],
-    claims: {
-      openid: ['sub'],
-      profile: ['name', 'preferred_username'],
-      email: ['email', 'email_verified'],
-      groups: ['groups'],
-      roles: ['realm_access'],
-    },
-    features: { devInteractions: { enabled: false } },
-    // Set, so the provider does not warn of its defaults at each login.
-    ttl: {
-      AccessToken: 600,
-      AuthorizationCode: 60,
-      Grant: 600,
-      IdToken: 600,
-      Interaction: 600,
-      Session: 600,
-    },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    async findAccount(_ctx, id) {
-      if (!accounts.has(id)) return undefined;
-      return {
-        accountId: id,
-        async claims() {
-          return { sub: id, ...structuredClone(accounts.get(id) as object) };
+  const Provider = await withoutItsOwnWarnings(async () => (await import('oidc-provider')).default);
+  const provider = await withoutItsOwnWarnings(
+    () =>
+      new Provider(issuer, {
+        clients: [
+          {
+            client_id: clientId,
+            client_secret: clientSecret,
+            redirect_uris: [options.redirectUri],
+            response_types: ['code'],
+            grant_types: ['authorization_code'],
+            token_endpoint_auth_method: 'client_secret_post',
+          },
+        ],
+        jwks: { keys: [{ ...key, use: 'sig', alg: 'RS256', kid: 'test' }] },
+        cookies: { keys: ['a cookie key for the test provider'] },
+        // PKCE required of every client, as the server always sends it: a flow without it fails.
+        pkce: { required: () => true },
+        conformIdTokenClaims: options.claimsInIdToken === false,
+        scopes: ['openid', 'profile', 'email', 'groups', 'roles'],
+        claims: {
+          openid: ['sub'],
+          profile: ['name', 'preferred_username'],
+          email: ['email', 'email_verified'],
+          groups: ['groups'],
+          roles: ['realm_access'],
         },
-      };
-    },
-  });
+        features: { devInteractions: { enabled: false } },
+        // Set, so the provider does not warn of its defaults at each login.
+        ttl: {
+          AccessToken: 600,
+          AuthorizationCode: 60,
+          Grant: 600,
+          IdToken: 600,
+          Interaction: 600,
+          Session: 600,
+        },
+        interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+        async findAccount(_ctx, id) {
+          if (!accounts.has(id)) return undefined;
+          return {
+            accountId: id,
+            async claims() {
+              return { sub: id, ...structuredClone(accounts.get(id) as object) };
+            },
+          };
+        },
+      }),
+  );
   // Its warnings (development-only settings) are not the tests' business.
   provider.on('server_error', () => {});
   const callback = provider.callback();
