@@ -31,7 +31,7 @@ const ADMIN_PAGES: [path: string, heading: string][] = [
   ['/users', 'Users'],
   ['/audit', 'Audit'],
   ['/service', 'Service'],
-  ['/account', 'Your account'],
+  ['/account', 'Account and security'],
 ];
 
 const navLinks = (page: Page) =>

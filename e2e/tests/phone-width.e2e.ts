@@ -165,7 +165,7 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
       ['/users', 'Users'],
       ['/audit', 'Audit'],
       ['/service', 'Service'],
-      ['/account', 'Your account'],
+      ['/account', 'Account and security'],
     ]);
 
     // The links fold behind one button naming the page; opened, the whole menu is on the screen,

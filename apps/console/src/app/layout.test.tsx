@@ -141,9 +141,11 @@ describe('The header', () => {
     expect(menu).toHaveFocus();
 
     await user.click(menu);
-    await user.click(screen.getByRole('link', { name: 'Change password' }));
+    await user.click(screen.getByRole('link', { name: 'Account and security' }));
     expect(location().pathname).toBe('/account');
-    expect(await screen.findByRole('heading', { name: 'Your account', level: 1 })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('heading', { name: 'Account and security', level: 1 }),
+    ).toBeInTheDocument();
     expect(menu).toHaveAttribute('aria-expanded', 'false');
 
     await user.click(menu);

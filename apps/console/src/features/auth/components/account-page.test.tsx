@@ -18,12 +18,14 @@ async function change(
   await user.click(screen.getByRole('button', { name: 'Change password' }));
 }
 
-describe('Your account', () => {
+describe('Account and security', () => {
   it('shows who is logged in and changes their password', async () => {
     const requests = recordRequests();
     server.use(http.put('/api/session/password', () => new HttpResponse(null, { status: 204 })));
     const { user } = renderApp('/account');
-    expect(await screen.findByRole('heading', { name: 'Your account', level: 1 })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('heading', { name: 'Account and security', level: 1 }),
+    ).toBeInTheDocument();
     expect(screen.getAllByRole('definition').map((dd) => dd.textContent)).toEqual([
       'Alex Admin',
       'admin',

@@ -30,8 +30,8 @@ export function AccountPage() {
 
   return (
     <div className="page account-page">
-      <title>Your account · School Messaging</title>
-      <h1>Your account</h1>
+      <title>Account and security · School Messaging</title>
+      <h1>Account and security</h1>
       {user ? (
         <dl className="summary">
           <dt>Name</dt>

@@ -105,7 +105,9 @@ describe('Your second factor', () => {
   it('takes a user who must have one to the Account page, and lets them go on once it is on', async () => {
     secondFactorServer({ enabled: false, required: true });
     const { user, location } = renderApp('/history');
-    expect(await screen.findByRole('heading', { name: 'Your account', level: 1 })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('heading', { name: 'Account and security', level: 1 }),
+    ).toBeInTheDocument();
     expect(location().pathname).toBe('/account');
     expect(screen.getByRole('alert')).toHaveTextContent('Set up a second factor to go on.');
     await user.click(screen.getByRole('button', { name: 'Set up a second factor' }));

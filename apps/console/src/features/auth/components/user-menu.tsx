@@ -10,7 +10,7 @@ import '../user-menu.css';
 
 /**
  * The header's menu of the person logged in: their name and role, whether times show in their own
- * zone or UTC (kept in this browser), Change password and Log out. A disclosure (a button that
+ * zone or UTC (kept in this browser), Account and security (password, second factor) and Log out. A disclosure (a button that
  * shows a short list), closed by Escape, a click elsewhere or moving on.
  */
 export function UserMenu() {
@@ -91,7 +91,7 @@ export function UserMenu() {
         <ul>
           <li>
             <Link to={paths.account.href()} className="user-menu-item">
-              Change password
+              Account and security
             </Link>
           </li>
           <li>

@@ -36,6 +36,13 @@ const rowOf = async (username: string) =>
   (await screen.findByText(username, { selector: 'code' })).closest('tr') as HTMLElement;
 
 describe('Users', () => {
+  it("links to one's own password and second factor", async () => {
+    usersServer([staffUser()]);
+    renderApp('/users');
+    await screen.findByRole('table', { name: 'Staff accounts' });
+    expect(screen.getByRole('link', { name: 'Account and security' })).toHaveAttribute('href', '/account');
+  });
+
   it('lists the staff: username, display name, role, status and last login', async () => {
     usersServer([staffUser(), { ...ana, disabled: true }]);
     renderApp('/users');

@@ -1,6 +1,8 @@
 import type { User } from '@school/contract';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { paths } from '../../../config/paths';
 import { ROLE_NAMES } from '../../../lib/format';
 import { useSession } from '../../../lib/session';
 import { useUsers } from '../../../lib/users';
@@ -21,7 +23,8 @@ export function UsersPage() {
       <h1>Users</h1>
       <p className="hint">
         The staff who can log in to this console. Admins can do everything; operators can send, and see the
-        history, deliveries, dashboard and service.
+        history, deliveries, dashboard and service. Your own password and second factor:{' '}
+        <Link to={paths.account.href()}>Account and security</Link>.
       </p>
 
       {users.isPending ? (
