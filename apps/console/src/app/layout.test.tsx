@@ -110,6 +110,29 @@ describe('The header', () => {
     );
   });
 
+  it('closes the phone menu with Escape or when focus leaves it, and takes focus to the new page', async () => {
+    const { user } = renderApp('/history');
+    await screen.findByRole('heading', { name: 'History', level: 1 });
+    const toggle = screen.getByRole('button', { name: 'Menu: History' });
+    await user.click(toggle);
+    await user.tab();
+    expect(screen.getByRole('link', { name: 'Dashboard' })).toHaveFocus();
+    await user.keyboard('{Escape}');
+    expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    expect(toggle).toHaveFocus();
+    // Focus leaving the menu closes it.
+    await user.click(toggle);
+    expect(toggle).toHaveAttribute('aria-expanded', 'true');
+    screen.getByRole('heading', { name: 'History', level: 1 }).setAttribute('tabindex', '-1');
+    screen.getByRole('heading', { name: 'History', level: 1 }).focus();
+    await waitFor(() => expect(toggle).toHaveAttribute('aria-expanded', 'false'));
+    // A page chosen from the menu takes focus to its heading.
+    await user.click(toggle);
+    await user.click(screen.getByRole('link', { name: 'Deliveries' }));
+    const heading = await screen.findByRole('heading', { name: 'Deliveries', level: 1 });
+    await waitFor(() => expect(heading).toHaveFocus());
+  });
+
   it('opens on the Dashboard after logging in, the page staff start from', async () => {
     const { location } = renderApp('/');
     await screen.findByRole('heading', { name: 'Dashboard', level: 1 });

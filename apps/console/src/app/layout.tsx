@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { paths } from '../config/paths';
 import { UserMenu } from '../features/auth/components/user-menu';
@@ -22,10 +22,12 @@ const links = [
 export function Layout() {
   const isAdmin = useSession().data?.user.role === 'admin';
   const { pathname } = useLocation();
-  // On a phone the links fold behind one button, which names the page you are on; a new page
-  // closes it.
+  // On a phone the links fold behind one button, which names the page you are on; a new page,
+  // Escape or focus leaving the menu closes it.
   const [menuOpen, setMenuOpen] = useState(false);
+  const toggleRef = useRef<HTMLButtonElement>(null);
   useEffect(() => setMenuOpen(false), [pathname]);
+  useHeadingFocusOnNavigation(pathname);
   const shown = links.filter((link) => isAdmin || !link.adminOnly);
   const current = shown.find((link) => pathname === link.to || pathname.startsWith(`${link.to}/`));
   return (
@@ -35,8 +37,20 @@ export function Layout() {
       </a>
       <header className="app-header">
         <p className="app-name">School Messaging</p>
-        <nav aria-label="Main">
+        <nav
+          aria-label="Main"
+          onKeyDown={(event) => {
+            if (event.key !== 'Escape' || !menuOpen) return;
+            setMenuOpen(false);
+            toggleRef.current?.focus();
+          }}
+          onBlur={(event) => {
+            if (menuOpen && !event.currentTarget.contains(event.relatedTarget as Node | null))
+              setMenuOpen(false);
+          }}
+        >
           <button
+            ref={toggleRef}
             type="button"
             className="menu-toggle"
             aria-expanded={menuOpen}
@@ -67,6 +81,44 @@ export function Layout() {
       </main>
     </>
   );
+}
+
+/**
+ * After a navigation (not the first page) focus goes to the new page's heading, as a screen reader
+ * or keyboard user expects: not left on the link they chose, sixteen Tabs away from the page. A
+ * page's code loads lazily, so its heading is waited for (up to 3 s); focus someone has already
+ * moved into the page is not taken away.
+ */
+function useHeadingFocusOnNavigation(pathname: string): void {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    void pathname;
+    const main = document.getElementById('main');
+    if (!main) return;
+    const focusHeading = (): boolean => {
+      const heading = main.querySelector('h1');
+      if (!heading) return false;
+      const active = document.activeElement;
+      if (active && active !== document.body && main.contains(active)) return true;
+      if (!heading.hasAttribute('tabindex')) heading.setAttribute('tabindex', '-1');
+      heading.focus();
+      return true;
+    };
+    if (focusHeading()) return;
+    const observer = new MutationObserver(() => {
+      if (focusHeading()) observer.disconnect();
+    });
+    observer.observe(main, { childList: true, subtree: true });
+    const timer = setTimeout(() => observer.disconnect(), 3000);
+    return () => {
+      observer.disconnect();
+      clearTimeout(timer);
+    };
+  }, [pathname]);
 }
 
 /**

@@ -10,6 +10,14 @@ const listRequests = (requests: Request[]) =>
   requests.filter((r) => new URL(r.url).pathname === '/api/calls').map((r) => new URL(r.url).searchParams);
 
 describe('History', () => {
+  it('lets a keyboard skip past the filters to the results', async () => {
+    renderApp('/history');
+    await screen.findByRole('heading', { name: 'History', level: 1 });
+    const skip = screen.getByRole('link', { name: 'Skip to results' });
+    expect(skip).toHaveAttribute('href', '#history-results');
+    expect(document.getElementById('history-results')).toHaveAttribute('tabindex', '-1');
+  });
+
   it('shows a call as a row: time, operation, binding, caller, key parameters, outcome, duration', async () => {
     server.use(
       http.get('/api/calls', () =>
