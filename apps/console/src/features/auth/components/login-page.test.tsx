@@ -184,6 +184,7 @@ describe('Logging in', () => {
     await screen.findByRole('table');
     server.use(http.get('/api/session', () => problemJson(problem(401, 'Log in first.'))));
     await user.click(screen.getByRole('button', { name: 'Retry all dead' }));
+    await user.click(screen.getByRole('button', { name: 'Yes, send 2 again' }));
     expect(await screen.findByRole('heading', { name: 'Log in', level: 1 })).toBeInTheDocument();
     expect(location().search).toBe('?next=/deliveries');
   });

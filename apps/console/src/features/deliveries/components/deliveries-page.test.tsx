@@ -248,7 +248,7 @@ describe('Deliveries', () => {
     ]);
   });
 
-  it('retries every dead delivery at once and says how many', async () => {
+  it('retries every dead delivery at once, once asked how many, and says how many', async () => {
     const requests = recordRequests();
     server.use(
       http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], counts))),
@@ -258,6 +258,14 @@ describe('Deliveries', () => {
     await screen.findByRole('table');
     const before = listRequests(requests).length;
     await user.click(screen.getByRole('button', { name: 'Retry all dead' }));
+    // Nothing is sent before the question is answered, and it says how many.
+    expect(requests.some((r) => r.method === 'POST')).toBe(false);
+    expect(
+      screen.getByText(
+        `Send all ${counts.dead} dead deliveries again? Each goes to its recipient as a new attempt.`,
+      ),
+    ).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: `Yes, send ${counts.dead} again` }));
     expect(await screen.findByText('2 dead deliveries are pending again.')).toBeInTheDocument();
     expect(requests.some((r) => r.method === 'POST' && r.url.endsWith('/api/deliveries/retry-dead'))).toBe(
       true,

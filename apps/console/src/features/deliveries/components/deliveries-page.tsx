@@ -1,6 +1,7 @@
 import { DELIVERY_STATES, type DeliveryList, type DeliveryState } from '@school/contract';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
+import { ConfirmButton } from '../../../components/ui/confirm';
 import { LiveToggle } from '../../../components/ui/live-toggle';
 import { EmptyState, ErrorState, Loading, ProblemMessage } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
@@ -135,15 +136,21 @@ function RetryDead({ dead }: { dead: number | undefined }) {
   const result = retry.data;
   return (
     <div className="retry-dead">
-      <button
-        type="button"
-        className="button"
-        onClick={() => retry.mutate()}
-        disabled={retry.isPending || dead === 0}
-        title={dead === 0 ? 'There are no dead deliveries.' : undefined}
-      >
-        {retry.isPending ? 'Retrying…' : 'Retry all dead'}
-      </button>
+      {dead === undefined || dead === 0 ? (
+        <button type="button" className="button" disabled title="There are no dead deliveries.">
+          Retry all dead
+        </button>
+      ) : (
+        // A bulk action sends real messages: it says how many, and acts only once confirmed.
+        <ConfirmButton
+          question={`Send ${dead === 1 ? 'the one dead delivery' : `all ${dead} dead deliveries`} again? Each goes to its recipient as a new attempt.`}
+          confirmLabel={dead === 1 ? 'Yes, send it again' : `Yes, send ${dead} again`}
+          pending={retry.isPending}
+          onConfirm={() => retry.mutateAsync()}
+        >
+          {retry.isPending ? 'Retrying…' : 'Retry all dead'}
+        </ConfirmButton>
+      )}
       <span role="status" className="retry-result">
         {result
           ? result.retried === 0

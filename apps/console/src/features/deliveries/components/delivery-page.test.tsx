@@ -154,6 +154,42 @@ describe('Delivery detail', () => {
     expect(posts.map((r) => new URL(r.url).pathname)).toEqual(['/api/deliveries/13/retry']);
   });
 
+  it('follows a retried delivery closely: Sent shows within a second of the dispatcher sending it', async () => {
+    let sent = false;
+    server.use(
+      http.get('/api/deliveries/13', () =>
+        HttpResponse.json(
+          sent
+            ? {
+                ...dead,
+                status: 'sent',
+                sentAt: new Date().toISOString(),
+                updatedAt: new Date().toISOString(),
+              }
+            : dead,
+        ),
+      ),
+      http.post('/api/deliveries/13/retry', () => {
+        // Sent a moment after the retry, as the dispatcher does.
+        setTimeout(() => {
+          sent = true;
+        }, 100);
+        return HttpResponse.json({
+          ...dead,
+          status: 'pending',
+          attempts: 0,
+          lastError: null,
+          updatedAt: new Date().toISOString(),
+          nextAttemptAt: new Date().toISOString(),
+        });
+      }),
+    );
+    const { user } = renderApp('/deliveries/13');
+    await user.click(await screen.findByRole('button', { name: 'Retry delivery 13' }));
+    const status = () => screen.getByText('Status').nextElementSibling as HTMLElement;
+    await waitFor(() => expect(status()).toHaveTextContent(/^Sent/), { timeout: 1500 });
+  });
+
   it("shows the server's 409 plainly when the delivery is no longer dead", async () => {
     const detail = 'Delivery 13 is pending; only dead deliveries can be retried.';
     server.use(
