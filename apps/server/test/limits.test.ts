@@ -83,6 +83,32 @@ describe('AuthCode limits under concurrency', () => {
     }
   });
 
+  it("gives staff sending from the console a budget of their own, not the address's that scripts on the machine share", async () => {
+    t = await startTestApp({ AUTHCODE_LIMIT_PER_IP: '2/15m' });
+    const app = t as TestApp;
+    const anonymous = (i: number) =>
+      app.app.inject({
+        method: 'GET',
+        url: `/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B4479111234${50 + i}`,
+      });
+    const staff = (i: number) =>
+      app.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: '4821', phone: `+4479111234${60 + i}` },
+      });
+    // Scripts on this machine use up the address's budget...
+    expect([
+      (await anonymous(0)).statusCode,
+      (await anonymous(1)).statusCode,
+      (await anonymous(2)).statusCode,
+    ]).toEqual([200, 200, 429]);
+    // ...and a logged-in admin on the same machine still sends, within a budget of their own.
+    const sends = [await staff(0), await staff(1), await staff(2)];
+    expect(sends.map((a) => a.statusCode)).toEqual([200, 200, 429]);
+    expect(sends[2]?.json().detail).toMatch(/^Too many codes for you \(admin\): at most 2 per 15 minutes\./);
+  });
+
   it('applies the same limits to the console Send', async () => {
     t = await startTestApp({ AUTHCODE_LIMIT_PER_PHONE: '2/15m' });
     const send = () =>

@@ -30,6 +30,9 @@ export type AuthCodeSlot =
     }
   | { readonly ok: false; readonly retryAfter: number; readonly message: string };
 
+/** The per-caller key of a staff user (an address never starts so). */
+const STAFF_KEY = 'staff:';
+
 interface Dimension {
   readonly name: string;
   readonly limit: RateLimit;
@@ -47,7 +50,12 @@ export function createAuthCodeLimits(options: AuthCodeLimitOptions) {
   const { store, recent } = options;
   const dimensions: readonly (Dimension | null)[] = [
     options.perPhone && { name: 'authcode-phone', limit: options.perPhone, who: () => 'this phone' },
-    options.perIp && { name: 'authcode-ip', limit: options.perIp, who: (ip) => `this caller (${ip})` },
+    options.perIp && {
+      name: 'authcode-ip',
+      limit: options.perIp,
+      who: (key) =>
+        key.startsWith(STAFF_KEY) ? `you (${key.slice(STAFF_KEY.length)})` : `this caller (${key})`,
+    },
     options.perCountry && {
       name: 'authcode-country',
       limit: options.perCountry,
@@ -55,15 +63,23 @@ export function createAuthCodeLimits(options: AuthCodeLimitOptions) {
     },
   ];
   const limiter = createLimiter(store, (dimension, key, since, max) => {
+    // A staff user's budget has no history by address to start from.
+    if (dimension === 'authcode-ip' && key.startsWith(STAFF_KEY)) return Promise.resolve([]);
     if (dimension === 'authcode-ip') return recent.calls.recentFrom(key, 'AuthCode', since, max);
     return recent.sms.recentSms(key, since, max, dimension === 'authcode-country');
   });
 
   return {
-    async take(phone: string, callerIp: string): Promise<AuthCodeSlot> {
+    /**
+     * A slot for a code to `phone` from `callerIp`; a staff user sending from the console (`staff`)
+     * has a per-caller budget of their own instead of the address's, which anonymous callers on
+     * the same machine share.
+     */
+    async take(phone: string, callerIp: string, staff?: string): Promise<AuthCodeSlot> {
       // Parsing the number again costs: only when a per-country limit is on.
       const country = options.perCountry ? countryCallingCode(phone) : undefined;
-      const keys = [phone, callerIp, country ? `+${country}` : undefined] as const;
+      const caller = staff === undefined ? callerIp : `${STAFF_KEY}${staff}`;
+      const keys = [phone, caller, country ? `+${country}` : undefined] as const;
       const specs: (LimitSpec & { who: Dimension['who'] })[] = [];
       dimensions.forEach((d, i) => {
         const key = keys[i];

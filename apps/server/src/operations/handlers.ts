@@ -70,7 +70,7 @@ export function createOperationHandlers(deps: HandlerDeps): OperationHandlers {
 
   return {
     async AuthCode({ code, phone }, context) {
-      const slot = await deps.limits.take(phone, context.callerIp);
+      const slot = await deps.limits.take(phone, context.callerIp, context.staff);
       if (!slot.ok) {
         return { outcome: 'client-error', status: 429, retryAfter: slot.retryAfter, message: slot.message };
       }

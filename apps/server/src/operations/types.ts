@@ -4,6 +4,11 @@ import type { BookRow } from '../store/index.js';
 export interface CallContext {
   /** The caller's address: limits and schools restricted to IP ranges use it. */
   readonly callerIp: string;
+  /**
+   * The staff user sending from the console (logged in and audited): their own per-caller budget,
+   * not the anonymous callers' budget of the address they share (limits/authcode.ts).
+   */
+  readonly staff?: string | undefined;
 }
 
 /** What a handler made of a call, before the runner adds the values and a binding answers. */

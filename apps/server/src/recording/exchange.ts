@@ -56,7 +56,10 @@ export async function runOperation(
     if (value !== undefined) received[p.name] = value;
   }
   try {
-    const result = await app.operations.run(op, read, { callerIp: request.ip });
+    const result = await app.operations.run(op, read, {
+      callerIp: request.ip,
+      staff: request.staff?.username,
+    });
     return { params: maskParams(op, result.values ?? received), result };
   } catch (err) {
     // The database away is an outage the store reports once (store/pg-watch.ts), not an error per call.
