@@ -11,6 +11,7 @@ import { useServiceInfo } from '../../../lib/service-info';
 import { useSession } from '../../../lib/session';
 import { useSendOperation } from '../api/send-operation';
 import { Outcome } from './outcome';
+import { SendingState } from './sending-state';
 import { ShowAs } from './show-as';
 
 /** What staff call each parameter; the wire name is shown beside it. By operation, then by name. */
@@ -119,6 +120,7 @@ export function OperationForm({ op }: { op: OperationDef }) {
     >
       {(methods) => (
         <>
+          <SendingState operation={op.name} />
           <KeepDraft key={draftKey} draftKey={draftKey} exclude={secrets} />
           {op.params.length === 0 ? (
             <p>This operation takes no parameters.</p>

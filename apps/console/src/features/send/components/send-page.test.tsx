@@ -20,6 +20,55 @@ const operationPosts = (requests: Request[]) =>
   requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname.startsWith('/api/operations/'));
 
 describe('Send', () => {
+  it('says before sending that SMS are paused while the provider fails, and which provider takes over', async () => {
+    const failing = {
+      name: 'http',
+      id: 'http',
+      description: 'http: the school gateway',
+      circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z' },
+    };
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({ ...serviceInfo, providers: { ...serviceInfo.providers, sms: failing } }),
+      ),
+    );
+    renderApp('/send/AuthCode');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Sending SMS is paused');
+    expect(alert).toHaveTextContent('The provider (http) failed repeatedly');
+    expect(alert).toHaveTextContent('an auth code is never sent after its validity');
+  });
+
+  it('says SMS go through the fallback while the primary is paused', async () => {
+    const failing = {
+      name: 'http',
+      id: 'http',
+      description: 'http: the school gateway',
+      circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z' },
+    };
+    const fallback = {
+      name: 'twilio',
+      id: 'twilio-fallback',
+      description: 'twilio: from +44…',
+      circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z' },
+    };
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: { ...serviceInfo.providers, sms: failing, smsFallback: fallback },
+        }),
+      ),
+    );
+    renderApp('/send/AuthCode');
+    expect(
+      await screen.findByText(
+        /SMS go through the fallback provider \(twilio-fallback\) for now: http failed repeatedly/,
+      ),
+    ).toBeInTheDocument();
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
   it('opens on the first operation with one form per operation to pick from', async () => {
     const { location } = renderApp('/send');
     expect(await screen.findByRole('heading', { name: 'AuthCode', level: 2 })).toBeInTheDocument();
