@@ -183,6 +183,21 @@ describe('console API', () => {
       expect(await count('binding=soap11&outcome=client-error')).toBe(5);
     });
 
+    it('finds a phone number typed as a person says it, whatever the spacing or national 0', async () => {
+      const sent = await t.app.inject({
+        method: 'GET',
+        url: '/AuthCodeSending.asmx/AuthCode?code=5521&phone=%2B447911155502',
+      });
+      expect(sent.statusCode).toBe(200);
+      for (const typed of ['07911 155502', '+44 7911 155502', '(0)7911-155-502', '+447911155502']) {
+        const { body } = await get<CallList>(`/api/calls?limit=5&q=${encodeURIComponent(typed)}`);
+        expect(
+          body.items.map((c) => c.params?.phone),
+          typed,
+        ).toEqual(['+447911155502']);
+      }
+    });
+
     it('refuses bad filters and cursors with a problem', async () => {
       for (const query of ['binding=fax', 'limit=0', 'from=yesterday', 'cursor=abc']) {
         const res = await t.inject({ method: 'GET', url: `/api/calls?${query}` });

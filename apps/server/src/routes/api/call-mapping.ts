@@ -1,5 +1,6 @@
 import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
 import type { CallCursor, CallQuery } from '../../history/index.js';
+import { recipientNeedles } from '../../outbox/index.js';
 import type { CallRow, CallSummaryRow } from '../../store/index.js';
 
 /**
@@ -105,8 +106,18 @@ export function toQuery(filters: CallFilters): CallQuery {
     from: filters.from === undefined ? undefined : Date.parse(filters.from),
     to: filters.to === undefined ? undefined : Date.parse(filters.to),
     ip: filters.ip,
-    q: filters.q,
+    q: filters.q === undefined ? undefined : phoneAsStored(filters.q),
   };
+}
+
+/**
+ * Free text that reads as a phone number is searched as the store writes numbers: `07911 155502`
+ * as `7911155502`, found in `+447911155502` and in a national `07911155502` alike (the rule the
+ * Deliveries list's recipient filter follows, outbox/delivery-filters.ts). Other text as typed.
+ */
+function phoneAsStored(q: string): string {
+  const needles = recipientNeedles(q);
+  return needles.at(-1) ?? q;
 }
 
 /** Cursors are opaque to clients: base64url of `at.id`. */
