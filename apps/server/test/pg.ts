@@ -41,6 +41,17 @@ export async function freshPostgres(): Promise<FreshDatabase> {
       const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
       await client.connect();
       try {
+        // A pool just ended has let its clients go before their connections closed: wait (up to
+        // 2 s) for them to close, or FORCE ends them with a FATAL error that reaches a client no
+        // one listens to any more.
+        for (let i = 0; i < 40; i++) {
+          const { rows } = await client.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
+          if (Number(rows[0]?.n) === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await client.end();
