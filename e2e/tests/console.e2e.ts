@@ -252,7 +252,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     const { page } = suite.session;
     await page.goto('/send');
     // Send opens at the first operation.
-    await page.getByRole('heading', { name: 'AuthCode', level: 2 }).waitFor();
+    await page.getByRole('heading', { name: 'Send a login code AuthCode', level: 2 }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/send/AuthCode');
 
     await page.getByLabel('Verification code (code)', { exact: true }).fill('4821');
@@ -542,7 +542,9 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
     // An operation's Send link opens its form.
     await operations.getByRole('link', { name: 'Send SendMarkNotes' }).click();
-    await page.getByRole('heading', { name: 'SendMarkNotes', level: 2 }).waitFor();
+    await page
+      .getByRole('heading', { name: 'Notify a class of new marks SendMarkNotes', level: 2 })
+      .waitFor();
     await page.getByLabel('Class (id_class)', { exact: true }).waitFor();
   });
 });

@@ -71,18 +71,21 @@ describe('Send', () => {
 
   it('opens on the first operation with one form per operation to pick from', async () => {
     const { location } = renderApp('/send');
-    expect(await screen.findByRole('heading', { name: 'AuthCode', level: 2 })).toBeInTheDocument();
+    expect(
+      await screen.findByRole('heading', { name: 'Send a login code AuthCode', level: 2 }),
+    ).toBeInTheDocument();
     expect(location().pathname).toBe('/send/AuthCode');
     const operations = screen.getByRole('navigation', { name: 'Operations' });
     const names = within(operations)
       .getAllByRole('link')
       .map((a) => a.textContent);
+    // What each does first, the name a school's server calls it by beside.
     expect(names).toEqual([
-      'AuthCode',
-      'GetBookPdfByTerm',
-      'SendNotificationType',
-      'SendMarkNotes',
-      'pushNoti',
+      'Send a login code AuthCode',
+      "Get a term's book GetBookPdfByTerm",
+      'Notify a school SendNotificationType',
+      'Notify a class of new marks SendMarkNotes',
+      'Send waiting pushes now pushNoti',
     ]);
     const main = screen.getByRole('navigation', { name: 'Main' });
     expect(
@@ -111,7 +114,7 @@ describe('Send', () => {
     );
     expect(screen.getByLabelText(CODE)).toHaveAccessibleDescription(/1 to 16 letters or digits/);
 
-    await user.click(screen.getByRole('link', { name: 'SendNotificationType' }));
+    await user.click(screen.getByRole('link', { name: 'Notify a school SendNotificationType' }));
     expect(await screen.findByLabelText('Item id (id)')).toBeInTheDocument();
     expect(screen.getByLabelText(SCHOOL_URL)).toBeInTheDocument();
     expect(screen.getByLabelText('Notification type (TypeNotfication)')).toBeInTheDocument();
@@ -318,7 +321,7 @@ describe('Send', () => {
     // To Send through the menu (the cached history is kept, and fresh for 30 s), send, and back.
     await menu('Send');
     const operations = await screen.findByRole('navigation', { name: 'Operations' });
-    await user.click(within(operations).getByRole('link', { name: 'pushNoti' }));
+    await user.click(within(operations).getByRole('link', { name: 'Send waiting pushes now pushNoti' }));
     await user.click(await screen.findByRole('button', { name: 'Send' }));
     expect(await screen.findByRole('link', { name: 'View call #42 in History' })).toBeInTheDocument();
     await menu('History');
@@ -328,7 +331,7 @@ describe('Send', () => {
     await menu('Send');
     await user.click(
       within(await screen.findByRole('navigation', { name: 'Operations' })).getByRole('link', {
-        name: 'AuthCode',
+        name: 'Send a login code AuthCode',
       }),
     );
     await user.type(await screen.findByLabelText(CODE), '4821');

@@ -4,6 +4,29 @@ import { paths } from '../../../config/paths';
 import { OperationForm } from './operation-form';
 import '../send.css';
 
+/**
+ * Each operation by what it does, for staff; its wire name (what a school's server calls) beside
+ * it in small print.
+ */
+export const PLAIN_NAMES: Readonly<Record<string, string>> = {
+  AuthCode: 'Send a login code',
+  GetBookPdfByTerm: "Get a term's book",
+  SendNotificationType: 'Notify a school',
+  SendMarkNotes: 'Notify a class of new marks',
+  pushNoti: 'Send waiting pushes now',
+};
+
+/** An operation's plain name with its wire name in small print. */
+function OperationName({ name }: { name: string }) {
+  const plain = PLAIN_NAMES[name];
+  if (!plain) return <>{name}</>;
+  return (
+    <>
+      {plain} <code className="operation-wire-name">{name}</code>
+    </>
+  );
+}
+
 export function SendPage() {
   const { operation } = useParams();
   const first = groups[0]?.operations[0];
@@ -12,7 +35,7 @@ export function SendPage() {
 
   return (
     <div className="page send-page">
-      <title>{`Send${op ? ` ${op.name}` : ''} · School Messaging`}</title>
+      <title>{`Send${op ? ` · ${PLAIN_NAMES[op.name] ?? op.name}` : ''} · School Messaging`}</title>
       <h1>Send</h1>
       <div className="send-layout">
         <nav aria-label="Operations" className="operation-nav">
@@ -23,7 +46,7 @@ export function SendPage() {
                 {group.operations.map((o) => (
                   <li key={o.name}>
                     <NavLink to={paths.send.href(o.name)} className="operation-link">
-                      {o.name}
+                      <OperationName name={o.name} />
                     </NavLink>
                   </li>
                 ))}
@@ -34,7 +57,9 @@ export function SendPage() {
         <div className="operation-panel">
           {op ? (
             <>
-              <h2 id="operation-heading">{op.name}</h2>
+              <h2 id="operation-heading">
+                <OperationName name={op.name} />
+              </h2>
               <p className="operation-summary">{op.summary}</p>
               {/* A fresh form (values, outcome) per operation. */}
               <OperationForm key={op.name} op={op} />
