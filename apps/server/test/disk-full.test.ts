@@ -51,6 +51,19 @@ async function freeDatabase(t: TestApp): Promise<void> {
   await sql.raw('PRAGMA max_page_count = 1073741823').execute(t.app.store.db);
 }
 
+/** The disk as the server reads it from now on: `free()` bytes free, read at each check. */
+function diskReads(free: () => number) {
+  return vi.spyOn(fs.promises, 'statfs').mockImplementation(async () => ({
+    type: 0,
+    bsize: 4096,
+    blocks: 1e9,
+    bfree: free() / 4096,
+    bavail: free() / 4096,
+    files: 0,
+    ffree: 0,
+  }));
+}
+
 describe('a full disk (SQLite)', () => {
   it('answers a call it cannot record with 503 in its binding, checks the disk at once, and records again once there is room', async () => {
     const { t, gateway } = await start({ REFUSE_FREE_DISK_MB: '0' });
@@ -88,15 +101,7 @@ describe('a full disk (SQLite)', () => {
     // Space freed: calls are taken again once the check sees it.
     await freeDatabase(t);
     const free = (await fs.promises.statfs(t.app.config.dataDir)).bavail * 4096 + 64 * 1024 * 1024;
-    vi.spyOn(fs.promises, 'statfs').mockImplementation(async () => ({
-      type: 0,
-      bsize: 4096,
-      blocks: 1e9,
-      bfree: free / 4096,
-      bavail: free / 4096,
-      files: 0,
-      ffree: 0,
-    }));
+    diskReads(() => free);
     t.app.diskSpace.checkNow();
     await waitUntil(() => !t.app.diskSpace.refusing(), { what: 'calls taken again' });
     expect((await t.app.inject(bulkyPost('444444'))).statusCode).toBe(200);
@@ -147,15 +152,7 @@ describe('a full disk (SQLite)', () => {
     const cookie = await t.login();
     // The disk as the server reads it.
     let free = 10 * 1024 * 1024 * 1024;
-    const statfs = vi.spyOn(fs.promises, 'statfs').mockImplementation(async () => ({
-      type: 0,
-      bsize: 4096,
-      blocks: 1e9,
-      bfree: free / 4096,
-      bavail: free / 4096,
-      files: 0,
-      ffree: 0,
-    }));
+    const statfs = diskReads(() => free);
     free = 20 * 1024 * 1024;
     t.app.diskSpace.checkNow();
     await waitUntil(() => t.app.diskSpace.refusing(), { what: 'the disk check' });

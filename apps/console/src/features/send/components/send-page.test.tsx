@@ -19,14 +19,16 @@ const SCHOOL_URL = 'School base URL (baseUrlSchool)';
 const operationPosts = (requests: Request[]) =>
   requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname.startsWith('/api/operations/'));
 
+/** An SMS gateway whose circuit is open: failing, paused. */
+const failing = {
+  name: 'http',
+  id: 'http',
+  description: 'http: the school gateway',
+  circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z' },
+};
+
 describe('Send', () => {
   it('says before sending that SMS are paused while the provider fails, and which provider takes over', async () => {
-    const failing = {
-      name: 'http',
-      id: 'http',
-      description: 'http: the school gateway',
-      circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z' },
-    };
     server.use(
       http.get('/api/service', () =>
         HttpResponse.json({ ...serviceInfo, providers: { ...serviceInfo.providers, sms: failing } }),
@@ -40,12 +42,6 @@ describe('Send', () => {
   });
 
   it('says SMS go through the fallback while the primary is paused', async () => {
-    const failing = {
-      name: 'http',
-      id: 'http',
-      description: 'http: the school gateway',
-      circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z' },
-    };
     const fallback = {
       name: 'twilio',
       id: 'twilio-fallback',
