@@ -19,7 +19,7 @@ describe('Books', () => {
       within(table)
         .getAllByRole('columnheader')
         .map((th) => th.textContent),
-    ).toEqual(['Term', 'Class', 'File', 'Size', 'Uploaded', 'GET binding URL', 'Actions']);
+    ).toEqual(['Term', 'Class', 'File', 'Size', 'Uploaded', 'Link for apps', 'Actions']);
     const [, row] = within(table).getAllByRole('row');
     if (!row) throw new Error('no row');
     const cells = within(row).getAllByRole('cell');

@@ -16,8 +16,8 @@ export function BooksPage() {
       <title>Books · School Messaging</title>
       <h1>Books</h1>
       <p className="hint">
-        The PDFs GetBookPdfByTerm returns, one per term and class. Apps fetch a book over the HTTP GET binding
-        at the URL shown.
+        The term books apps download, one PDF per term and class. An app fetches a book at its link (the
+        service's <code>GetBookPdfByTerm</code>).
       </p>
 
       <UploadForm

@@ -29,7 +29,7 @@ export function BooksTable({
               Size
             </th>
             <th scope="col">Uploaded</th>
-            <th scope="col">GET binding URL</th>
+            <th scope="col">Link for apps</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>

@@ -24,7 +24,7 @@ const uploadFormSchema = z.object({
     )
     .refine((files) => files.length === 1, 'Choose a PDF file.')
     .transform((files) => files[0] as File)
-    .refine(isPdf, 'Choose a PDF file (application/pdf).'),
+    .refine(isPdf, 'This file is not a PDF: choose a PDF file.'),
 });
 
 /** Puts the keyboard on the file input when the form opens to replace a book. */
