@@ -63,6 +63,11 @@ const ipOf = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 const CALL_COLUMNS =
   'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes';
 
+/** Each AuthCode call has its SMS; one in DEAD_EVERY of them went dead (History's "delivery failed"). */
+const DEAD_EVERY = 500;
+const DELIVERY_COLUMNS =
+  'call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at, idempotency_key, created_at, updated_at';
+
 /** A cursor as the API gives them out (routes/api/call-mapping.ts): the bench knows its format to jump deep. */
 const cursorOf = (row) => Buffer.from(`${row.at}.${row.id}`).toString('base64url');
 /** Call i's id: both stores number a fresh table from 1, in insertion order (oldest first). */
@@ -102,6 +107,14 @@ function seedSqlite(file, total) {
     }
   });
   for (let i = 0; i < total; i += 20_000) seed(i, Math.min(total, i + 20_000));
+  // Each AuthCode call's SMS (calls are numbered from 1 in insertion order), one in DEAD_EVERY dead.
+  db.prepare(
+    `INSERT INTO deliveries (${DELIVERY_COLUMNS})
+     SELECT id, 'sms', 'http', '+447911100000', '{}',
+       CASE WHEN (id - 1) / 5 % ${DEAD_EVERY} = 0 THEN 'dead' ELSE 'sent' END,
+       1, at, 'key-' || id, at, at
+     FROM calls WHERE operation = 'AuthCode' ORDER BY id`,
+  ).run();
   db.pragma('wal_checkpoint(TRUNCATE)');
   const deep = db.prepare('SELECT at, id FROM calls WHERE id = ?').get(deepId(total));
   db.close();
@@ -146,7 +159,15 @@ async function seedPostgres(url, total) {
        ORDER BY i`,
       [now, SPAN, total],
     );
+    await client.query(
+      `INSERT INTO deliveries (${DELIVERY_COLUMNS})
+       SELECT id, 'sms', 'http', '+447911100000', '{}',
+         CASE WHEN (id - 1) / 5 % ${DEAD_EVERY} = 0 THEN 'dead' ELSE 'sent' END,
+         1, at, 'key-' || id, at, at
+       FROM calls WHERE operation = 'AuthCode' ORDER BY id`,
+    );
     await client.query('VACUUM (ANALYZE) calls');
+    await client.query('VACUUM (ANALYZE) deliveries');
     const { rows } = await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(total)]);
     return { now, deepCursor: cursorOf(rows[0]) };
   } finally {
@@ -248,6 +269,8 @@ async function measure(env, total, { now, deepCursor }) {
         'operation=AuthCode': 'operation=AuthCode',
         'binding=soap12': 'binding=soap12',
         'outcome=client-error': 'outcome=client-error',
+        'delivery=failed': 'delivery=failed',
+        'delivery=failed + operation': 'delivery=failed&operation=AuthCode',
         'ip (one caller)': `ip=${ipOf(Math.min(197_121, Math.floor(total / 2)))}`,
         'from/to (one day)': oneDay,
         'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,

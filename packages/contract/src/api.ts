@@ -42,6 +42,35 @@ export const problemSchema = z
   .meta({ id: 'Problem' });
 export type Problem = z.infer<typeof problemSchema>;
 
+/**
+ * Where a call's deliveries stand, for staff: `waiting` (not tried yet), `retrying` (tried and
+ * failed, tried again later), `sending`, `sent`, `logged` (written to the server's log, nothing
+ * sent), `dead` (given up) or `expired` (an auth code not sent within its validity).
+ */
+export const CALL_DELIVERY_STATES = [
+  'waiting',
+  'retrying',
+  'sending',
+  'sent',
+  'logged',
+  'dead',
+  'expired',
+] as const;
+export type CallDeliveryState = (typeof CALL_DELIVERY_STATES)[number];
+
+/** The deliveries of one call: the state of the one furthest from sent, and how many there are. */
+export const callDeliverySchema = z
+  .object({
+    state: z.enum(CALL_DELIVERY_STATES),
+    /** How many deliveries the call queued (an SMS, or one push per topic). */
+    count: z.number().int(),
+  })
+  .meta({ id: 'CallDelivery' });
+export type CallDelivery = z.infer<typeof callDeliverySchema>;
+
+/** History's delivery filter: `failed`, calls with a delivery that is dead or expired. */
+export const CALL_DELIVERY_FILTERS = ['failed'] as const;
+
 export const callSummarySchema = z
   .object({
     id: z.number().int(),
@@ -62,6 +91,11 @@ export const callSummarySchema = z
     note: z.string().nullable(),
     /** The id the request was logged under (`reqId`): the proxy's X-Request-Id or a UUID. Null for calls recorded before it was kept. */
     requestId: z.string().nullable(),
+    /**
+     * What became of the SMS or pushes the call queued, in a list: null when it queued none.
+     * Absent from the live tail's events (looked up when the list is read, not as calls arrive).
+     */
+    delivery: callDeliverySchema.nullable().optional(),
   })
   .meta({ id: 'CallSummary' });
 export type CallSummary = z.infer<typeof callSummarySchema>;
@@ -97,6 +131,8 @@ export const callFiltersSchema = z.object({
   /** Exclusive upper bound on the call's time. */
   to: isoDate.optional(),
   ip: z.string().max(64).optional(),
+  /** `failed`: calls whose SMS or push went dead or expired (it did not reach the phone). */
+  delivery: z.enum(CALL_DELIVERY_FILTERS).optional(),
   /** Free text, matched in parameters and raw request and response. */
   q: z.string().max(200).optional(),
 });

@@ -9,6 +9,7 @@ import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
  *   - `sqliteFilter`: SQL text with named parameters, for the SQLite search worker, which runs
  *     untyped JavaScript in a thread of its own (search-worker.mjs) and cannot import this module;
  *   - `matchesCall`: a just-recorded row in memory, for the live tail.
+ * The delivery filter is not a column of calls; it has its own form in each (FAILED_DELIVERY).
  * Free text (`q`) is searched in TEXT_COLUMNS, with `likePattern` in SQL and `containsText` in
  * memory. Adding a filter is a field of CallQuery and an entry of CALL_FILTERS (the compiler
  * refuses one without the other); test/filter-agreement.test.ts checks that the forms agree.
@@ -23,6 +24,8 @@ export interface CallQuery {
   readonly from?: number | undefined;
   readonly to?: number | undefined;
   readonly ip?: string | undefined;
+  /** `failed`: calls with a delivery (SMS or push) that went dead or expired. */
+  readonly delivery?: 'failed' | undefined;
   /** Free text: a case-insensitive substring of the parameters, the raw request or response. */
   readonly q?: string | undefined;
 }
@@ -33,7 +36,7 @@ export interface CallCursor {
   readonly id: number;
 }
 
-type IndexedKey = Exclude<keyof CallQuery, 'q'>;
+type IndexedKey = Exclude<keyof CallQuery, 'q' | 'delivery'>;
 
 interface CallFilter {
   readonly key: IndexedKey;
@@ -65,6 +68,16 @@ type Unfiltered = Exclude<IndexedKey, (typeof CALL_FILTERS)[number]['key']>;
 const everyFieldHasAFilter: [Unfiltered] extends [never] ? true : Unfiltered = true;
 void everyFieldHasAFilter;
 
+/**
+ * The delivery filter: calls with a delivery in one of FAILED_DELIVERY (it did not reach the
+ * phone or topic and will not by itself). Not a column of calls but a membership in the outbox's
+ * deliveries, looked up through their `call_id` index; the outbox owns the table and writes it.
+ * A call is recorded before any of its deliveries can fail, so in memory (the live tail) a call
+ * just recorded never passes it: a failure shows on the list's next read, not as calls arrive.
+ */
+const FAILED_DELIVERY = ['dead', 'expired'] as const;
+const FAILED_DELIVERY_SQL = `id IN (SELECT call_id FROM deliveries WHERE status IN (${FAILED_DELIVERY.map((s) => `'${s}'`).join(', ')}))`;
+
 /** The columns free text is searched in. */
 export const TEXT_COLUMNS = ['params', 'request', 'response'] as const satisfies readonly (keyof CallRow)[];
 
@@ -90,6 +103,18 @@ export function applyFilters<O>(
         ? out.where(filter.column, 'is', null)
         : out.where(filter.column, filter.test, value as string | number);
   }
+  if (query.delivery === 'failed') {
+    out = out.where((eb) =>
+      eb(
+        'id',
+        'in',
+        eb
+          .selectFrom('deliveries')
+          .select('deliveries.call_id')
+          .where('deliveries.status', 'in', FAILED_DELIVERY),
+      ),
+    );
+  }
   return out;
 }
 
@@ -111,11 +136,13 @@ export function sqliteFilter(query: Omit<CallQuery, 'q'>): SqliteFilter {
       params[filter.key] = value as string | number;
     }
   }
+  if (query.delivery === 'failed') where.push(FAILED_DELIVERY_SQL);
   return { where, params };
 }
 
 /** Whether a just-recorded call passes the filters, with the same meaning as the SQL forms. */
 export function matchesCall(query: CallQuery, row: CallRow): boolean {
+  if (query.delivery !== undefined) return false;
   for (const { filter, value } of present(query)) {
     const stored = row[filter.column];
     if (value === null || filter.test === '=') {

@@ -1,4 +1,10 @@
-import { DELIVERY_STATUSES, type DeliveryState, LOG_PROVIDER } from '@school/contract';
+import {
+  type CallDelivery,
+  type CallDeliveryState,
+  DELIVERY_STATUSES,
+  type DeliveryState,
+  LOG_PROVIDER,
+} from '@school/contract';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type {
   AttemptOutcome,
@@ -41,6 +47,8 @@ export interface DeliveryRepository {
     query: DeliveryQuery,
     page: { limit: number; after?: DeliveryCursor | undefined },
   ): Promise<DeliveryRow[]>;
+  /** Where each call's deliveries stand (History's list), for the calls that queued any. */
+  ofCalls(callIds: readonly number[]): Promise<Map<number, CallDelivery>>;
   counts(): Promise<Record<DeliveryStatus, number>>;
   /** As the API counts them: `sent` without the `log` provider's, which are `logged` (one snapshot). */
   stateCounts(): Promise<Record<DeliveryState, number>>;
@@ -68,6 +76,27 @@ export async function deleteForCalls(trx: Transaction<Database>, callIds: readon
     .execute();
   await trx.deleteFrom('deliveries').where('call_id', 'in', ids).execute();
 }
+
+/**
+ * A delivery's state as staff read it beside its call: a pending one is `waiting` before its
+ * first attempt and `retrying` after one failed; the `log` provider's sent one is `logged`.
+ */
+function callDeliveryState(row: Pick<DeliveryRow, 'status' | 'provider' | 'attempts'>): CallDeliveryState {
+  if (row.status === 'pending') return row.attempts > 0 ? 'retrying' : 'waiting';
+  if (row.status === 'sent' && row.provider === LOG_PROVIDER) return 'logged';
+  return row.status;
+}
+
+/** Which state a call with several deliveries shows: the one furthest from reaching the phone. */
+const SHOWN_FIRST: readonly CallDeliveryState[] = [
+  'dead',
+  'expired',
+  'retrying',
+  'sending',
+  'waiting',
+  'logged',
+  'sent',
+];
 
 /** The deliveries' reads, one implementation for both databases (filters in delivery-filters.ts). */
 export function createDeliveryRepository(
@@ -119,6 +148,26 @@ export function createDeliveryRepository(
       let qb = applyDeliveryFilters(db.selectFrom('deliveries').selectAll(), query, dialect);
       if (page.after) qb = qb.where(olderThan(page.after));
       return qb.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+    },
+    async ofCalls(callIds) {
+      const byCall = new Map<number, CallDelivery>();
+      if (callIds.length === 0) return byCall;
+      // One query for a page of calls, through the deliveries' call_id index.
+      const rows = await db
+        .selectFrom('deliveries')
+        .select(['call_id', 'status', 'provider', 'attempts'])
+        .where('call_id', 'in', [...callIds])
+        .execute();
+      for (const row of rows) {
+        const state = callDeliveryState(row);
+        const seen = byCall.get(row.call_id);
+        if (!seen) byCall.set(row.call_id, { state, count: 1 });
+        else {
+          seen.count += 1;
+          if (SHOWN_FIRST.indexOf(state) < SHOWN_FIRST.indexOf(seen.state)) seen.state = state;
+        }
+      }
+      return byCall;
     },
     counts,
     async stateCounts() {

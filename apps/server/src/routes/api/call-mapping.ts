@@ -1,6 +1,6 @@
 import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
 import type { CallCursor, CallQuery } from '../../history/index.js';
-import { recipientNeedles } from '../../outbox/index.js';
+import { type DeliveryRepository, recipientNeedles } from '../../outbox/index.js';
 import type { CallRow, CallSummaryRow } from '../../store/index.js';
 
 /**
@@ -67,9 +67,10 @@ const CSV_COLUMNS: readonly FromSummaryRow[] = CALL_COLUMNS.filter((c): c is Csv
 
 // Every field of CallSummary has a summary column, and every field of CallDetail a column: a field
 // added to the contract fails to compile here until it has one.
+// (`delivery` is not a column of calls: the list adds it from the outbox, see withDeliveries.)
 type Missing =
-  | Exclude<keyof CallSummary, SummaryColumn['json']>
-  | Exclude<keyof CallDetail, CallColumn['json']>;
+  | Exclude<keyof CallSummary, SummaryColumn['json'] | 'delivery'>
+  | Exclude<keyof CallDetail, CallColumn['json'] | 'delivery'>;
 const everyFieldHasAColumn: [Missing] extends [never] ? true : Missing = true;
 void everyFieldHasAColumn;
 
@@ -83,6 +84,15 @@ function toJson(row: CallSummaryRow, columns: readonly Column[]): Record<string,
 
 export function toSummary(row: CallSummaryRow): CallSummary {
   return toJson(row, SUMMARY_COLUMNS) as CallSummary;
+}
+
+/** Summaries of a page of calls, each with where its deliveries stand (null: it queued none). */
+export async function withDeliveries(
+  rows: readonly CallSummaryRow[],
+  deliveries: Pick<DeliveryRepository, 'ofCalls'>,
+): Promise<CallSummary[]> {
+  const states = await deliveries.ofCalls(rows.map((r) => r.id));
+  return rows.map((row) => ({ ...toSummary(row), delivery: states.get(row.id) ?? null }));
 }
 
 export function toDetail(row: CallRow): CallDetail {
@@ -106,6 +116,7 @@ export function toQuery(filters: CallFilters): CallQuery {
     from: filters.from === undefined ? undefined : Date.parse(filters.from),
     to: filters.to === undefined ? undefined : Date.parse(filters.to),
     ip: filters.ip,
+    delivery: filters.delivery,
     q: filters.q === undefined ? undefined : phoneAsStored(filters.q),
   };
 }

@@ -25,6 +25,7 @@ import {
   toDetail,
   toQuery,
   toSummary,
+  withDeliveries,
 } from './call-mapping.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -54,7 +55,7 @@ function searchUnavailable(reply: FastifyReply, err: unknown, budgetMs: number):
 /** Call history: list with filters and keyset paging, one call, the live tail, and exports. */
 export const callRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
-  const { store, history } = app;
+  const { store, history, outbox } = app;
   const budgetMs = app.config.SEARCH_BUDGET_MS;
   // Open live tails, ended before the server closes so that shutdown is not held up by them.
   const tails = new Set<() => void>();
@@ -99,7 +100,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
           return searchUnavailable(reply, err, budgetMs);
         }
         return {
-          items: found.rows.map(toSummary),
+          items: await withDeliveries(found.rows, outbox.deliveries),
           nextCursor: found.next ? encodeCursor(found.next) : null,
           search: {
             complete: found.complete,
@@ -112,7 +113,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return {
-        items: page.map(toSummary),
+        items: await withDeliveries(page, outbox.deliveries),
         nextCursor: rows.length > limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
       };
     },
@@ -259,7 +260,8 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
     async (request, reply) => {
       const row = await history.findById(request.params.id);
       if (!row) return sendProblem(reply, problem(404, `There is no call ${request.params.id}.`));
-      return toDetail(row);
+      const delivery = (await outbox.deliveries.ofCalls([row.id])).get(row.id) ?? null;
+      return { ...toDetail(row), delivery };
     },
   );
 };

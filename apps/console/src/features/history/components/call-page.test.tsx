@@ -29,6 +29,18 @@ describe('Call detail', () => {
     expect(message(request)).toContain('<soap:Body><AuthCode xmlns="http://tempuri.org/">');
   });
 
+  it('says at the top when the call was answered OK but its SMS went dead', async () => {
+    server.use(
+      http.get('/api/calls/7', () =>
+        HttpResponse.json(callDetail({ id: 7, delivery: { state: 'dead', count: 1 } })),
+      ),
+    );
+    renderApp('/history/7');
+    const term = await screen.findByText('Delivery', { selector: 'dt' });
+    expect(term.nextElementSibling).toHaveTextContent('Dead');
+    expect(screen.getByText('Outcome', { selector: 'dt' }).nextElementSibling).toHaveTextContent('OK');
+  });
+
   it('shows the request id the server logged the call under, to copy', async () => {
     server.use(
       http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7, requestId: 'nginx-4f1c2a9b' }))),

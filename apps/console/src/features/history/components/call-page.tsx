@@ -9,6 +9,7 @@ import { formatBytes, formatDuration } from '../../../lib/format';
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
 import { CallDeliveries } from './call-deliveries';
+import { DeliveryBadge } from './calls-table';
 import { ReplayCall } from './replay-call';
 import '../history.css';
 
@@ -87,6 +88,15 @@ function Summary({ call }: { call: CallDetail }) {
         <span className={`badge badge-${call.outcome}`}>{outcomeText(call)}</span>
         {call.error ? <span className="call-error">{call.error}</span> : null}
       </dd>
+      {call.delivery ? (
+        <>
+          <dt>Delivery</dt>
+          <dd>
+            <DeliveryBadge delivery={call.delivery} />
+            <span className="muted"> · {call.delivery.count > 1 ? 'each one' : 'its attempts'} below</span>
+          </dd>
+        </>
+      ) : null}
       <dt>Duration</dt>
       <dd>{formatDuration(call.durationMs)}</dd>
       <dt>Note</dt>

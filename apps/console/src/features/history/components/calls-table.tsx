@@ -1,10 +1,10 @@
-import { BINDING_LABELS, type CallSummary } from '@school/contract';
+import { BINDING_LABELS, type CallDelivery, type CallSummary } from '@school/contract';
 import { type MouseEvent, useRef } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { outcomeText } from '../../../lib/call-reason';
-import { formatDuration, truncate } from '../../../lib/format';
+import { CALL_DELIVERY_LABELS, formatDuration, truncate } from '../../../lib/format';
 import { useFocusOnReturn } from '../../../lib/return-focus';
 
 function KeyParams({ params }: { params: CallSummary['params'] }) {
@@ -19,6 +19,33 @@ function KeyParams({ params }: { params: CallSummary['params'] }) {
         </li>
       ))}
     </ul>
+  );
+}
+
+/**
+ * What became of the SMS or pushes a call queued: for a parent's code, whether it left. A call
+ * the live tail just added has not been looked up yet; the list is read again in a moment.
+ */
+function DeliveryCell({ delivery }: { delivery: CallDelivery | null | undefined }) {
+  if (delivery === undefined) return <span className="muted">Checking…</span>;
+  if (delivery === null) {
+    return (
+      <span className="muted" title="The call queued no SMS or push">
+        <span aria-hidden="true">—</span>
+        <span className="visually-hidden">Nothing to deliver</span>
+      </span>
+    );
+  }
+  return <DeliveryBadge delivery={delivery} />;
+}
+
+/** A call's delivery state in a badge: the worst of its deliveries, with their number if several. */
+export function DeliveryBadge({ delivery }: { delivery: CallDelivery }) {
+  return (
+    <span className={`badge badge-call-delivery-${delivery.state}`}>
+      {CALL_DELIVERY_LABELS[delivery.state]}
+      {delivery.count > 1 ? ` (${delivery.count})` : ''}
+    </span>
   );
 }
 
@@ -59,6 +86,7 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
               Key parameters
             </th>
             <th scope="col">Outcome</th>
+            <th scope="col">Delivery</th>
             <th scope="col" className="numeric col-optional">
               Duration
             </th>
@@ -104,6 +132,9 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                     {truncate(call.error, 60)}
                   </span>
                 ) : null}
+              </td>
+              <td>
+                <DeliveryCell delivery={call.delivery} />
               </td>
               <td className="numeric col-optional">{formatDuration(call.durationMs)}</td>
             </tr>

@@ -1,6 +1,7 @@
 import {
   BINDING_LABELS,
   BINDINGS,
+  CALL_DELIVERY_FILTERS,
   type CallFilters,
   OUTCOMES,
   operations,
@@ -18,6 +19,7 @@ const filtersFormSchema = z
     operation: z.string(),
     binding: z.string(),
     outcome: z.string(),
+    delivery: z.string(),
     ...timeRangeShape,
     ip: z.string().max(64, 'At most 64 characters.'),
     q: z.string().max(200, 'At most 200 characters.'),
@@ -38,12 +40,15 @@ const OUTCOME_CHOICES: Record<(typeof OUTCOMES)[number], string> = {
   'server-error': 'Failed (server error)',
 };
 const outcomeOptions = filterChoices(OUTCOMES, OUTCOME_CHOICES);
+// The call was answered, but did its SMS or push leave? Dead or expired: it did not, and will not.
+const deliveryOptions = filterChoices(CALL_DELIVERY_FILTERS, { failed: 'Failed (dead or expired)' });
 
 function toFormValues(filters: CallFilters): FiltersFormValues {
   return {
     operation: filters.operation ?? '',
     binding: filters.binding ?? '',
     outcome: filters.outcome ?? '',
+    delivery: filters.delivery ?? '',
     from: isoToLocalInput(filters.from),
     to: isoToLocalInput(filters.to),
     ip: filters.ip ?? '',
@@ -56,6 +61,7 @@ function toFilters(values: FiltersFormValues): CallFilters {
     operation: values.operation || undefined,
     binding: values.binding || undefined,
     outcome: values.outcome || undefined,
+    delivery: values.delivery === 'failed' ? 'failed' : undefined,
     from: localInputToIso(values.from),
     to: localInputToIso(values.to),
     ip: values.ip.trim() || undefined,
@@ -85,6 +91,7 @@ export function FiltersForm({ filters, onChange }: UrlFiltersProps<CallFilters>)
       />
       <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyChoice} />
       <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyChoice} />
+      <SelectField name="delivery" label="Delivery" options={deliveryOptions} registerOptions={applyChoice} />
       <TimeRangeFields />
       <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />
       <TextField

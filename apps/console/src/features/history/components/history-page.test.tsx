@@ -1,10 +1,11 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { formatDateTime } from '../../../lib/format';
 import { callDetail, callList, callSummary, problem } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
+import { DELIVERY_REFRESH_MS } from '../api/get-calls';
 
 const listRequests = (requests: Request[]) =>
   requests.filter((r) => new URL(r.url).pathname === '/api/calls').map((r) => new URL(r.url).searchParams);
@@ -18,7 +19,7 @@ describe('History', () => {
     expect(document.getElementById('history-results')).toHaveAttribute('tabindex', '-1');
   });
 
-  it('shows a call as a row: time, operation, binding, caller, key parameters, outcome, duration', async () => {
+  it('shows a call as a row: time, operation, binding, caller, key parameters, outcome, delivery, duration', async () => {
     server.use(
       http.get('/api/calls', () =>
         HttpResponse.json(
@@ -51,6 +52,7 @@ describe('History', () => {
       'Caller',
       'Key parameters',
       'Outcome',
+      'Delivery',
       'Duration',
     ]);
     const [, row] = within(table).getAllByRole('row');
@@ -63,10 +65,87 @@ describe('History', () => {
     expect(cells[4]).toHaveTextContent('phone=+447911123456');
     expect(cells[5]).toHaveTextContent('Refused: too many codes (500)');
     expect(cells[5]).toHaveTextContent('Too many codes for this phone');
-    expect(cells[6]).toHaveTextContent('12 ms');
+    expect(cells[6]).toHaveTextContent('Sent');
+    expect(cells[7]).toHaveTextContent('12 ms');
     expect(within(row).getByRole('link', { name: /Call 7/ })).toHaveAttribute('href', '/history/7');
     expect(screen.getByText('This is the only call.')).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
+  });
+
+  it("shows beside a call's OK whether its SMS left, and finds the calls whose delivery failed", async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/calls', ({ request }) => {
+        const failed = new URL(request.url).searchParams.get('delivery') === 'failed';
+        const dead = callSummary({ id: 9, delivery: { state: 'dead', count: 1 } });
+        return HttpResponse.json(
+          callList(
+            failed
+              ? [dead]
+              : [
+                  dead,
+                  callSummary({ id: 8, delivery: { state: 'logged', count: 1 } }),
+                  callSummary({ id: 6, operation: 'SendMarkNotes', delivery: { state: 'sent', count: 3 } }),
+                  callSummary({ id: 5, operation: 'GetBookPdfByTerm', delivery: null }),
+                ],
+          ),
+        );
+      }),
+    );
+    const { user, location } = renderApp('/history');
+    const table = await screen.findByRole('table', { name: 'Calls, newest first' }, { timeout: 5000 });
+    const deliveryOf = (id: number) => {
+      const row = within(table)
+        .getByRole('link', { name: new RegExp(`Call ${id},`) })
+        .closest('tr');
+      return within(row as HTMLElement).getAllByRole('cell')[6];
+    };
+    // The call was answered OK; its SMS is what went dead.
+    expect(deliveryOf(9)?.closest('tr')).toHaveTextContent('OK');
+    expect(deliveryOf(9)).toHaveTextContent('Dead');
+    expect(deliveryOf(8)).toHaveTextContent('Logged only');
+    expect(deliveryOf(6)).toHaveTextContent('Sent (3)');
+    expect(deliveryOf(5)).toHaveTextContent('Nothing to deliver');
+
+    await user.selectOptions(screen.getByLabelText('Delivery'), 'failed');
+    await waitFor(() => expect(location().search).toBe('?delivery=failed'));
+    await waitFor(() => expect(listRequests(requests).at(-1)?.get('delivery')).toBe('failed'));
+    await waitFor(() =>
+      expect(
+        within(screen.getByRole('table', { name: 'Calls, newest first' })).getAllByRole('row'),
+      ).toHaveLength(2),
+    );
+    expect(screen.getByRole('link', { name: 'Export CSV' })).toHaveAttribute(
+      'href',
+      '/api/calls/export?format=csv&delivery=failed',
+    );
+  });
+
+  it('reads the list again while a new call’s SMS is on its way, until it is sent', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      let reads = 0;
+      server.use(
+        http.get('/api/calls', () => {
+          reads++;
+          const delivery =
+            reads < 3 ? { state: 'waiting' as const, count: 1 } : { state: 'sent' as const, count: 1 };
+          return HttpResponse.json(callList([callSummary({ delivery })]));
+        }),
+      );
+      renderApp('/history');
+      const table = await screen.findByRole('table', { name: 'Calls, newest first' }, { timeout: 5000 });
+      expect(table).toHaveTextContent('Waiting');
+      await vi.advanceTimersByTimeAsync(DELIVERY_REFRESH_MS);
+      await vi.advanceTimersByTimeAsync(DELIVERY_REFRESH_MS);
+      await waitFor(() => expect(table).toHaveTextContent('Sent'));
+      const settled = reads;
+      // Once sent, nothing on the page is on its way: no more reads.
+      await vi.advanceTimersByTimeAsync(3 * DELIVERY_REFRESH_MS);
+      expect(reads).toBe(settled);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('says so when there are no calls, and when no call matches the filters', async () => {
