@@ -8,6 +8,7 @@ import {
   httpRequest,
   isFailure,
   isRecord,
+  providerReason,
   redact,
   truncate,
   tryParseJson,
@@ -148,12 +149,14 @@ export function createHttpGatewayProvider(options: HttpGatewayOptions): SmsProvi
           : kind === 'transient'
             ? 'temporarily unavailable'
             : 'refused the message';
-      // It answered: whatever it said, it did not take the message.
+      // It answered: whatever it said, it did not take the message. Its own reason comes first in
+      // the error, where staff read it ("refused the message: account suspended").
+      const reason = providerReason(redact(answer.text, hidden));
       return {
         ok: false,
         kind,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        error: `SMS gateway ${what} (HTTP ${answer.status})`,
+        error: `SMS gateway ${what}${reason ? `: ${reason}` : ''} (HTTP ${answer.status})`,
         status: answer.status,
         response: clean(answer.text),
         taken: 'no',

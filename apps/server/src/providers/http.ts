@@ -226,6 +226,40 @@ export function displayUrl(url: string): string {
   }
 }
 
+/** Where gateways put their reason in a JSON answer, nested objects looked into (`error.message`). */
+const REASON_KEYS = ['message', 'error_description', 'description', 'detail', 'reason', 'error', 'title'];
+const REASON_MAX_CHARS = 200;
+
+/**
+ * A gateway's own words for why it did not take a message, to lead its error with ("account
+ * suspended"): a reason field of its JSON answer, or a short one-line text answer that is not an
+ * HTML page. Undefined when it said nothing readable. Capped, control characters removed.
+ */
+export function providerReason(text: string): string | undefined {
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  const json = tryParseJson(trimmed);
+  const found = json === undefined ? plainReason(trimmed) : reasonIn(json, 0);
+  if (found === undefined) return undefined;
+  const flat = found.replace(/\p{Cc}+/gu, ' ').trim();
+  return flat === '' ? undefined : truncate(flat, REASON_MAX_CHARS);
+}
+
+function reasonIn(value: unknown, depth: number): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return depth < 2 ? reasonIn(value[0], depth + 1) : undefined;
+  if (!isRecord(value) || depth > 2) return undefined;
+  for (const key of REASON_KEYS) {
+    const found = reasonIn(value[key], depth + 1);
+    if (found !== undefined && found.trim() !== '') return found;
+  }
+  return undefined;
+}
+
+/** A text answer short enough to be a reason, not markup. */
+const plainReason = (text: string): string | undefined =>
+  text.length <= REASON_MAX_CHARS && !text.includes('\n') && !/^</.test(text) ? text : undefined;
+
 /** JSON.parse that answers undefined instead of throwing. */
 export function tryParseJson(text: string): unknown {
   try {

@@ -10,6 +10,7 @@ import {
   httpRequest,
   isFailure,
   isRecord,
+  providerReason,
   redact,
   truncate,
   tryParseJson,
@@ -108,11 +109,13 @@ export function createWebhookProvider(options: WebhookOptions): PushProvider {
         };
       }
       const { kind, retryAfterMs } = classifyStatus(answer.status, answer.headers, now());
+      // Its own reason first, where staff read it ("refused the push: unknown topic").
+      const reason = providerReason(redact(answer.text, [options.secret]));
       return {
         ok: false,
         kind,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        error: `Push webhook ${kind === 'transient' ? 'temporarily unavailable' : 'refused the push'} (HTTP ${answer.status})`,
+        error: `Push webhook ${kind === 'transient' ? 'temporarily unavailable' : 'refused the push'}${reason ? `: ${reason}` : ''} (HTTP ${answer.status})`,
         status: answer.status,
         response: clean(answer.text),
       };

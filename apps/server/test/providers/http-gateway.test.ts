@@ -137,7 +137,7 @@ describe('HTTP gateway: classification of answers', () => {
       kind: 'transient',
       retryAfterMs: 7000,
       status: 429,
-      error: 'SMS gateway temporarily unavailable (HTTP 429)',
+      error: 'SMS gateway temporarily unavailable: slow down (HTTP 429)',
       response: 'slow down',
       // It answered: it did not take the message (a fallback may have it at once).
       taken: 'no',
@@ -155,7 +155,44 @@ describe('HTTP gateway: classification of answers', () => {
       ok: false,
       kind: 'permanent',
       status,
-      error: `SMS gateway refused the message (HTTP ${status})`,
+      error: `SMS gateway refused the message: no (HTTP ${status})`,
+    });
+  });
+
+  it("leads its error with the gateway's own reason, from its JSON or a short text, never markup", async () => {
+    const cases: [body: unknown, error: string][] = [
+      [
+        { error: { code: 17, message: 'Account suspended' } },
+        'SMS gateway refused the message: Account suspended (HTTP 403)',
+      ],
+      [
+        { status: 'failed', detail: 'Number is on the do-not-send list' },
+        'SMS gateway refused the message: Number is on the do-not-send list (HTTP 403)',
+      ],
+      [{ errors: [{ title: 'Invalid sender' }] }, 'SMS gateway refused the message (HTTP 403)'],
+      ['insufficient credit', 'SMS gateway refused the message: insufficient credit (HTTP 403)'],
+      ['<html><body><h1>403 Forbidden</h1></body></html>', 'SMS gateway refused the message (HTTP 403)'],
+      ['', 'SMS gateway refused the message (HTTP 403)'],
+      [
+        { message: `${'x'.repeat(300)}` },
+        `SMS gateway refused the message: ${'x'.repeat(200)}… (100 more characters) (HTTP 403)`,
+      ],
+    ];
+    for (const [body, error] of cases) {
+      fake.answer(() => ({ status: 403, body: body as string }));
+      expect(await provider().send(message)).toMatchObject({ ok: false, kind: 'permanent', error });
+    }
+  });
+
+  it('keeps the text it sent out of the reason a gateway echoes', async () => {
+    fake.answer((req) => ({
+      status: 400,
+      body: { message: `Rejected: ${new URLSearchParams(req.body).get('text')}` },
+    }));
+    const result = await provider().send(message);
+    expect(result).toMatchObject({
+      ok: false,
+      error: 'SMS gateway refused the message: Rejected: [redacted] (HTTP 400)',
     });
   });
 

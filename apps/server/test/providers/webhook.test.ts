@@ -160,7 +160,7 @@ describe('Webhook: classification of answers', () => {
       ok: false,
       kind: 'permanent',
       status,
-      error: `Push webhook refused the push (HTTP ${status})`,
+      error: `Push webhook refused the push: bad signature (HTTP ${status})`,
     });
   });
 
