@@ -94,9 +94,12 @@ describe('the fallback SMS provider', () => {
     // The console says so, and names the provider of each delivery.
     const service = (await t.inject({ method: 'GET', url: '/api/service' })).json();
     expect(service.providers.sms.circuit.state).toBe('open');
+    // Open: it says when it is tried again (its cool-down after it opened).
+    const { since, until } = service.providers.sms.circuit;
+    expect(Date.parse(until) - Date.parse(since)).toBe(COOL_DOWN_MS);
     expect(service.providers.smsFallback).toMatchObject({
       id: 'http-fallback',
-      circuit: { state: 'closed' },
+      circuit: { state: 'closed', until: null },
     });
     const list = (await t.inject({ method: 'GET', url: '/api/deliveries?limit=1' })).json();
     expect(list.items[0].provider).toBe('http-fallback');

@@ -289,7 +289,12 @@ const providerInfoSchema = z.object({
   id: z.string(),
   /** Secret-free: what it sends through (e.g. the From number), or that nothing leaves the machine. */
   description: z.string(),
-  circuit: z.object({ state: z.enum(CIRCUIT_STATES), since: z.string() }),
+  circuit: z.object({
+    state: z.enum(CIRCUIT_STATES),
+    since: z.string(),
+    /** Open: when it is tried again (ISO 8601); null otherwise. */
+    until: z.string().nullable(),
+  }),
 });
 export type ProviderInfo = z.infer<typeof providerInfoSchema>;
 

@@ -34,7 +34,7 @@ export const serviceInfo: ServiceInfo = {
       id: 'log',
       description:
         'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
-      circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
+      circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
     },
     smsFallback: null,
     push: {
@@ -42,7 +42,7 @@ export const serviceInfo: ServiceInfo = {
       id: 'log',
       description:
         'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
-      circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z' },
+      circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
     },
   },
   storage: {

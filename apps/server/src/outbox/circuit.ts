@@ -134,6 +134,11 @@ export class Circuit {
     return this.#since;
   }
 
+  /** Open: when its cool-down ends and it is tried again (epoch ms); otherwise null. */
+  until(now: number = Date.now()): number | null {
+    return this.state(now) === 'open' ? this.#openUntil : null;
+  }
+
   /** What it counts in its window now: attempts, failures, and the buckets it keeps them in. */
   window(): { readonly attempts: number; readonly failures: number; readonly buckets: number } {
     const { attempts, failures, buckets } = this.#recent;

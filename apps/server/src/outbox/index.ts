@@ -53,6 +53,8 @@ export interface ProviderCircuit {
   readonly state: CircuitState;
   /** Since when (epoch ms). */
   readonly since: number;
+  /** Open: when it is tried again (epoch ms); otherwise null. */
+  readonly until: number | null;
 }
 
 export interface OutboxOptions {
@@ -185,6 +187,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
         role: lane.role,
         state: lane.state(),
         since: lane.circuit.since(),
+        until: lane.circuit.until(),
       })),
   };
 }

@@ -19,6 +19,7 @@ function providerInfo(app: FastifyInstance) {
       circuit: {
         state: circuit?.state ?? 'closed',
         since: new Date(circuit?.since ?? Date.now()).toISOString(),
+        until: circuit?.until ? new Date(circuit.until).toISOString() : null,
       },
     };
   };

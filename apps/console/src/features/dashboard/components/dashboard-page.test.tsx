@@ -146,7 +146,11 @@ describe('Dashboard: is everything fine?', () => {
               ...serviceInfo.providers.sms,
               name: 'twilio',
               id: 'twilio',
-              circuit: { state: 'open', since: new Date().toISOString() },
+              circuit: {
+                state: 'open',
+                since: new Date().toISOString(),
+                until: new Date(Date.now() + 30_000).toISOString(),
+              },
             },
           },
         }),

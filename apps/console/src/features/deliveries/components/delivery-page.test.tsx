@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { attempt, deadPush, delivery, deliveryDetail, problem } from '../../../testing/data';
+import { attempt, deadPush, delivery, deliveryDetail, problem, serviceInfo } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -28,6 +28,81 @@ const dead = deliveryDetail(deadPush({ id: 13, callId: 9, attempts: 2 }), [
 ]);
 
 describe('Delivery detail', () => {
+  it("leads with what happened in plain words: the gateway's own reason, and that it is not retried", async () => {
+    const suspended = deliveryDetail(
+      delivery({
+        id: 15,
+        provider: 'http',
+        status: 'dead',
+        providerStatus: null,
+        sentAt: null,
+        lastError: 'SMS gateway refused the message: Account suspended (HTTP 403)',
+      }),
+      [attempt({ id: 401, provider: 'http', outcome: 'permanent', status: 403 })],
+    );
+    server.use(http.get('/api/deliveries/15', () => HttpResponse.json(suspended)));
+    renderApp('/deliveries/15');
+    // The first test loads the page's code (lazily): it may take a while on a busy machine.
+    const verdict = await screen.findByText('This SMS was not sent', {}, { timeout: 5000 });
+    const box = verdict.closest('.status') as HTMLElement;
+    expect(box).toHaveTextContent(
+      'The SMS gateway refused it: “Account suspended”. It is not tried again by itself',
+    );
+    // It comes before the details.
+    expect(
+      box.compareDocumentPosition(screen.getByText('Last error')) & Node.DOCUMENT_POSITION_FOLLOWING,
+    ).toBeTruthy();
+  });
+
+  it('says sending is paused and until when, for a delivery waiting on a provider that keeps failing', async () => {
+    const waiting = deliveryDetail(
+      delivery({
+        id: 16,
+        provider: 'http',
+        status: 'pending',
+        attempts: 3,
+        nextAttemptAt: '2026-11-20T08:16:00.000Z',
+        providerId: null,
+        providerStatus: null,
+        sentAt: null,
+        lastError: 'SMS gateway temporarily unavailable (HTTP 503)',
+      }),
+      [],
+    );
+    server.use(
+      http.get('/api/deliveries/16', () => HttpResponse.json(waiting)),
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            ...serviceInfo.providers,
+            sms: {
+              ...serviceInfo.providers.sms,
+              name: 'http',
+              id: 'http',
+              circuit: {
+                state: 'open',
+                since: '2026-11-20T08:15:40.000Z',
+                until: '2026-11-20T08:17:40.000Z',
+              },
+            },
+          },
+        }),
+      ),
+    );
+    renderApp('/deliveries/16');
+    const box = (await screen.findByText('Not sent yet')).closest('.status') as HTMLElement;
+    expect(box).toHaveTextContent(
+      'The last try failed: The SMS gateway was unavailable and gave no reason (HTTP 503).',
+    );
+    await waitFor(() =>
+      expect(box).toHaveTextContent('Sending through http is paused after repeated failures until'),
+    );
+    expect(box.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:17:40.000Z');
+    // Not "Next try 1 min ago" while paused: the pause says when.
+    expect(box).not.toHaveTextContent('Next try');
+  });
+
   it('says an attempt of the log provider was logged, and shows no expiry once a delivery is finished', async () => {
     const logged = deliveryDetail(
       delivery({ id: 14, provider: 'log', status: 'logged', providerId: null, providerStatus: null }),

@@ -6,6 +6,7 @@ import { paths } from '../../../config/paths';
 import { DELIVERY_KIND_LABELS, formatDuration } from '../../../lib/format';
 import { useDelivery } from '../api/get-delivery';
 import { DeliveryStatusBadge, STATUS_EXPLANATIONS } from './delivery-status';
+import { DeliveryVerdict } from './delivery-verdict';
 import { RetryDelivery } from './retry-delivery';
 import '../deliveries.css';
 
@@ -23,6 +24,7 @@ function DeliveryView({ id }: { id: number }) {
     <RecordQuery query={delivery} noun="delivery" id={id}>
       {(d) => (
         <>
+          <DeliveryVerdict delivery={d} />
           <Summary delivery={d} />
           <RetryDelivery delivery={d} />
           <Attempts attempts={d.attemptLog} status={d.status} />

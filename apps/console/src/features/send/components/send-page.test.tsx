@@ -24,7 +24,7 @@ const failing = {
   name: 'http',
   id: 'http',
   description: 'http: the school gateway',
-  circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z' },
+  circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z', until: '2026-11-20T08:10:30.000Z' },
 };
 
 describe('Send', () => {
@@ -38,6 +38,8 @@ describe('Send', () => {
     const alert = await screen.findByRole('alert');
     expect(alert).toHaveTextContent('Sending SMS is paused');
     expect(alert).toHaveTextContent('The provider (http) failed repeatedly');
+    expect(alert).toHaveTextContent(/so nothing is sent to it until .+, when it is tried again\./);
+    expect(alert.querySelectorAll('time')[1]).toHaveAttribute('datetime', '2026-11-20T08:10:30.000Z');
     expect(alert).toHaveTextContent('an auth code is never sent after its validity');
   });
 
@@ -46,7 +48,7 @@ describe('Send', () => {
       name: 'twilio',
       id: 'twilio-fallback',
       description: 'twilio: from +44…',
-      circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z' },
+      circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z', until: null },
     };
     server.use(
       http.get('/api/service', () =>

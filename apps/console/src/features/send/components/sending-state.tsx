@@ -53,8 +53,16 @@ export function SendingState({ operation }: { operation: string }) {
     <div className="status status-error" role="alert">
       <p className="status-title">Sending {what} is paused</p>
       <p>
-        The provider ({primary.id}) failed repeatedly (since {since}), so nothing is sent to it for a while.
-        What you send now is recorded and waits until it works again;{' '}
+        The provider ({primary.id}) failed repeatedly (since {since}), so nothing is sent to it
+        {primary.circuit.until ? (
+          <>
+            {' '}
+            until <Timestamp iso={primary.circuit.until} variant="clock" />, when it is tried again
+          </>
+        ) : (
+          ' for a while'
+        )}
+        . What you send now is recorded and waits until it works again;{' '}
         {channel === 'sms' ? 'an auth code is never sent after its validity.' : 'it is sent then.'}
       </p>
     </div>
