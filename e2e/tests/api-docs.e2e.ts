@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiSession } from './accounts.js';
+import { ADMIN, apiSession } from './accounts.js';
 import { baseUrl, browserAvailable, browserSuite, screenshot } from './browser.js';
 
 // The console API's documentation (Service → "API documentation"): Swagger UI at /api/docs,
@@ -57,4 +57,22 @@ describe.skipIf(!browserAvailable())('API documentation (real server, Chromium)'
       await screenshot(page, `api-docs${path.endsWith('/') ? '-slash' : ''}`);
     });
   }
+});
+
+describe.skipIf(!browserAvailable())('API documentation before logging in (real server, Chromium)', () => {
+  const suite = browserSuite('fresh');
+
+  it('sends a browser to log in first, then to the documentation it asked for', async () => {
+    const { page } = suite.session;
+    await page.goto('/api/docs');
+    // The console's login page, not a bare 401: it says where it returns to.
+    await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/login');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/api/docs');
+    await page.getByLabel('Username', { exact: true }).fill(ADMIN.username);
+    await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Log in', exact: true }).click();
+    await page.getByRole('heading', { name: /School Messaging and Book Service — console API/ }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/api/docs');
+  });
 });

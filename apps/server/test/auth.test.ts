@@ -123,6 +123,28 @@ describe('route access: every route of the route table × anonymous, operator, a
     }
     expect(failures).toEqual([]);
   });
+
+  it('sends a browser that opens the API documentation without a session to log in, and back', async () => {
+    for (const url of ['/api/docs', '/api/docs/', '/api/docs/static/index.html']) {
+      const page = await t.app.inject({
+        method: 'GET',
+        url,
+        headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+      });
+      expect(page.statusCode, url).toBe(303);
+      expect(page.headers.location).toBe(`/login?next=${encodeURIComponent(url)}`);
+    }
+    // A script asking for data still gets the problem, and other API routes never redirect.
+    const script = await t.app.inject({
+      method: 'GET',
+      url: '/api/docs',
+      headers: { accept: 'application/json' },
+    });
+    expect(script.statusCode).toBe(401);
+    const data = await t.app.inject({ method: 'GET', url: '/api/calls', headers: { accept: 'text/html' } });
+    expect(data.statusCode).toBe(401);
+    expect(data.json().detail).toBe(NOT_LOGGED_IN);
+  });
 });
 
 describe('sessions', () => {

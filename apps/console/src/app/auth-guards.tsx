@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
+import { type ReactNode, useEffect } from 'react';
 import { Navigate, Outlet, useLocation, useSearchParams } from 'react-router';
 import { ErrorState, Loading } from '../components/ui/status';
 import { paths } from '../config/paths';
@@ -51,14 +51,23 @@ export function RequireSession() {
   return <Outlet />;
 }
 
-/** /login and /setup: once logged in, on to `next` (a path of this console) or the Dashboard. */
+/**
+ * Pages of this origin the server serves itself rather than the console (the API's documentation
+ * at /api/docs sends a browser that is not logged in to /login?next=/api/docs): loaded whole.
+ */
+const servedByTheServer = (path: string): boolean => path.startsWith('/api/');
+
+/** /login and /setup: once logged in, on to `next` (a path of this origin) or the Dashboard. */
 export function PublicOnly({ children }: { children: ReactNode }) {
   const session = useSession();
   const [params] = useSearchParams();
-  if (session.isPending) return <SessionLoading />;
-  if (session.data) {
-    return <Navigate to={safeNextPath(params.get('next')) ?? paths.dashboard.href()} replace />;
-  }
+  const next = safeNextPath(params.get('next'));
+  const leaving = Boolean(session.data) && next !== null && servedByTheServer(next);
+  useEffect(() => {
+    if (leaving && next) window.location.replace(next);
+  }, [leaving, next]);
+  if (session.isPending || leaving) return <SessionLoading />;
+  if (session.data) return <Navigate to={next ?? paths.dashboard.href()} replace />;
   return children;
 }
 

@@ -12,6 +12,11 @@ declare module 'fastify' {
     access?: Access;
     /** Answered to a user who must still set up a second factor (REQUIRE_TOTP): setting it up, logging out. */
     secondFactorSetup?: boolean;
+    /**
+     * A page a browser opens (the API's documentation): without a session, a GET asking for HTML
+     * is sent to the console's login with the page as `next`, rather than answered 401.
+     */
+    loginPage?: boolean;
   }
   interface FastifyInstance {
     /** Every route registered, as Fastify saw it, for the route-matrix test and start-up checks. */

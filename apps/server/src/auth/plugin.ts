@@ -100,7 +100,12 @@ export const authPlugin = fp(
       const access = route ? (route.access ?? 'admin') : 'public';
       if (access === 'public') return;
       const staff = await sessions.read(request);
-      if (!staff) return sendProblem(reply, problem(401, NOT_LOGGED_IN));
+      if (!staff) {
+        if (route?.loginPage && request.method === 'GET' && wantsPage(request.headers.accept)) {
+          return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
+        }
+        return sendProblem(reply, problem(401, NOT_LOGGED_IN));
+      }
       request.staff = staff;
       if (!roleAllows(staff.role, access)) return sendProblem(reply, problem(403, ROLE_REFUSED));
       if (staff.mustSetUpSecondFactor && !route?.secondFactorSetup) {
@@ -113,3 +118,6 @@ export const authPlugin = fp(
   },
   { name: 'auth', dependencies: ['config', 'store', 'secrets'] },
 );
+
+/** A browser navigating (its Accept names HTML), not a script asking for data. */
+const wantsPage = (accept: string | undefined): boolean => accept?.includes('text/html') === true;

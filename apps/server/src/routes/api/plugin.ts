@@ -57,13 +57,17 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
     // BaseLayout: the standalone layout's top bar draws an SVG logo with an inline <style>, which
     // the console's CSP (no inline style) blocks; its "Explore" box, for loading other documents,
     // is of no use here. Without it the page needs nothing inline and keeps the console's policy.
-    withAccess('operator', async (docs) =>
-      docs.register(swaggerUi, {
+    withAccess('operator', async (docs) => {
+      // A browser opening the documentation without a session is sent to log in, and back here.
+      docs.addHook('onRoute', (route) => {
+        route.config = { ...route.config, loginPage: true };
+      });
+      await docs.register(swaggerUi, {
         routePrefix: '/docs',
         indexPrefix: '/api',
         uiConfig: { layout: 'BaseLayout', deepLinking: true },
-      }),
-    ),
+      });
+    }),
   );
   app.get('/openapi.json', { config: { access: 'operator' }, schema: { hide: true } }, () => app.swagger());
 
