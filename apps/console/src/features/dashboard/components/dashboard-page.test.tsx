@@ -240,7 +240,7 @@ describe('Dashboard', () => {
     expect(span).toBe(24 * 3_600_000);
 
     await user.selectOptions(screen.getByLabelText('Period'), 'Last 7 days');
-    await user.selectOptions(screen.getByLabelText('Bucket'), 'Day');
+    await user.selectOptions(screen.getByLabelText('Group by'), 'Day');
     await waitFor(() => {
       const last = statsRequests(requests).at(-1);
       expect(last?.get('bucket')).toBe('day');

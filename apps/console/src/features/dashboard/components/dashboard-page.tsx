@@ -124,7 +124,7 @@ export function DashboardPage() {
           </select>
         </label>
         <label className="inline-field">
-          Bucket{' '}
+          Group by{' '}
           <select value={bucket} onChange={(e) => set('bucket', e.target.value)}>
             {Object.entries(BUCKETS).map(([key, label]) => (
               <option key={key} value={key}>

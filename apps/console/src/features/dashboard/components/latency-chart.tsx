@@ -12,7 +12,7 @@ export function LatencyChart({ data, bucket, periodLabel }: ChartProps) {
   const lines = useMemo<LineSeries[]>(
     () => [
       { label: 'Median (p50)', color: '#1f6feb', values: data.p50, format: formatMs },
-      { label: '95th percentile (p95)', color: '#d1242f', values: data.p95, format: formatMs, dash: [6, 4] },
+      { label: '95 % of calls within', color: '#d1242f', values: data.p95, format: formatMs, dash: [6, 4] },
     ],
     [data],
   );
@@ -45,7 +45,7 @@ export function LatencyChart({ data, bucket, periodLabel }: ChartProps) {
         columns={[
           { label: 'Calls', values: data.total, href: (i) => historyHref(bucketRange(data, i)) },
           { label: 'Median', values: data.p50, format: formatMs },
-          { label: '95th percentile', values: data.p95, format: formatMs },
+          { label: '95 % of calls within', values: data.p95, format: formatMs },
         ]}
       />
     </UPlotChart>

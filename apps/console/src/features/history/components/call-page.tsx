@@ -62,7 +62,7 @@ function Summary({ call }: { call: CallDetail }) {
         {call.operation ?? 'Unknown operation: the service has no such path or name'}{' '}
         <span className="muted">({call.group})</span>
       </dd>
-      <dt>Binding</dt>
+      <dt>Protocol</dt>
       <dd>{BINDING_LABELS[call.binding]}</dd>
       <dt>Caller</dt>
       <dd>

@@ -89,7 +89,7 @@ export function FiltersForm({ filters, onChange }: UrlFiltersProps<CallFilters>)
         options={operationOptions}
         registerOptions={applyChoice}
       />
-      <SelectField name="binding" label="Binding" options={bindingOptions} registerOptions={applyChoice} />
+      <SelectField name="binding" label="Protocol" options={bindingOptions} registerOptions={applyChoice} />
       <SelectField name="outcome" label="Outcome" options={outcomeOptions} registerOptions={applyChoice} />
       <SelectField name="delivery" label="Delivery" options={deliveryOptions} registerOptions={applyChoice} />
       <TimeRangeFields />

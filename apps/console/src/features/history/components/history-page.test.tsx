@@ -240,7 +240,7 @@ describe('History', () => {
     server.use(http.get('/api/calls', () => HttpResponse.json(callList([callSummary()]))));
     renderApp('/history?binding=http-get&from=2026-11-20T08%3A00%3A00.000Z&q=7B&binding_typo=x');
     await screen.findByRole('table');
-    expect(screen.getByLabelText('Binding')).toHaveValue('http-get');
+    expect(screen.getByLabelText('Protocol')).toHaveValue('http-get');
     expect(screen.getByLabelText('Text')).toHaveValue('7B');
     expect(screen.getByLabelText('From')).not.toHaveValue('');
     const sent = listRequests(requests)[0];

@@ -93,12 +93,8 @@ export function SchoolForm({
             />
             <TextField
               name="baseUrl"
-              label={
-                <>
-                  Base URL <span className="muted">(baseUrl)</span>
-                </>
-              }
-              description="The URL the school sends as baseUrlSchool, e.g. https://school.example.org/."
+              label="Base URL"
+              description="The school's address, as its apps send it (baseUrlSchool), e.g. https://school.example.org/."
               type="url"
               autoComplete="off"
               spellCheck={false}
@@ -106,12 +102,8 @@ export function SchoolForm({
             <TextField
               name="topicKey"
               registerOptions={{ onChange: () => setTopicTyped(true) }}
-              label={
-                <>
-                  Topic key <span className="muted">(topicKey)</span>
-                </>
-              }
-              description="Names its push topics: school-{topicKey} for notifications, school-{topicKey}-class-{id_class} for marks (id_class as SendMarkNotes sends it). 1 to 64 letters, digits, - or _. Suggested from the name."
+              label="Topic key"
+              description="Names its push topics: school-<key> for notifications, school-<key>-class-<class> for marks (the class as SendMarkNotes sends it in id_class). 1 to 64 letters, digits, - or _. Suggested from the name."
               autoComplete="off"
               spellCheck={false}
             />

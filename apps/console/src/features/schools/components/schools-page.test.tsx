@@ -6,8 +6,8 @@ import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
 const writes = (requests: Request[]) => requests.filter((r) => r.method !== 'GET');
-const BASE_URL = 'Base URL (baseUrl)';
-const TOPIC_KEY = 'Topic key (topicKey)';
+const BASE_URL = 'Base URL';
+const TOPIC_KEY = 'Topic key';
 const ALLOWED = 'Allowed callers (allowedIps)';
 
 describe('Schools', () => {

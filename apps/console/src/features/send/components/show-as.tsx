@@ -53,7 +53,7 @@ export function ShowAs({ op }: { op: OperationDef }) {
       ) : !rendered ? (
         <p>The service does not list {op.name}.</p>
       ) : (
-        <Tabs label="Binding" tabs={TABS} selected={binding} onSelect={setBinding}>
+        <Tabs label="Protocol" tabs={TABS} selected={binding} onSelect={setBinding}>
           <Snippet title="Request" copyLabel="Copy request" text={rendered.request} />
           <Snippet title="curl" copyLabel="Copy curl command" text={rendered.curl} />
         </Tabs>

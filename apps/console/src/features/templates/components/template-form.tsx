@@ -70,11 +70,7 @@ export function TemplateForm({
               )}
               <TextField
                 name="type"
-                label={
-                  <>
-                    Notification type <span className="muted">(TypeNotfication)</span>
-                  </>
-                }
+                label="Notification type"
                 description={
                   generic
                     ? 'The generic template keeps its type (*): it is used for every type without a template of its own.'

@@ -17,7 +17,7 @@ const templates = [
   template({ id: 3, type: 'homework', title: 'Homework', body: 'New homework ({id}) at {school}.' }),
 ];
 const writes = (requests: Request[]) => requests.filter((r) => r.method !== 'GET');
-const TYPE = 'Notification type (TypeNotfication)';
+const TYPE = 'Notification type';
 /** GET /api/templates/missing with these types. */
 const missing = (types: MissingTemplate[] = [], more = 0) =>
   http.get('/api/templates/missing', () =>
