@@ -29,7 +29,7 @@ export function AuditTable({ entries, users }: { entries: readonly AuditEntry[];
   const names = new Map(users.map((u) => [u.id, u.displayName]));
   return (
     <div className="table-wrap">
-      <table className="audit">
+      <table className="audit cards">
         <caption className="visually-hidden">Audit log, newest first</caption>
         <thead>
           <tr>
@@ -59,11 +59,11 @@ function AuditRow({ entry, displayName }: { entry: AuditEntry; displayName: stri
   const lines = detailLines(entry.details);
   return (
     <tr>
-      <td className="audit-time">
+      <td className="audit-time" data-label="Time">
         <Timestamp iso={entry.at} variant="absolute" />
       </td>
       {/* For a failed login, the username as typed (its details say why it failed). */}
-      <td>
+      <td data-label="User">
         {displayName ? (
           <>
             {displayName} <span className="muted">({entry.username})</span>
@@ -72,13 +72,15 @@ function AuditRow({ entry, displayName }: { entry: AuditEntry; displayName: stri
           (entry.username ?? <span className="muted">Unknown</span>)
         )}
       </td>
-      <td className="param-value">{entry.ip}</td>
-      <td>
+      <td className="param-value" data-label="IP address">
+        {entry.ip}
+      </td>
+      <td data-label="Action">
         <span className={entry.action === 'login-failed' ? 'audit-failed' : undefined}>
           {AUDIT_ACTION_LABELS[entry.action]}
         </span>
       </td>
-      <td>
+      <td data-label="Target">
         {entry.target === null ? (
           <span className="muted">—</span>
         ) : targetHref(entry.target) ? (
@@ -87,7 +89,7 @@ function AuditRow({ entry, displayName }: { entry: AuditEntry; displayName: stri
           entry.target
         )}
       </td>
-      <td>
+      <td data-label="Details">
         {lines.length === 0 ? (
           <span className="muted">—</span>
         ) : (

@@ -18,7 +18,7 @@ export function BooksTable({
 }) {
   return (
     <div className="table-wrap">
-      <table className="books">
+      <table className="books cards">
         <caption className="visually-hidden">Books</caption>
         <thead>
           <tr>
@@ -47,21 +47,23 @@ function BookRow({ book, onReplace }: { book: Book; onReplace: (book: Book) => v
   const remove = useDeleteBook();
   return (
     <tr>
-      <td>
+      <td data-label="Term">
         <code className="key">{book.termId}</code>
       </td>
-      <td>
+      <td data-label="Class">
         <code className="key">{book.classId}</code>
       </td>
-      <td>{book.filename}</td>
-      <td className="numeric">{formatBytes(book.size)}</td>
-      <td>
+      <td data-label="File">{book.filename}</td>
+      <td className="numeric" data-label="Size">
+        {formatBytes(book.size)}
+      </td>
+      <td data-label="Uploaded">
         <Timestamp iso={book.uploadedAt} />
       </td>
-      <td>
+      <td data-label="Link for apps">
         <code className="endpoint">{book.url}</code> <CopyButton text={book.url} label={`Copy URL`} />
       </td>
-      <td>
+      <td className="cell-actions">
         <div className="row-actions">
           <a className="button button-small" href={apiPath(`/books/${book.id}/file`)}>
             Open <span className="visually-hidden">{what(book)}</span>

@@ -110,7 +110,7 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
       ) : (
         <>
           <div className="table-wrap">
-            <table>
+            <table className="cards">
               <caption>By status</caption>
               <thead>
                 <tr>
@@ -124,16 +124,18 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
               <tbody>
                 {statuses.map((s) => (
                   <tr key={`${s.status} ${s.outcome}`}>
-                    <td>{s.status}</td>
-                    <td>{OUTCOME_LABELS[s.outcome]}</td>
-                    <td className="numeric">{formatCount(s.count)}</td>
+                    <td data-label="Status">{s.status}</td>
+                    <td data-label="Kind">{OUTCOME_LABELS[s.outcome]}</td>
+                    <td className="numeric" data-label="Calls">
+                      {formatCount(s.count)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
           <div className="table-wrap">
-            <table>
+            <table className="cards">
               <caption>Most frequent messages</caption>
               <thead>
                 <tr>
@@ -148,7 +150,7 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
               <tbody>
                 {errors.map((e) => (
                   <tr key={`${e.operation} ${e.status} ${e.outcome} ${e.error}`}>
-                    <td className="numeric">
+                    <td className="numeric" data-label="Calls">
                       <Link
                         to={historyHref(data, {
                           operation: e.operation ?? UNKNOWN_OPERATION,
@@ -161,11 +163,11 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
                         </span>
                       </Link>
                     </td>
-                    <td>{operationLabel(e.operation ?? UNKNOWN_OPERATION)}</td>
-                    <td>
+                    <td data-label="Operation">{operationLabel(e.operation ?? UNKNOWN_OPERATION)}</td>
+                    <td data-label="Status">
                       {e.status} <span className="muted">{OUTCOME_LABELS[e.outcome]}</span>
                     </td>
-                    <td className="error-message">
+                    <td className="error-message" data-label="Message">
                       {e.error ?? <span className="muted">(no message recorded)</span>}
                     </td>
                   </tr>

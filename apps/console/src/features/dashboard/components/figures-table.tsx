@@ -40,7 +40,7 @@ export function FiguresTable({
           <p className="muted">Nothing to show in this period.</p>
         ) : (
           <div className="table-wrap">
-            <table className="figures-table">
+            <table className="figures-table cards">
               <caption className="visually-hidden">{caption}, newest first</caption>
               <thead>
                 <tr>
@@ -55,15 +55,18 @@ export function FiguresTable({
               <tbody>
                 {rows.map((i) => {
                   const when = bucketLabel(bucket, (data.x[i] ?? 0) * 1000);
+                  const first = bucket === 'day' ? 'Day' : 'Hour';
                   return (
                     <tr key={i}>
-                      <th scope="row">{when}</th>
+                      <th scope="row" data-label={first}>
+                        {when}
+                      </th>
                       {columns.map((c) => {
                         const value = c.values[i] ?? null;
                         const text = value === null ? '–' : (c.format ?? formatCount)(value);
                         const href = value ? c.href?.(i) : undefined;
                         return (
-                          <td key={c.label} className="numeric">
+                          <td key={c.label} className="numeric" data-label={c.label}>
                             {href ? (
                               <Link to={href}>
                                 {text} <span className="visually-hidden">{`${c.label}, ${when}`}</span>

@@ -25,14 +25,12 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
   useFocusOnReturn(wrap);
   return (
     <div className="table-wrap" ref={wrap}>
-      <table className="deliveries">
+      <table className="deliveries cards">
         <caption className="visually-hidden">Deliveries, newest first</caption>
         <thead>
           <tr>
             <th scope="col">ID</th>
-            <th scope="col" className="col-optional">
-              Kind
-            </th>
+            <th scope="col">Kind</th>
             <th scope="col">Recipient</th>
             <th scope="col" className="col-optional">
               Message
@@ -57,36 +55,39 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
         <tbody>
           {deliveries.map((d) => (
             <tr key={d.id}>
-              <td>
+              <td data-label="ID">
                 {/* The list's filters travel with the link, so "Back to Deliveries" returns to this view. */}
                 <Link to={paths.delivery.href(d.id)} state={{ search: location.search }} data-record={d.id}>
                   <span className="visually-hidden">Delivery</span> #{d.id}
                 </Link>
               </td>
-              <td className="col-optional">
+              <td data-label="Kind">
                 {DELIVERY_KIND_LABELS[d.kind]} <span className="muted">via {d.provider}</span>
               </td>
-              <td>
+              <td data-label="Recipient">
                 <code className="key">{d.recipient}</code>
               </td>
-              <td className="col-optional">
+              <td className="col-optional" data-label="Message">
                 <Message delivery={d} />
               </td>
-              <td>
+              <td data-label="Status">
                 <DeliveryStatusBadge status={d.status} />
               </td>
-              <td className="numeric col-optional">{d.attempts}</td>
-              <td>
+              <td className="numeric col-optional" data-label="Attempts">
+                {d.attempts}
+              </td>
+              <td data-label="Queued">
                 <Timestamp iso={d.createdAt} variant="clock" />
               </td>
-              <td className="col-optional">
+              <td className="col-optional" data-label="Next attempt">
                 {d.nextAttemptAt && (d.status === 'pending' || d.status === 'sending') ? (
                   <Timestamp iso={d.nextAttemptAt} due />
                 ) : (
                   <span className="muted">—</span>
                 )}
               </td>
-              <td className="col-optional">
+              {/* On a phone, the error when there is one: it says why the delivery is not sent yet. */}
+              <td className={d.lastError ? undefined : 'col-optional'} data-label="Last error">
                 {d.lastError ? (
                   <span className="call-error" title={d.lastError}>
                     {truncate(d.lastError, 60)}
@@ -95,12 +96,12 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
                   <span className="muted">—</span>
                 )}
               </td>
-              <td className="col-optional">
+              <td className="col-optional" data-label="Call">
                 <Link to={paths.call.href(d.callId)}>
                   <span className="visually-hidden">Call</span> #{d.callId}
                 </Link>
               </td>
-              <td>
+              <td className="cell-actions">
                 <RetryDelivery delivery={d} />
               </td>
             </tr>

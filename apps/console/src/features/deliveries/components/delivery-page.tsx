@@ -1,5 +1,6 @@
 import type { Attempt, DeliveryDetail } from '@school/contract';
 import { Link } from 'react-router';
+import { CodeBlock } from '../../../components/ui/code-block';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
@@ -206,9 +207,8 @@ function Attempts({ attempts, status }: { attempts: readonly Attempt[]; status: 
                   ) : null}
                   <dt>Provider response</dt>
                   <dd>
-                    {/* Text only: a provider's answer is never rendered as HTML. */}
                     {a.response ? (
-                      <pre className="code code-wrap">{a.response}</pre>
+                      <CodeBlock text={a.response} label={`Provider response, attempt ${index + 1}`} wrap />
                     ) : (
                       <span className="muted">none</span>
                     )}

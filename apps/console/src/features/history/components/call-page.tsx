@@ -1,5 +1,6 @@
 import { BINDING_LABELS, type CallDetail } from '@school/contract';
 import { useId, useRef, useState } from 'react';
+import { CodeBlock } from '../../../components/ui/code-block';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { Timestamp } from '../../../components/ui/timestamp';
@@ -133,16 +134,14 @@ function Message({
   const lf = text.replace(/\r\n/g, '\n');
   const shown = pretty ? prettyHttpMessage(lf) : lf;
   return (
-    <section className="message" aria-labelledby={headingId}>
+    // Not a section: the text's own box is the region its heading names (CodeBlock).
+    <div className="message">
       <div className="snippet-head">
         <h2 id={headingId}>{title}</h2>
         <span className="muted">{formatBytes(bytes)}</span>
         <CopyButton text={text} label={`Copy ${title.toLowerCase()}`} target={ref} />
       </div>
-      {/* Text only: recorded bodies are never rendered as HTML. */}
-      <pre ref={ref} className="code">
-        {shown || '(empty)'}
-      </pre>
-    </section>
+      <CodeBlock ref={ref} text={shown || '(empty)'} labelledBy={headingId} />
+    </div>
   );
 }

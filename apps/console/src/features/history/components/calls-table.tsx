@@ -70,21 +70,19 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
   };
   return (
     <div className="table-wrap" ref={wrap}>
-      <table className="calls">
+      <table className="calls cards">
         <caption className="visually-hidden">Calls, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Time</th>
             <th scope="col">Operation</th>
             <th scope="col" className="col-optional">
-              Binding
+              Protocol
             </th>
             <th scope="col" className="col-optional">
               Caller
             </th>
-            <th scope="col" className="col-optional">
-              Key parameters
-            </th>
+            <th scope="col">Key parameters</th>
             <th scope="col">Outcome</th>
             <th scope="col">Delivery</th>
             <th scope="col" className="numeric col-optional">
@@ -99,22 +97,24 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
               className={`call-row outcome-row-${call.outcome}`}
               onClick={(e) => open(e, call.id)}
             >
-              <td>
+              <td data-label="Time">
                 {/* The list's filters travel with the link, so "Back to History" returns to this view. */}
                 <Link to={paths.call.href(call.id)} state={{ search: location.search }} data-record={call.id}>
                   <span className="visually-hidden">Call {call.id},</span>{' '}
                   <Timestamp iso={call.at} variant="clock" />
                 </Link>
               </td>
-              <td>
+              <td data-label="Operation">
                 {call.operation ?? (
                   <span className="muted" title="A path or operation name the service does not have">
                     Unknown operation ({call.group})
                   </span>
                 )}
               </td>
-              <td className="col-optional">{BINDING_LABELS[call.binding]}</td>
-              <td className="col-optional">
+              <td className="col-optional" data-label="Protocol">
+                {BINDING_LABELS[call.binding]}
+              </td>
+              <td className="col-optional" data-label="Caller">
                 <span className="caller-ip">{call.callerIp}</span>
                 {call.userAgent ? (
                   <span className="muted user-agent" title={call.userAgent}>
@@ -122,10 +122,11 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                   </span>
                 ) : null}
               </td>
-              <td className="col-optional">
+              {/* What tells one call from another on a phone too (the phone number, the school). */}
+              <td data-label="Key parameters">
                 <KeyParams params={call.params} />
               </td>
-              <td>
+              <td data-label="Outcome">
                 <span className={`badge badge-${call.outcome}`}>{outcomeText(call)}</span>
                 {call.error ? (
                   <span className="call-error" title={call.error}>
@@ -133,10 +134,12 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
                   </span>
                 ) : null}
               </td>
-              <td>
+              <td data-label="Delivery">
                 <DeliveryCell delivery={call.delivery} />
               </td>
-              <td className="numeric col-optional">{formatDuration(call.durationMs)}</td>
+              <td className="numeric col-optional" data-label="Duration">
+                {formatDuration(call.durationMs)}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -48,7 +48,7 @@ describe('History', () => {
     expect(headers).toEqual([
       'Time',
       'Operation',
-      'Binding',
+      'Protocol',
       'Caller',
       'Key parameters',
       'Outcome',

@@ -13,7 +13,7 @@ export function SchoolsTable({
 }) {
   return (
     <div className="table-wrap">
-      <table className="schools">
+      <table className="schools cards">
         <caption className="visually-hidden">Registered schools</caption>
         <thead>
           <tr>
@@ -46,18 +46,20 @@ function SchoolRow({ school, onEdit }: { school: School; onEdit: (school: School
   const remove = useDeleteSchool();
   return (
     <tr>
-      <td>{school.name}</td>
-      <td className="param-value">{school.baseUrl}</td>
-      <td>
+      <td data-label="Name">{school.name}</td>
+      <td className="param-value" data-label="Base URL">
+        {school.baseUrl}
+      </td>
+      <td data-label="Topic key">
         <code className="key">{school.topicKey}</code>
       </td>
-      <td>
+      <td data-label="Push topics">
         <code>{school.topic}</code>
         <span className="muted topic-note">
           marks: <code>{`${school.topic}-class-{id_class}`}</code>
         </span>
       </td>
-      <td>
+      <td data-label="Allowed callers">
         {school.allowedIps.length === 0 ? (
           <span className="muted">any</span>
         ) : (
@@ -70,10 +72,10 @@ function SchoolRow({ school, onEdit }: { school: School; onEdit: (school: School
           </ul>
         )}
       </td>
-      <td>
+      <td data-label="Updated">
         <Timestamp iso={school.updatedAt} />
       </td>
-      <td>
+      <td className="cell-actions">
         <div className="row-actions">
           <button type="button" className="button button-small" onClick={() => onEdit(school)}>
             Edit <span className="visually-hidden">{school.name}</span>

@@ -2,6 +2,7 @@ import { samples, WIRE_BINDINGS, type WireBinding } from '@school/asmx/samples';
 import { BINDING_LABELS, type OperationDef } from '@school/contract';
 import { useId, useMemo, useRef, useState } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
+import { CodeBlock } from '../../../components/ui/code-block';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { ErrorState, Loading } from '../../../components/ui/status';
 import { Tabs } from '../../../components/ui/tabs';
@@ -71,9 +72,7 @@ function Snippet({ title, copyLabel, text }: { title: string; copyLabel: string;
         <h4 id={headingId}>{title}</h4>
         <CopyButton text={text} label={copyLabel} target={ref} />
       </div>
-      <pre ref={ref} className="code">
-        {text}
-      </pre>
+      <CodeBlock ref={ref} text={text} labelledBy={headingId} />
     </figure>
   );
 }

@@ -102,7 +102,7 @@ function ServiceView({ info }: { info: ServiceInfo }) {
             </li>
           </ul>
           <div className="table-wrap">
-            <table className="operations">
+            <table className="operations cards">
               <caption className="visually-hidden">Operations of {group.title}</caption>
               <thead>
                 <tr>
@@ -114,11 +114,11 @@ function ServiceView({ info }: { info: ServiceInfo }) {
               <tbody>
                 {group.operations.map((op) => (
                   <tr key={op.name}>
-                    <td>
+                    <td data-label="Operation">
                       <code>{op.name}</code>
                       <p className="muted">{op.summary}</p>
                     </td>
-                    <td>
+                    <td data-label="Parameters">
                       {op.params.length === 0 ? (
                         <span className="muted">none</span>
                       ) : (
@@ -131,7 +131,7 @@ function ServiceView({ info }: { info: ServiceInfo }) {
                         </ul>
                       )}
                     </td>
-                    <td>
+                    <td data-label="Links">
                       <ul className="links">
                         <li>
                           <a href={op.help}>
@@ -189,7 +189,7 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
     <section className="card" aria-labelledby="providers-heading">
       <h2 id="providers-heading">Providers</h2>
       <div className="table-wrap">
-        <table className="providers">
+        <table className="providers cards">
           <caption className="visually-hidden">Providers in use</caption>
           <thead>
             <tr>
@@ -207,11 +207,13 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
               const logOnly = provider.name === 'log';
               return (
                 <tr key={channel.key}>
-                  <th scope="row">{channel.label}</th>
-                  <td>
+                  <th scope="row" data-label="Channel">
+                    {channel.label}
+                  </th>
+                  <td data-label="Provider">
                     <code>{provider.id}</code>
                   </td>
-                  <td>
+                  <td data-label="Configured">
                     {logOnly ? (
                       <span className="badge badge-client-error">Not sending</span>
                     ) : (
@@ -225,7 +227,7 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
                       </p>
                     ) : null}
                   </td>
-                  <td>
+                  <td data-label="State">
                     {logOnly ? (
                       <span className="muted">—</span>
                     ) : (
@@ -235,7 +237,7 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
                       />
                     )}
                   </td>
-                  <td>{provider.description}</td>
+                  <td data-label="Description">{provider.description}</td>
                 </tr>
               );
             })}

@@ -33,12 +33,14 @@ export function MissingTemplates({ onCreate }: { onCreate: (type: string) => voi
             <EmptyState>Every type received has a template of its own.</EmptyState>
           ) : (
             <div className="table-wrap">
-              <table className="missing">
+              <table className="missing cards">
                 <caption className="visually-hidden">Notification types received without a template</caption>
                 <thead>
                   <tr>
                     <th scope="col">Type</th>
-                    <th scope="col">Calls</th>
+                    <th scope="col" className="numeric">
+                      Calls
+                    </th>
                     <th scope="col">Last received</th>
                     <th scope="col">Actions</th>
                   </tr>
@@ -46,7 +48,7 @@ export function MissingTemplates({ onCreate }: { onCreate: (type: string) => voi
                 <tbody>
                   {data.types.map((t) => (
                     <tr key={t.type}>
-                      <th scope="row">
+                      <th scope="row" data-label="Type">
                         <code>{t.type}</code>
                         <span className="muted topic-note">
                           sent as{' '}
@@ -58,11 +60,13 @@ export function MissingTemplates({ onCreate }: { onCreate: (type: string) => voi
                           ))}
                         </span>
                       </th>
-                      <td className="number">{count.format(t.count)}</td>
-                      <td>
+                      <td className="numeric" data-label="Calls">
+                        {count.format(t.count)}
+                      </td>
+                      <td data-label="Last received">
                         <Timestamp iso={t.lastSeenAt} />
                       </td>
-                      <td>
+                      <td className="cell-actions">
                         <CreateAction type={t.type} onCreate={onCreate} />
                       </td>
                     </tr>

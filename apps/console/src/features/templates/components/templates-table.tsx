@@ -21,7 +21,7 @@ export function TemplatesTable({
   const shadowed = shadowedTemplates(templates);
   return (
     <div className="table-wrap">
-      <table className="templates">
+      <table className="templates cards">
         <caption className="visually-hidden">Templates by notification type</caption>
         <thead>
           <tr>
@@ -64,7 +64,7 @@ function TemplateRow({
   const name = generic ? 'the generic template' : `the ${template.type} template`;
   return (
     <tr>
-      <th scope="row">
+      <th scope="row" data-label="Type">
         <code>{template.type}</code>
         {generic ? <span className="muted topic-note">generic: any other type</span> : null}
         {shadowedBy ? (
@@ -74,12 +74,12 @@ function TemplateRow({
           </span>
         ) : null}
       </th>
-      <td>{template.title}</td>
-      <td>{template.body}</td>
-      <td>
+      <td data-label="Title">{template.title}</td>
+      <td data-label="Body">{template.body}</td>
+      <td data-label="Updated">
         <Timestamp iso={template.updatedAt} />
       </td>
-      <td>
+      <td className="cell-actions">
         <div className="row-actions">
           <button type="button" className="button button-small" onClick={() => onEdit(template)}>
             Edit <span className="visually-hidden">{name}</span>

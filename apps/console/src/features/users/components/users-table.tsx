@@ -26,7 +26,7 @@ export function UsersTable({
   const enabledAdmins = users.filter((u) => u.role === 'admin' && !u.disabled).length;
   return (
     <div className="table-wrap">
-      <table className="users">
+      <table className="users cards">
         <caption className="visually-hidden">Staff accounts</caption>
         <thead>
           <tr>
@@ -78,22 +78,22 @@ function UserRow({
 
   return (
     <tr className={user.disabled ? 'user-disabled' : undefined}>
-      <td>
+      <td data-label="Username">
         <code className="key">{user.username}</code>
         {isMe ? <span className="muted"> (you)</span> : null}
       </td>
-      <td>{user.displayName}</td>
-      <td>{ROLE_NAMES[user.role]}</td>
-      <td>
+      <td data-label="Display name">{user.displayName}</td>
+      <td data-label="Role">{ROLE_NAMES[user.role]}</td>
+      <td data-label="Status">
         <span className={`badge ${user.disabled ? 'badge-neutral' : 'badge-ok'}`}>
           {user.disabled ? 'Disabled' : 'Active'}
         </span>
       </td>
-      <td>{signIn(user)}</td>
-      <td>
+      <td data-label="Sign-in">{signIn(user)}</td>
+      <td data-label="Last login">
         {user.lastLoginAt ? <Timestamp iso={user.lastLoginAt} /> : <span className="muted">Never</span>}
       </td>
-      <td>
+      <td className="cell-actions">
         <div className="row-actions">
           {lastAdmin ? (
             <p className="muted last-admin">
