@@ -293,10 +293,16 @@ describe('Dashboard', () => {
       within(byStatus)
         .getAllByRole('row')
         .map((r) => r.textContent),
-    ).toEqual(['StatusKindCalls', '404Client error3', '416Client error2']);
+    ).toEqual([
+      'StatusMeaningCalls',
+      "404Refused: the caller's request was wrong3",
+      "416Refused: the caller's request was wrong2",
+    ]);
     const messages = within(section).getByRole('table', { name: 'Most frequent messages' });
-    // Text, never HTML.
-    expect(within(messages).getByText('<b>Range</b> not satisfiable')).toBeInTheDocument();
+    // Text, never HTML; led by its reason in plain words.
+    const recorded = within(messages).getByText('<b>Range</b> not satisfiable');
+    expect(recorded.closest('td')).toHaveTextContent(/^Range not satisfiable<b>Range<\/b> not satisfiable$/);
+    expect(within(messages).getAllByText('refused')).toHaveLength(2);
     expect(within(messages).getByText('Unknown operation')).toBeInTheDocument();
     await user.click(within(messages).getByRole('link', { name: '2 client errors of AuthCode in History' }));
     const search = new URLSearchParams(location().search);

@@ -2,6 +2,7 @@ import type { Outcome, Stats } from '@school/contract';
 import { useId } from 'react';
 import { Link } from 'react-router';
 import type uPlot from 'uplot';
+import { refusalReason } from '../../../lib/call-reason';
 import { formatDateTime, OUTCOME_LABELS } from '../../../lib/format';
 import {
   bucketRange,
@@ -98,6 +99,35 @@ export function ErrorsChart({ data, bucket, periodLabel }: ChartProps) {
   );
 }
 
+/**
+ * What a status class means to staff: ASMX answers a caller's mistake (a missing parameter) with a
+ * 500 too, so "500 Client error" would read as a contradiction; the outcome says whose fault it was.
+ */
+const OUTCOME_MEANINGS: Record<Exclude<Outcome, 'ok'>, string> = {
+  'client-error': "Refused: the caller's request was wrong",
+  'server-error': 'Failed: a fault on the service’s side',
+};
+
+/** A recorded error led by its reason in plain words ("Unreadable XML"), the text as recorded below. */
+function ErrorMessage({
+  error,
+  status,
+  outcome,
+}: {
+  error: string | null;
+  status: number;
+  outcome: Outcome;
+}) {
+  const reason = outcome === 'client-error' ? refusalReason(error, status) : undefined;
+  if (!reason) return error ?? <span className="muted">(no message recorded)</span>;
+  return (
+    <>
+      <span className="error-reason">{reason.charAt(0).toUpperCase() + reason.slice(1)}</span>
+      {error ? <span className="muted error-recorded">{error}</span> : null}
+    </>
+  );
+}
+
 /** The period's errors by status, and the most frequent by operation, status and message. */
 export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) {
   const id = useId();
@@ -115,7 +145,7 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
               <thead>
                 <tr>
                   <th scope="col">Status</th>
-                  <th scope="col">Kind</th>
+                  <th scope="col">Meaning</th>
                   <th scope="col" className="numeric">
                     Calls
                   </th>
@@ -125,7 +155,7 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
                 {statuses.map((s) => (
                   <tr key={`${s.status} ${s.outcome}`}>
                     <td data-label="Status">{s.status}</td>
-                    <td data-label="Kind">{OUTCOME_LABELS[s.outcome]}</td>
+                    <td data-label="Meaning">{OUTCOME_MEANINGS[s.outcome]}</td>
                     <td className="numeric" data-label="Calls">
                       {formatCount(s.count)}
                     </td>
@@ -165,10 +195,11 @@ export function ErrorTables({ stats, data }: { stats: Stats; data: ChartData }) 
                     </td>
                     <td data-label="Operation">{operationLabel(e.operation ?? UNKNOWN_OPERATION)}</td>
                     <td data-label="Status">
-                      {e.status} <span className="muted">{OUTCOME_LABELS[e.outcome]}</span>
+                      {e.status}{' '}
+                      <span className="muted">{e.outcome === 'client-error' ? 'refused' : 'failed'}</span>
                     </td>
                     <td className="error-message" data-label="Message">
-                      {e.error ?? <span className="muted">(no message recorded)</span>}
+                      <ErrorMessage error={e.error} status={e.status} outcome={e.outcome} />
                     </td>
                   </tr>
                 ))}

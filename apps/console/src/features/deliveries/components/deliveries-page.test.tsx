@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { deadPush, delivery, deliveryList, problem } from '../../../testing/data';
+import { deadPush, delivery, deliveryList, problem, serviceInfo } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -101,6 +101,53 @@ describe('Deliveries', () => {
       '/deliveries?status=dead',
     );
     expect(screen.getByText('All 3 deliveries are shown.')).toBeInTheDocument();
+  });
+
+  it('says a waiting SMS is paused and until when while its provider keeps failing, and why in plain words', async () => {
+    server.use(
+      http.get('/api/deliveries', () =>
+        HttpResponse.json(
+          deliveryList(
+            [
+              delivery({
+                id: 21,
+                provider: 'http',
+                status: 'pending',
+                attempts: 3,
+                nextAttemptAt: '2026-11-20T08:16:30.000Z',
+                sentAt: null,
+                lastError: 'SMS gateway refused the message: Account suspended (HTTP 403)',
+              }),
+            ],
+            counts,
+          ),
+        ),
+      ),
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            ...serviceInfo.providers,
+            sms: {
+              ...serviceInfo.providers.sms,
+              id: 'http',
+              circuit: {
+                state: 'open',
+                since: '2026-11-20T08:16:00.000Z',
+                until: '2026-11-20T08:18:00.000Z',
+              },
+            },
+          },
+        }),
+      ),
+    );
+    renderApp('/deliveries');
+    const row = (await screen.findByRole('link', { name: /Delivery #21/ }, { timeout: 5000 })).closest(
+      'tr',
+    ) as HTMLElement;
+    await waitFor(() => expect(row).toHaveTextContent('Paused until'));
+    expect(row.querySelector('.paused time')).toHaveAttribute('datetime', '2026-11-20T08:18:00.000Z');
+    expect(row).toHaveTextContent('The SMS gateway refused it: “Account suspended”');
   });
 
   it('leaves out the logged count when nothing was logged', async () => {

@@ -1,10 +1,12 @@
-import type { Delivery } from '@school/contract';
+import type { Delivery, ProviderInfo } from '@school/contract';
 import { useRef } from 'react';
 import { Link, useLocation } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { DELIVERY_KIND_LABELS, truncate } from '../../../lib/format';
 import { useFocusOnReturn } from '../../../lib/return-focus';
+import { useServiceInfo } from '../../../lib/service-info';
+import { pausedProvider, plainFailure } from '../utils/failure';
 import { DeliveryStatusBadge } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
 
@@ -19,10 +21,35 @@ function Message({ delivery }: { delivery: Delivery }) {
   );
 }
 
+/**
+ * When a waiting delivery is tried next: while its provider is paused, that it is paused and until
+ * when (a bare "1 min ago" would read as a fault of the list).
+ */
+function NextAttempt({ delivery: d, paused }: { delivery: Delivery; paused: ProviderInfo | undefined }) {
+  if (!d.nextAttemptAt || (d.status !== 'pending' && d.status !== 'sending')) {
+    return <span className="muted">—</span>;
+  }
+  if (d.status === 'pending' && paused) {
+    return (
+      <span className="paused">
+        Paused
+        {paused.circuit.until ? (
+          <>
+            {' '}
+            until <Timestamp iso={paused.circuit.until} variant="clock" />
+          </>
+        ) : null}
+      </span>
+    );
+  }
+  return <Timestamp iso={d.nextAttemptAt} due />;
+}
+
 export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[] }) {
   const location = useLocation();
   const wrap = useRef<HTMLDivElement>(null);
   useFocusOnReturn(wrap);
+  const providers = useServiceInfo().data?.providers;
   return (
     <div className="table-wrap" ref={wrap}>
       <table className="deliveries cards">
@@ -80,17 +107,13 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
                 <Timestamp iso={d.createdAt} variant="clock" />
               </td>
               <td className="col-optional" data-label="Next attempt">
-                {d.nextAttemptAt && (d.status === 'pending' || d.status === 'sending') ? (
-                  <Timestamp iso={d.nextAttemptAt} due />
-                ) : (
-                  <span className="muted">—</span>
-                )}
+                <NextAttempt delivery={d} paused={pausedProvider(d.provider, providers)} />
               </td>
               {/* On a phone, the error when there is one: it says why the delivery is not sent yet. */}
               <td className={d.lastError ? undefined : 'col-optional'} data-label="Last error">
                 {d.lastError ? (
                   <span className="call-error" title={d.lastError}>
-                    {truncate(d.lastError, 60)}
+                    {truncate(plainFailure(d.lastError), 80)}
                   </span>
                 ) : (
                   <span className="muted">—</span>

@@ -1,12 +1,7 @@
-import type { DeliveryDetail, ProviderInfo } from '@school/contract';
+import type { DeliveryDetail } from '@school/contract';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { useServiceInfo } from '../../../lib/service-info';
-import { plainFailure } from '../utils/failure';
-
-/** The provider a delivery goes to next, as the service describes it (its circuit). */
-function providerOf(d: DeliveryDetail, providers: Record<string, ProviderInfo | null> | undefined) {
-  return Object.values(providers ?? {}).find((p) => p?.id === d.provider) ?? undefined;
-}
+import { pausedProvider, plainFailure } from '../utils/failure';
 
 /**
  * What became of a delivery that has not gone out, in one sentence first: why (the provider's
@@ -16,8 +11,7 @@ function providerOf(d: DeliveryDetail, providers: Record<string, ProviderInfo | 
  */
 export function DeliveryVerdict({ delivery: d }: { delivery: DeliveryDetail }) {
   const service = useServiceInfo();
-  const provider = providerOf(d, service.data?.providers);
-  const paused = provider?.circuit.state === 'open' ? provider : undefined;
+  const paused = pausedProvider(d.provider, service.data?.providers);
   const why = d.lastError ? plainFailure(d.lastError) : undefined;
   const what = d.kind === 'sms' ? 'SMS' : 'push notification';
 

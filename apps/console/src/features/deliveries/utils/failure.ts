@@ -1,3 +1,5 @@
+import type { ProviderInfo, ServiceInfo } from '@school/contract';
+
 /**
  * A provider's failure as staff would say it, from the error the server recorded (its texts are
  * made in the server's providers/: "SMS gateway refused the message: Account suspended (HTTP
@@ -60,4 +62,16 @@ export function plainFailure(error: string): string {
   const silent = /^[^:]+: no answer within (\d+) ms$/.exec(error);
   if (silent) return `${who} did not answer within ${Number(silent[1]) / 1000} s`;
   return error;
+}
+
+/**
+ * The provider `id` while sending through it is paused (its circuit open after repeated
+ * failures), as the service describes it; undefined while it is sent to.
+ */
+export function pausedProvider(
+  id: string,
+  providers: ServiceInfo['providers'] | undefined,
+): ProviderInfo | undefined {
+  const provider = [providers?.sms, providers?.smsFallback, providers?.push].find((p) => p?.id === id);
+  return provider?.circuit.state === 'open' ? provider : undefined;
 }
