@@ -129,6 +129,19 @@ export function isValidRegion(region: string): region is CountryCode {
   return isSupportedCountry(region);
 }
 
+/**
+ * A national number read in `region`, in international form for a person to check
+ * (`07911 123456` in GB → `+44 7911 123456`); undefined when it is no valid number there, or
+ * already international.
+ */
+export function nationalAsInternational(value: string, region: string): string | undefined {
+  const trimmed = value.trim();
+  if (trimmed === '' || trimmed.length > 64 || trimmed.startsWith('+') || !isValidRegion(region))
+    return undefined;
+  const parsed = parsePhoneNumberFromString(trimmed, region);
+  return parsed?.isValid() ? parsed.formatInternational() : undefined;
+}
+
 /** The country calling code of an E.164 number (`44` for +447911123456), for per-country limits. */
 export function countryCallingCode(phone: string): string | undefined {
   return parsePhoneNumberFromString(phone)?.countryCallingCode;

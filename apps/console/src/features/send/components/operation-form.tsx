@@ -1,6 +1,12 @@
-import { isValidRegion, type OperationDef, operationInputSchema, type ParamDef } from '@school/contract';
+import {
+  isValidRegion,
+  nationalAsInternational,
+  type OperationDef,
+  operationInputSchema,
+  type ParamDef,
+} from '@school/contract';
 import { type ReactNode, useId, useMemo } from 'react';
-import { useWatch } from 'react-hook-form';
+import { useFormContext, useWatch } from 'react-hook-form';
 import { Link } from 'react-router';
 import { Form, TextField } from '../../../components/ui/form';
 import { paths } from '../../../config/paths';
@@ -42,6 +48,13 @@ function describe(param: ParamDef, region: string | undefined): ReactNode {
   const parts = [param.description];
   if (param.rule === 'phone' && region) parts.push(`A national number is read as a number of ${region}.`);
   if (param.secret) parts.push('Masked (***) in the history.');
+  if (param.rule === 'phone' && !region) {
+    return (
+      <>
+        {parts.join(' ')} <PhoneSuggestion name={param.name} />
+      </>
+    );
+  }
   if (param.name === 'baseUrlSchool') {
     return (
       <>
@@ -50,6 +63,42 @@ function describe(param: ParamDef, region: string | undefined): ReactNode {
     );
   }
   return parts.join(' ');
+}
+
+/** The region of the browser's language (`en-GB` → `GB`), to read a national number in. */
+function browserRegion(): string | undefined {
+  const tag = typeof navigator === 'undefined' ? undefined : navigator.language;
+  try {
+    return tag ? new Intl.Locale(tag).maximize().region : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * With no DEFAULT_PHONE_REGION on the server, a number typed as staff say it (`07911 123456`)
+ * cannot be read: offer it in international form, read in the browser's region, to take with one
+ * click, rather than only refusing it. Nothing is sent until staff take it.
+ */
+function PhoneSuggestion({ name }: { name: string }) {
+  const { setValue } = useFormContext();
+  const typed = useWatch({ name }) as string | undefined;
+  const region = browserRegion();
+  const suggestion = typed && region ? nationalAsInternational(typed, region) : undefined;
+  if (!suggestion) return null;
+  return (
+    <span className="phone-suggestion">
+      Did you mean{' '}
+      <button
+        type="button"
+        className="button button-small"
+        onClick={() => setValue(name, suggestion.replace(/\s/g, ''), { shouldValidate: true })}
+      >
+        {suggestion}
+      </button>
+      ?
+    </span>
+  );
 }
 
 /** Where an unknown school gets registered: for an admin, a link that starts it with the URL typed. */

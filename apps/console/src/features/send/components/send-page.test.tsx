@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   callList,
   callSummary,
@@ -412,5 +412,28 @@ describe('Send', () => {
       /^The phone number, in international format \(\+ and country code\)\. '07911 123456' is not a valid/,
     );
     expect(operationPosts(requests)).toHaveLength(0);
+  });
+
+  it("offers a national number in international form, read in the browser's region, to take with one click", async () => {
+    const language = vi.spyOn(navigator, 'language', 'get').mockReturnValue('en-GB');
+    try {
+      const requests = recordRequests();
+      server.use(
+        http.post('/api/operations/AuthCode', () =>
+          HttpResponse.json(operationResult({ id: 47, queued: 1, message: 'SMS queued to +447911123456.' })),
+        ),
+      );
+      const { user } = renderApp('/send/AuthCode');
+      await screen.findByRole('tab', { name: 'SOAP 1.1' }); // the service info has arrived: no region
+      await user.type(screen.getByLabelText(CODE), '4821');
+      await user.type(screen.getByLabelText(PHONE), '07911 123456');
+      await user.click(screen.getByRole('button', { name: '+44 7911 123456' }));
+      expect(screen.getByLabelText(PHONE)).toHaveValue('+447911123456');
+      await user.click(screen.getByRole('button', { name: 'Send' }));
+      expect(await screen.findByText('SMS queued to +447911123456.')).toBeInTheDocument();
+      expect(await operationPosts(requests)[0]?.json()).toEqual({ code: '4821', phone: '+447911123456' });
+    } finally {
+      language.mockRestore();
+    }
   });
 });
