@@ -18,7 +18,12 @@ import { startProcess, stopProcess } from './server-process.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const total = Number(process.env.BENCH_CALLS ?? 20_000);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-commit-'));
-const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
+const NO_LIMITS = {
+  AUTHCODE_LIMIT_PER_PHONE: 'off',
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+};
 
 try {
   const server = await startProcess(path.join(here, '../dist/server.js'), {

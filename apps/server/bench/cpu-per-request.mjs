@@ -32,7 +32,12 @@ const request = {
   headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"http://tempuri.org/AuthCode"' },
   body: '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body><AuthCode xmlns="http://tempuri.org/"><code>4821</code><phone>+447911123456</phone></AuthCode></soap:Body></soap:Envelope>',
 };
-const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
+const NO_LIMITS = {
+  AUTHCODE_LIMIT_PER_PHONE: 'off',
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+};
 
 /** CPU ticks (user + system) of each thread of `pid`, by thread id. */
 function threadTicks(pid) {

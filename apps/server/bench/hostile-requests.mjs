@@ -138,6 +138,7 @@ async function measure(label, script) {
     BENCH_LOOP_DELAY_FILE: delayFile,
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    AUTHCODE_LIMIT_PER_RANGE: 'off',
     ASMX_LIMIT_PER_IP: 'off',
   });
   const poller = healthPoller(url);

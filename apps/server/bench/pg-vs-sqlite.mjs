@@ -19,7 +19,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
+const NO_LIMITS = {
+  AUTHCODE_LIMIT_PER_PHONE: 'off',
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+};
 
 if (process.platform !== 'linux') {
   console.log('pg-vs-sqlite reads /proc, so Linux only; skipped.');

@@ -31,7 +31,12 @@ if (process.platform !== 'linux') {
 
 const GET = { method: 'GET', path: '/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456' };
 const HEALTHZ = { method: 'GET', path: '/healthz' };
-const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
+const NO_LIMITS = {
+  AUTHCODE_LIMIT_PER_PHONE: 'off',
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+};
 const load = (url, request, duration) => fullSpeed(url, request, duration, connections);
 const TOOL = LOAD_TOOL;
 

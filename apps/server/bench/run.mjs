@@ -50,8 +50,17 @@ async function load(url, request, duration, share = connections, options = {}) {
 const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'school-bench-'));
 // One phone from one address: the abuse limits are off here (the rows marked "per-phone limit"
 // measure that limit, with a different phone on every request).
-const NO_LIMITS = { AUTHCODE_LIMIT_PER_PHONE: 'off', AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
-const PHONE_LIMIT_ONLY = { AUTHCODE_LIMIT_PER_IP: 'off', ASMX_LIMIT_PER_IP: 'off' };
+const NO_LIMITS = {
+  AUTHCODE_LIMIT_PER_PHONE: 'off',
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+};
+const PHONE_LIMIT_ONLY = {
+  AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
+  ASMX_LIMIT_PER_IP: 'off',
+};
 const serverScript = path.join(here, '../dist/server.js');
 const FULL = 'SOAP AuthCode, SQLITE_SYNCHRONOUS=FULL';
 const NODE_SOAP = 'node-soap, same WSDL, records nothing';

@@ -71,6 +71,7 @@ async function startServer(env = {}) {
         ADMIN_PASSWORD: ADMIN.password,
         ASMX_LIMIT_PER_IP: 'off',
         AUTHCODE_LIMIT_PER_IP: 'off',
+        AUTHCODE_LIMIT_PER_RANGE: 'off',
         AUTHCODE_LIMIT_PER_PHONE: 'off',
         ...env,
       },

@@ -135,6 +135,7 @@ async function startServer(env) {
       SQLITE_SYNCHRONOUS: 'FULL',
       AUTHCODE_LIMIT_PER_PHONE: 'off',
       AUTHCODE_LIMIT_PER_IP: 'off',
+      AUTHCODE_LIMIT_PER_RANGE: 'off',
       ASMX_LIMIT_PER_IP: 'off',
       SMS_PROVIDER: 'http',
       SMS_HTTP_BODY: 'to={to}&text={text}',

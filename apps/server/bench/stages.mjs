@@ -50,6 +50,7 @@ try {
     SQLITE_SYNCHRONOUS: 'FULL',
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    AUTHCODE_LIMIT_PER_RANGE: 'off',
     ASMX_LIMIT_PER_IP: 'off',
   });
   await fullSpeed(server.url, SOAP, 3);

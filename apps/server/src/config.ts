@@ -13,6 +13,7 @@ import {
   issuesOn,
   isUrlMatching,
   list,
+  lowerEnum,
   optional,
   perSecond,
   rateLimit,
@@ -87,6 +88,29 @@ export const configSchema = z.object({
   AUTHCODE_LIMIT_PER_PHONE: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
   AUTHCODE_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 60_000 })),
   AUTHCODE_LIMIT_PER_COUNTRY: optional(rateLimit.default(null)),
+  /**
+   * Codes to the numbers of one range (all but the last RANGE_DIGITS digits, limits/authcode.ts):
+   * SMS pumping walks consecutive numbers, which no per-phone limit sees.
+   */
+  AUTHCODE_LIMIT_PER_RANGE: optional(rateLimit.default({ max: 10, windowMs: 3_600_000 })),
+  /**
+   * The countries (ISO 3166 regions) AuthCode sends SMS to; `*` or `any`: every one. Unset: the
+   * country of DEFAULT_PHONE_REGION when that is set, else every one (with a warning at start).
+   */
+  SMS_ALLOWED_COUNTRIES: optional(
+    z.preprocess(
+      (v) => (typeof v === 'string' && /^\s*(\*|any)\s*$/i.test(v) ? null : v),
+      list(/[,\s]+/)
+        .transform((regions) => regions.map((r) => r.toUpperCase()))
+        .refine((regions) => regions.length > 0 && regions.every(isValidRegion), {
+          message: 'must be ISO 3166 region codes such as GB,IE, or * for every country',
+        })
+        .nullable()
+        .optional(),
+    ),
+  ),
+  /** `on`: codes may go to fixed lines too (read out by voice where the network does so); mobiles always. */
+  SMS_ALLOW_FIXED_LINE: optional(lowerEnum(['on', 'off']).default('off')),
   // The lanes' concurrency is read as smsConcurrency and pushConcurrency (derive, below).
   /** Older name: both kinds' concurrency, where SMS_CONCURRENCY / PUSH_CONCURRENCY are not set. */
   DISPATCH_CONCURRENCY: optional(integer(1, 1024).optional()),
@@ -183,6 +207,11 @@ export interface DerivedConfig {
    * longer than any attempt can take, each being bounded by the provider timeout.
    */
   readonly deliveryLeaseMs: number;
+  /**
+   * The countries AuthCode sends to: SMS_ALLOWED_COUNTRIES, else DEFAULT_PHONE_REGION's, else
+   * null (every country).
+   */
+  readonly smsAllowedCountries: readonly string[] | null;
 }
 
 function derive(settings: Settings): DerivedConfig {
@@ -192,6 +221,12 @@ function derive(settings: Settings): DerivedConfig {
     smsConcurrency: settings.SMS_CONCURRENCY ?? settings.DISPATCH_CONCURRENCY ?? 200,
     pushConcurrency: settings.PUSH_CONCURRENCY ?? settings.DISPATCH_CONCURRENCY ?? 32,
     deliveryLeaseMs: settings.PROVIDER_TIMEOUT_MS * 3 + 5000,
+    smsAllowedCountries:
+      settings.SMS_ALLOWED_COUNTRIES !== undefined
+        ? settings.SMS_ALLOWED_COUNTRIES
+        : settings.DEFAULT_PHONE_REGION
+          ? [settings.DEFAULT_PHONE_REGION]
+          : null,
   };
 }
 

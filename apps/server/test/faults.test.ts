@@ -45,6 +45,7 @@ const serverEnv = (gateway: SmsGateway): Record<string, string> => ({
   PROVIDER_TIMEOUT_MS: '1000',
   AUTHCODE_LIMIT_PER_PHONE: 'off',
   AUTHCODE_LIMIT_PER_IP: 'off',
+  AUTHCODE_LIMIT_PER_RANGE: 'off',
   ASMX_LIMIT_PER_IP: 'off',
 });
 

@@ -59,6 +59,7 @@ export async function startTestApp(
     // Tests send many codes to one phone from one address; the limits have their own tests.
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    AUTHCODE_LIMIT_PER_RANGE: 'off',
     ASMX_LIMIT_PER_IP: 'off',
     // Whatever this machine's free space, records keep their bodies and calls are taken; the
     // disk's thresholds have tests of their own.

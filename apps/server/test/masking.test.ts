@@ -35,6 +35,7 @@ beforeAll(async () => {
     SQLITE_SYNCHRONOUS: 'NORMAL',
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    AUTHCODE_LIMIT_PER_RANGE: 'off',
     ASMX_LIMIT_PER_IP: 'off',
     ADMIN_USERNAME: TEST_ADMIN.username,
     ADMIN_PASSWORD: TEST_ADMIN.password,

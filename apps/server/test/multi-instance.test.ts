@@ -38,6 +38,7 @@ describe.skipIf(!TEST_DATABASE_URL)('several instances on one PostgreSQL databas
     // taken over once it has been silent for 3 s, long before its leases run out.
     AUTHCODE_LIMIT_PER_PHONE: '5/15m',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    AUTHCODE_LIMIT_PER_RANGE: 'off',
     ASMX_LIMIT_PER_IP: 'off',
   });
 
@@ -245,6 +246,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a takeover towards a gateway that serves a 
     DISPATCH_POLL_MS: '200',
     AUTHCODE_LIMIT_PER_PHONE: 'off',
     AUTHCODE_LIMIT_PER_IP: 'off',
+    AUTHCODE_LIMIT_PER_RANGE: 'off',
     ASMX_LIMIT_PER_IP: 'off',
   });
 

@@ -304,6 +304,11 @@ export const serviceInfoSchema = z
     baseUrl: z.string(),
     /** The region national phone numbers are read in, when one is configured. */
     defaultPhoneRegion: z.string().nullable(),
+    /** Where AuthCode sends SMS: the countries (ISO 3166; null: every one) and whether landlines too. */
+    smsDestinations: z.object({
+      allowedCountries: z.array(z.string()).nullable(),
+      fixedLines: z.boolean(),
+    }),
     providers: z.object({
       sms: providerInfoSchema,
       /** SMS_FALLBACK_PROVIDER's, when one is set. */

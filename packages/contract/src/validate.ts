@@ -1,4 +1,9 @@
-import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import {
+  type CountryCode,
+  isSupportedCountry,
+  type NumberType,
+  parsePhoneNumberFromString,
+} from 'libphonenumber-js/max';
 import type { OperationDef, ParamDef } from './operations.js';
 
 /** Longest value a `text` parameter may have; a bound on what we store and echo. */
@@ -141,6 +146,18 @@ export function nationalAsInternational(value: string, region: string): string |
   const parsed = parsePhoneNumberFromString(trimmed, region);
   return parsed?.isValid() ? parsed.formatInternational() : undefined;
 }
+
+/**
+ * What an E.164 number is: its country (ISO 3166; undefined for the international networks and
+ * other numbers of no country) and its kind by libphonenumber's full metadata (`MOBILE`,
+ * `FIXED_LINE`, `PREMIUM_RATE`, …; undefined when not known).
+ */
+export function phoneKind(phone: string): { country: string | undefined; type: NumberType | undefined } {
+  const parsed = parsePhoneNumberFromString(phone);
+  return { country: parsed?.country, type: parsed?.getType() };
+}
+
+export type { NumberType };
 
 /** The country calling code of an E.164 number (`44` for +447911123456), for per-country limits. */
 export function countryCallingCode(phone: string): string | undefined {

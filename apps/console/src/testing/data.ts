@@ -28,6 +28,7 @@ export const serviceInfo: ServiceInfo = {
   namespace: 'http://tempuri.org/',
   baseUrl: BASE_URL,
   defaultPhoneRegion: null,
+  smsDestinations: { allowedCountries: ['GB'], fixedLines: false },
   providers: {
     sms: {
       name: 'log',

@@ -1,5 +1,6 @@
 import { fillTemplate, MASK, type OperationName, type ParamsOf } from '@school/contract';
 import type { AuthCodeLimits } from '../limits/authcode.js';
+import type { SmsDestinations } from '../limits/sms-destinations.js';
 import type { Store } from '../store/index.js';
 import { findSchoolFor, type SchoolLookup } from './schools.js';
 
@@ -17,6 +18,10 @@ export interface HandlerDeps {
   readonly authCodeTtlMs: number;
   /** AuthCode's abuse limits. */
   readonly limits: AuthCodeLimits;
+  /** Where AuthCode may send an SMS: countries and kinds of number (SMS pumping). */
+  readonly destinations: Pick<SmsDestinations, 'check'>;
+  /** An AuthCode refused for where it would have gone or how often (the metric). */
+  readonly onCodeRefused: (reason: CodeRefusal) => void;
   /** How many pushes are pending. */
   readonly pendingPushes: () => Promise<number>;
   /** Makes every pending push due now and wakes the dispatcher. */
@@ -41,6 +46,16 @@ const refusal = (found: Extract<SchoolLookup, { ok: false }>): OperationOutcome 
   message: found.message,
   ...(found.param ? { param: found.param } : {}),
 });
+
+/** Why a code was not sent: its destination, or one of the rate limits. */
+export type CodeRefusal = 'country' | 'number-type' | 'range' | 'phone' | 'caller' | 'country-rate';
+
+const LIMIT_REFUSALS: Readonly<Record<string, CodeRefusal>> = {
+  'authcode-phone': 'phone',
+  'authcode-ip': 'caller',
+  'authcode-country': 'country-rate',
+  'authcode-range': 'range',
+};
 
 export function createOperationHandlers(deps: HandlerDeps): OperationHandlers {
   const { store } = deps;
@@ -70,8 +85,20 @@ export function createOperationHandlers(deps: HandlerDeps): OperationHandlers {
 
   return {
     async AuthCode({ code, phone }, context) {
+      // Where it would go first: a refused destination takes no slot of any limit.
+      const destination = deps.destinations.check(phone);
+      if (!destination.ok) {
+        deps.onCodeRefused(destination.reason);
+        return {
+          outcome: 'client-error',
+          status: 400,
+          param: 'phone',
+          message: `Invalid phone: ${destination.message}`,
+        };
+      }
       const slot = await deps.limits.take(phone, context.callerIp, context.staff);
       if (!slot.ok) {
+        deps.onCodeRefused(LIMIT_REFUSALS[slot.dimension] ?? 'phone');
         return { outcome: 'client-error', status: 429, retryAfter: slot.retryAfter, message: slot.message };
       }
       return {

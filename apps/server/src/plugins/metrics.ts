@@ -1,6 +1,7 @@
 import { type Binding, DELIVERY_STATUSES } from '@school/contract';
 import fp from 'fastify-plugin';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { CodeRefusal } from '../operations/handlers.js';
 import { CIRCUIT_GAUGE } from '../outbox/circuit.js';
 import type { ProviderCircuit } from '../outbox/index.js';
 import type { Provider, SendResult } from '../providers/types.js';
@@ -44,6 +45,8 @@ export interface Metrics {
   }): void;
   /** A call refused before anything was written: the database away, or the disk nearly full. */
   observeRefusal(cause: Refusal['cause']): void;
+  /** An AuthCode whose SMS was not queued: its destination refused, or a limit reached. */
+  observeCodeRefused(reason: CodeRefusal): void;
   /** A delivery sent by `provider` after `unsure` may have taken it: it may have arrived twice. */
   observeSentAfterUnsure(kind: 'sms' | 'push', provider: string, unsure: string): void;
   /** Reports readiness and the disk at each scrape. */
@@ -158,10 +161,20 @@ export const metricsPlugin = fp(
       },
     });
 
+    const codesRefused = new Counter({
+      name: 'school_authcode_refused_total',
+      help: 'AuthCode calls whose SMS was not queued, by reason: country and number-type (a destination SMS_ALLOWED_COUNTRIES or the number kinds refuse), range (too many codes to one block of 1 000 numbers: SMS pumping walks them), phone, caller and country-rate (the other limits).',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+
     const metrics: Metrics = {
       registry,
       observeRefusal(cause) {
         refused.inc({ cause });
+      },
+      observeCodeRefused(reason) {
+        codesRefused.inc({ reason });
       },
       observeSentAfterUnsure(kind, provider, unsure) {
         sentAfterUnsure.inc({ kind, provider, unsure });

@@ -52,6 +52,10 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
         namespace: config.SERVICE_NAMESPACE,
         baseUrl,
         defaultPhoneRegion: config.DEFAULT_PHONE_REGION ?? null,
+        smsDestinations: {
+          allowedCountries: app.smsDestinations.allowedCountries && [...app.smsDestinations.allowedCountries],
+          fixedLines: app.smsDestinations.allowFixedLine,
+        },
         providers: providerInfo(app),
         storage: app.diskSpace.status(),
         groups: groups.map((g) => ({
