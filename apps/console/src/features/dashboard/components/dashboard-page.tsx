@@ -99,9 +99,10 @@ export function DashboardPage() {
                 ]
               : [],
             periodLabel: PERIODS[period].label.toLowerCase(),
+            errors: stats.data?.errors,
           })
         : undefined,
-    [data, previous, providers, period],
+    [data, previous, providers, period, stats.data?.errors],
   );
 
   // The bucket the picture was drawn for (the previous one stays on screen while the next loads).

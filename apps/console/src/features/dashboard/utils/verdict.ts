@@ -1,4 +1,4 @@
-import type { ProviderInfo } from '@school/contract';
+import type { ProviderInfo, Stats } from '@school/contract';
 import type { ChartData } from './chart-data';
 import { formatCount, formatPercent } from './chart-data';
 import { deliveriesHref, historyHref } from './links';
@@ -26,6 +26,11 @@ const RISE_FLOOR_PERCENT = 1;
 const HIGH_PERCENT = 20;
 const HIGH_MIN_CALLS = 20;
 
+/** Refused codes for the destinations SMS pumping uses, in a period, that make a concern. */
+const PUMPING_MIN = 5;
+/** The server's refusals of a code for where it would go (limits/sms-destinations.ts, limits/authcode.ts). */
+const PUMPING_REFUSAL = /^Invalid phone: codes are not sent to |^Too many codes for the numbers \+/;
+
 const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /**
@@ -37,8 +42,11 @@ export function verdictOf({
   previous,
   providers,
   periodLabel,
+  errors = [],
 }: {
   data: ChartData;
+  /** The period's most frequent errors (Stats.errors): where a pumping pattern shows. */
+  errors?: Stats['errors'];
   /** The period before, as long: its error rate, when known. */
   previous: ChartData | undefined;
   providers: readonly { readonly role: string; readonly info: ProviderInfo }[];
@@ -56,6 +64,17 @@ export function verdictOf({
           : `The ${role} provider (${info.id}) failed and is being tried again.`,
       href: '/service',
       link: 'See the providers',
+    });
+  }
+  // SMS pumping: codes refused for premium-rate, foreign or consecutive numbers, in numbers.
+  const pumping = errors
+    .filter((e) => e.operation === 'AuthCode' && e.error !== null && PUMPING_REFUSAL.test(e.error))
+    .reduce((n, e) => n + e.count, 0);
+  if (pumping >= PUMPING_MIN) {
+    concerns.push({
+      text: `${plural(pumping, 'login code')} refused for premium-rate, foreign or consecutive numbers: someone may be feeding AuthCode numbers to make the school pay for SMS ("SMS pumping").`,
+      href: historyHref(range, { operation: 'AuthCode', outcome: 'client-error' }),
+      link: 'List the refused codes',
     });
   }
   if (totals.serverErrors > 0) {

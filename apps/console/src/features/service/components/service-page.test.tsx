@@ -1,4 +1,4 @@
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { BASE_URL, serviceInfo } from '../../../testing/data';
@@ -79,6 +79,34 @@ describe('Service', () => {
     expect(alert).toHaveTextContent('(200.0 KB free)');
   });
 
+  it('says where login codes are sent, and warns when every country is allowed', async () => {
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          smsDestinations: { allowedCountries: ['GB', 'GG'], fixedLines: false },
+        }),
+      ),
+    );
+    renderApp('/service');
+    const section = await screen.findByRole(
+      'region',
+      { name: 'Where login codes are sent' },
+      { timeout: 5000 },
+    );
+    expect(section).toHaveTextContent('CountriesUnited Kingdom (GB), Guernsey (GG)');
+    expect(section).toHaveTextContent('Mobiles only (landlines are refused)');
+    expect(within(section).queryByText('Every country is allowed')).not.toBeInTheDocument();
+
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({ ...serviceInfo, smsDestinations: { allowedCountries: null, fixedLines: true } }),
+      ),
+    );
+    renderApp('/service');
+    await waitFor(() => expect(screen.getAllByText('Every country is allowed').length).toBeGreaterThan(0));
+  });
+
   it('says nothing of the disk while there is room', async () => {
     renderApp('/service');
     await screen.findByRole('region', { name: 'Authentication code sending' });
@@ -101,8 +129,8 @@ describe('Service', () => {
       'href',
       `${BASE_URL}/AuthCodeSending.asmx?op=AuthCode`,
     );
-    // One region per endpoint group, and the providers.
-    expect(screen.getAllByRole('region')).toHaveLength(5);
+    // One region per endpoint group, the providers, and where codes are sent.
+    expect(screen.getAllByRole('region')).toHaveLength(6);
     expect(screen.getByText('http://tempuri.org/')).toBeInTheDocument();
     const docs = screen.getByRole('link', {
       name: 'The console’s JSON API, for developers (OpenAPI, opens in a new tab)',

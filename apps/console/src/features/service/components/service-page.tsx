@@ -82,6 +82,7 @@ function ServiceView({ info }: { info: ServiceInfo }) {
         </dd>
       </dl>
       <Providers providers={info.providers} />
+      <SmsDestinations destinations={info.smsDestinations} />
       {info.groups.length === 0 ? <p>The service lists no endpoints.</p> : null}
       {info.groups.map((group) => (
         <section key={group.name} className="card" aria-labelledby={`group-${group.name}`}>
@@ -180,6 +181,49 @@ function CircuitState({ provider, hasFallback }: { provider: ProviderInfo; hasFa
         </span>
       </p>
     </>
+  );
+}
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/**
+ * Where AuthCode sends codes (docs/security.md#sms-pumping): the countries allowed and the kinds
+ * of number, with a warning when every country is, since the endpoint is open to anyone.
+ */
+function SmsDestinations({ destinations }: { destinations: ServiceInfo['smsDestinations'] }) {
+  const countries = destinations.allowedCountries;
+  return (
+    <section className="card" aria-labelledby="destinations-heading">
+      <h2 id="destinations-heading">Where login codes are sent</h2>
+      {countries === null ? (
+        <div className="status status-warning" role="status">
+          <p className="status-title">Every country is allowed</p>
+          <p>
+            Anyone who finds the AuthCode address can make the service send SMS to any country, paid for by
+            the school (“SMS pumping”). Set <code>SMS_ALLOWED_COUNTRIES</code> (or{' '}
+            <code>DEFAULT_PHONE_REGION</code>) to the countries of your parents’ phones.
+          </p>
+        </div>
+      ) : null}
+      <dl className="summary">
+        <dt>Countries</dt>
+        <dd>
+          {countries === null
+            ? 'Every country'
+            : countries.map((c) => `${regionNames.of(c) ?? c} (${c})`).join(', ')}
+        </dd>
+        <dt>Numbers</dt>
+        <dd>
+          {destinations.fixedLines ? 'Mobiles and landlines' : 'Mobiles only (landlines are refused)'}. Never
+          premium-rate, shared-cost, toll-free, voicemail, pager or international-network numbers.
+        </dd>
+        <dt>Per range</dt>
+        <dd>
+          A limit per block of 1 000 consecutive numbers stops a caller walking through a range (
+          <code>AUTHCODE_LIMIT_PER_RANGE</code>).
+        </dd>
+      </dl>
+    </section>
   );
 }
 
