@@ -2,6 +2,7 @@ import {
   type CountryCode,
   isSupportedCountry,
   type NumberType,
+  type PhoneNumber,
   parsePhoneNumberFromString,
 } from 'libphonenumber-js/max';
 import type { OperationDef, ParamDef } from './operations.js';
@@ -67,7 +68,10 @@ export function checkParam(
         trimmed.length > 0 && trimmed.length <= 64
           ? parsePhoneNumberFromString(trimmed, options.defaultPhoneRegion)
           : undefined;
-      if (parsed?.isValid()) return { ok: true, value: parsed.number };
+      if (parsed?.isValid()) {
+        remember(parsed);
+        return { ok: true, value: parsed.number };
+      }
       if (staff) {
         if (trimmed === '') return { ok: false, message: 'Enter a phone number.' };
         const which = param.secret ? 'This' : quote(value);
@@ -153,8 +157,26 @@ export function nationalAsInternational(value: string, region: string): string |
  * `FIXED_LINE`, `PREMIUM_RATE`, …; undefined when not known).
  */
 export function phoneKind(phone: string): { country: string | undefined; type: NumberType | undefined } {
-  const parsed = parsePhoneNumberFromString(phone);
+  const known = justValidated.get(phone);
+  if (known) justValidated.delete(phone);
+  const parsed = known ?? parsePhoneNumberFromString(phone);
   return { country: parsed?.country, type: parsed?.getType() };
+}
+
+/**
+ * Numbers checkParam has just found valid, by E.164, for phoneKind to read without parsing them
+ * again: parsing is most of a number's cost (tens of µs with full metadata), and AuthCode asks
+ * both, one after the other. Bounded (the oldest go first) and emptied as they are read.
+ */
+const justValidated = new Map<string, PhoneNumber>();
+const JUST_VALIDATED_MAX = 256;
+
+function remember(parsed: PhoneNumber): void {
+  if (justValidated.size >= JUST_VALIDATED_MAX) {
+    const oldest = justValidated.keys().next().value;
+    if (oldest !== undefined) justValidated.delete(oldest);
+  }
+  justValidated.set(parsed.number, parsed);
 }
 
 export type { NumberType };

@@ -5,6 +5,7 @@ import {
   maskParams,
   operationByName,
   operations,
+  phoneKind,
   TEMPLATE_PLACEHOLDERS,
   templateTypeKey,
   unknownPlaceholders,
@@ -164,5 +165,19 @@ describe('maskParams', () => {
       code: '***',
       phone: '+447911123456',
     });
+  });
+});
+
+describe('phoneKind', () => {
+  it('says the country and kind of a number, whether or not it was just validated', () => {
+    const auth = operations.find((o) => o.name === 'AuthCode');
+    const phone = auth?.params.find((p) => p.name === 'phone');
+    if (!phone) throw new Error('no phone parameter');
+    expect(checkParam(phone, '+44 909 879 0000')).toEqual({ ok: true, value: '+449098790000' });
+    expect(phoneKind('+449098790000')).toEqual({ country: 'GB', type: 'PREMIUM_RATE' });
+    // Read again, or never validated: parsed then, with the same answer.
+    expect(phoneKind('+449098790000')).toEqual({ country: 'GB', type: 'PREMIUM_RATE' });
+    expect(phoneKind('+2348031234567')).toEqual({ country: 'NG', type: 'MOBILE' });
+    expect(phoneKind('+88216123456').country).toBeUndefined();
   });
 });
