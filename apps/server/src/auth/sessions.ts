@@ -47,6 +47,11 @@ export interface SessionManager {
   end(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
   /** The session a request carries, if it is valid now. */
   read(request: FastifyRequest): Promise<Staff | null>;
+  /**
+   * Whether the request's session is still valid, without counting this as a use (a live feed
+   * left open is not someone at work): for long-lived responses to re-check (session-watch.ts).
+   */
+  lasts(request: FastifyRequest): Promise<boolean>;
   idleMs: number;
 }
 
@@ -102,6 +107,13 @@ export function createSessionManager(options: {
       await store.sessions.remove(sha256(token));
       reply.clearCookie(cookieName, { path: '/', httpOnly: true, sameSite: 'strict', secure: https });
       return true;
+    },
+    async lasts(request) {
+      const token = request.cookies[cookieName];
+      if (!token || token.length > 100) return false;
+      const row = await store.sessions.find(sha256(token));
+      const now = Date.now();
+      return row !== undefined && !row.disabled && row.expires_at > now && row.last_seen_at + idleMs > now;
     },
     async read(request) {
       const token = request.cookies[cookieName];

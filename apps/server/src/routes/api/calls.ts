@@ -12,6 +12,7 @@ import {
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { endWithSession } from '../../auth/session-watch.js';
 import { matchesCall, SearchBusyError, SearchClosedError, type TextSearchPage } from '../../history/index.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { countCalls } from '../../stats/call-stats.js';
@@ -173,8 +174,11 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       };
       history.live.events.on('recorded', onRecorded);
       const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      // The feed carries phone numbers: it ends with its session, here or on another instance.
+      const unwatch = endWithSession(app, request, () => end());
       const end = () => {
         clearInterval(heartbeat);
+        unwatch();
         history.live.events.off('recorded', onRecorded);
         tails.delete(end);
         res.end();
@@ -212,6 +216,10 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       }
       let started = false;
       let written = 0;
+      // An export under way ends with its session (a logout, a user disabled) like the live feed.
+      const unwatch = endWithSession(app, request, () =>
+        body.destroy(new Error('the session ended during the export')),
+      );
       const body = new Readable({
         highWaterMark: 64 * 1024,
         read() {
@@ -230,11 +238,15 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
               }
               if (done && format === 'json') text += '\n]\n';
               if (text) this.push(Buffer.from(text));
-              if (done) this.push(null);
+              if (done) {
+                unwatch();
+                this.push(null);
+              }
             })
             .catch((err: unknown) => this.destroy(err as Error));
         },
         destroy(err, callback) {
+          unwatch();
           void batches.return(undefined);
           callback(err);
         },
