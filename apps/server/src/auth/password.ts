@@ -28,12 +28,29 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${COST.N}$${COST.r}$${COST.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-/** Whether `password` matches `stored`; false for a hash this code cannot read. */
+/**
+ * Whether `password` matches `stored`; false for a hash this code cannot read — a single sign-on
+ * user's `!` among them — after checking the decoy, so that such a user cannot be told from a
+ * password user by how long a wrong password takes.
+ */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash) return false;
   const cost = { N: Number(n), r: Number(r), p: Number(p) };
-  if (!Number.isInteger(cost.N) || cost.N > 2 ** 20 || cost.r > 32 || cost.p > 16) return false;
+  const readable =
+    scheme === 'scrypt' &&
+    n &&
+    r &&
+    p &&
+    salt &&
+    hash &&
+    Number.isInteger(cost.N) &&
+    cost.N <= 2 ** 20 &&
+    cost.r <= 32 &&
+    cost.p <= 16;
+  if (!readable) {
+    if (stored !== (await decoyHash())) await verifyPassword(password, await decoyHash());
+    return false;
+  }
   const expected = Buffer.from(hash, 'base64url');
   const key = await derive(password, Buffer.from(salt, 'base64url'), cost);
   return key.length === expected.length && timingSafeEqual(key, expected);
