@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { logFormat, readyBanner } from './logging.js';
+import { createFilesPrivately, sharedDataDir } from './private-files.js';
 
 /**
  * A stop signal this soon after the first is the same stop passed on, not a second one: Ctrl-C
@@ -18,6 +19,7 @@ const RELAYED_SIGNAL_MS = 1000;
  * (a clean stop; `pnpm start` then reports no failure).
  */
 async function main(): Promise<void> {
+  createFilesPrivately();
   // A .env file in the working directory, if any; variables already set win.
   if (fs.existsSync('.env')) process.loadEnvFile('.env');
   let config: ReturnType<typeof loadConfig>;
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onStop);
 
   const format = logFormat(config.LOG_FORMAT);
+  const shared = sharedDataDir(config.dataDir);
   let built: FastifyInstance | undefined;
   const app = await buildApp(config, {
     logFormat: format,
@@ -57,6 +60,12 @@ async function main(): Promise<void> {
     },
   });
   built = app;
+  if (shared) {
+    app.log.warn(
+      { dataDir: config.dataDir, mode: shared },
+      `DATA_DIR is readable by other users of this machine (mode ${shared}): it holds password hashes and phone numbers. Run chmod -R go-rwx on it.`,
+    );
+  }
   // Errors and other signals close the same way; SIGINT and SIGTERM come through `stop`.
   const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an uncaught error');

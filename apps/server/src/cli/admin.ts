@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { passwordSchema, type Role, roleSchema, usernameSchema } from '@school/contract';
 import { hashPassword } from '../auth/password.js';
 import { configSchema } from '../config.js';
+import { createFilesPrivately } from '../private-files.js';
 import type { NewAuditEntry, StaffStore, UserRow } from '../store/index.js';
 import { openStaffStore } from '../store/index.js';
 
@@ -434,6 +435,7 @@ const sessionsText = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 
 /** The process: real standard streams, .env in the working directory. */
 async function main(): Promise<void> {
+  createFilesPrivately();
   if (fs.existsSync('.env')) process.loadEnvFile('.env');
   const status = await runAdmin(process.argv.slice(2), {
     out: (text) => process.stdout.write(text),

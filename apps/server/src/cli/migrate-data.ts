@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { BOOK_CHUNK_BYTES, bookPath, readFully } from '../books/blobs.js';
 import { unsealedText } from '../outbox/payload.js';
+import { createFilesPrivately } from '../private-files.js';
 import { KEY_FILE, loadSealer, type Sealer } from '../secrets/sealer.js';
 import {
   COPIED_TABLES,
@@ -465,6 +466,7 @@ async function migrate(options: Options): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<number> {
+  createFilesPrivately();
   try {
     const options = parseOptions(argv);
     if (options === 'help') {
