@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { AUDIT_ACTIONS, Session } from '@school/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimValues, roleOf, safeNext, usernameOf } from '../src/auth/oidc.js';
+import { sha256 } from '../src/auth/sessions.js';
 import { loadConfig } from '../src/config.js';
 import { CONSOLE_HEADERS, TEST_ADMIN, type TestApp } from './helpers.js';
 import {
@@ -284,6 +286,38 @@ describe.each(DIALECTS)('single sign-on, groups only in UserInfo; password login
     });
     expect(res.statusCode).toBe(403);
     expect(res.json().detail).toBe('Password logins are turned off here: log in with Test School.');
+  });
+
+  it('ends a password session opened before password logins were turned off, at its next use', async () => {
+    // A password session of ada's from before LOCAL_LOGIN=off, as the store kept it.
+    const end = await s.signIn('ada');
+    const admin = await s.t.app.store.users.findByUsername('ada');
+    if (!admin) throw new Error('no user ada');
+    const token = randomBytes(32).toString('base64url');
+    const now = Date.now();
+    await s.t.app.store.sessions.create({
+      id: sha256(token),
+      user_id: admin.id,
+      created_at: now,
+      last_seen_at: now,
+      expires_at: now + 3_600_000,
+      ip: '127.0.0.1',
+      user_agent: null,
+      method: 'password',
+    });
+    const headers = { ...CONSOLE_HEADERS, origin: s.base, cookie: `session=${token}` };
+    const session = await s.t.app.inject({ method: 'GET', url: '/api/session', headers });
+    expect(session.statusCode).toBe(401);
+    const change = await s.t.app.inject({
+      method: 'PUT',
+      url: '/api/session/password',
+      headers,
+      payload: { currentPassword: TEST_ADMIN.password, newPassword: 'a brand new password 1' },
+    });
+    expect(change.statusCode).toBe(401);
+    expect(await s.t.app.store.sessions.find(sha256(token))).toBeUndefined();
+    // Single sign-on sessions work on.
+    expect((await s.session(end.serverCookies)).status).toBe(200);
   });
 });
 

@@ -47,6 +47,7 @@ export const authPlugin = fp(
       idleMs: config.SESSION_IDLE_TIMEOUT,
       maxAgeMs: config.SESSION_MAX_AGE,
       mustHaveSecondFactor: (role) => secondFactorRequiredFor(config.REQUIRE_TOTP, role),
+      passwordSessions: config.LOCAL_LOGIN === 'on',
     });
     app.decorate('sessions', sessions);
     app.decorate('audit', createAudit(store));

@@ -73,8 +73,19 @@ export function createSessionManager(options: {
   readonly maxAgeMs: number;
   /** Whether REQUIRE_TOTP asks a second factor of a role. */
   readonly mustHaveSecondFactor: (role: Role) => boolean;
+  /**
+   * LOCAL_LOGIN=off: only single sign-on logs in, and a password session opened before it was
+   * turned off ends at its next use, on every instance, rather than working on.
+   */
+  readonly passwordSessions: boolean;
 }): SessionManager {
-  const { store, https, idleMs, maxAgeMs, mustHaveSecondFactor } = options;
+  const { store, https, idleMs, maxAgeMs, mustHaveSecondFactor, passwordSessions } = options;
+  /** A session that has ended by time, by its user being disabled, or by LOCAL_LOGIN=off. */
+  const ended = (row: SessionWithUser, now: number): boolean =>
+    Boolean(row.disabled) ||
+    row.expires_at <= now ||
+    row.last_seen_at + idleMs <= now ||
+    (!passwordSessions && row.method === 'password');
   // `__Host-` binds the cookie to this exact origin (Secure, Path=/, no Domain): browsers
   // accept it only over https.
   const cookieName = https ? '__Host-session' : 'session';
@@ -112,8 +123,7 @@ export function createSessionManager(options: {
       const token = request.cookies[cookieName];
       if (!token || token.length > 100) return false;
       const row = await store.sessions.find(sha256(token));
-      const now = Date.now();
-      return row !== undefined && !row.disabled && row.expires_at > now && row.last_seen_at + idleMs > now;
+      return row !== undefined && !ended(row, Date.now());
     },
     async read(request) {
       const token = request.cookies[cookieName];
@@ -122,7 +132,7 @@ export function createSessionManager(options: {
       const row = await store.sessions.find(id);
       const now = Date.now();
       if (!row) return null;
-      if (row.disabled || row.expires_at <= now || row.last_seen_at + idleMs <= now) {
+      if (ended(row, now)) {
         await store.sessions.remove(id);
         return null;
       }
