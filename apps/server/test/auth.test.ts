@@ -587,11 +587,32 @@ describe('cross-site requests, Host and security headers', () => {
       headers: { host: 'attacker.example:3000' },
     });
     expect(asmx.statusCode).toBe(421);
-    for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000', 'LOCALHOST']) {
+    for (const host of [
+      'localhost:3000',
+      '127.0.0.1:3000',
+      '[::1]:3000',
+      'LOCALHOST',
+      'localhost.',
+      'localhost:',
+    ]) {
       expect(
         (await t.app.inject({ method: 'GET', url: '/AuthCodeSending.asmx?wsdl', headers: { host } }))
           .statusCode,
       ).toBe(200);
+    }
+    // Not a Host as RFC 9110 writes one: user info, text after an IPv6 literal, a path, a bad port.
+    for (const host of [
+      '127.0.0.1:80@evil.example',
+      'localhost@evil.example',
+      '[::1]evil.example',
+      '[::1]:80evil.example',
+      'localhost/evil.example',
+      'localhost:80:81',
+      'localhost:http',
+      'local host',
+    ]) {
+      const res = await t.app.inject({ method: 'GET', url: '/api/session', headers: { host } });
+      expect(res.statusCode, host).toBe(421);
     }
     expect(
       (await t.app.inject({ method: 'GET', url: '/healthz', headers: { host: '10.1.2.3:3000' } })).statusCode,

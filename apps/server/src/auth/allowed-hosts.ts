@@ -29,10 +29,17 @@ export function hostAllowList(config: {
   return hosts;
 }
 
-/** `Host: Example.org:3000` → `example.org`; `[::1]:3000` → `[::1]`. */
+/**
+ * A Host header as RFC 9110 §7.2 reads it, `uri-host [ ":" port ]`, the port only digits:
+ * `Example.org:3000` → `example.org`; `[::1]:3000` → `[::1]`. Anything else — `127.0.0.1:80@evil.example`,
+ * `[::1]evil.example`, a user-info part, a path — is no host name at all: `''`, which no
+ * allow-list holds.
+ */
 export function hostName(host: string): string {
   const lower = host.trim().toLowerCase();
-  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1);
-  const colon = lower.indexOf(':');
-  return (colon === -1 ? lower : lower.slice(0, colon)).replace(/\.$/, '');
+  const literal = /^(\[[0-9a-f:.]+\])(?::\d*)?$/.exec(lower);
+  if (literal) return literal[1] as string;
+  // reg-name or IPv4: unreserved, percent-encoded and sub-delimiter characters (RFC 3986 §3.2.2).
+  const named = /^([a-z0-9\-._~%!$&'()*+,;=]+)(?::\d*)?$/.exec(lower);
+  return named ? (named[1] as string).replace(/\.$/, '') : '';
 }
