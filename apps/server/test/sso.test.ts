@@ -395,6 +395,12 @@ describe('single sign-on: claims', () => {
     expect(usernameOf({ sub: '1', preferred_username: 'Ada.L@School.example' })).toBe('ada.l@school.example');
     expect(usernameOf({ sub: '1', email: 'o@x.org' })).toBe('o@x.org');
     expect(usernameOf({ sub: '1', preferred_username: 'Zoë Brown' })).toBe('zo.brown');
+    // Lookalikes: an invisible character or a combining mark makes the name unusable (the email,
+    // else the subject's hash, is taken instead); compatibility forms are folded.
+    expect(usernameOf({ sub: '1', preferred_username: 'admin\u200b', email: 'ann@x.org' })).toBe('ann@x.org');
+    expect(usernameOf({ sub: 'abc', preferred_username: 'adminİ' })).toMatch(/^sso-[0-9a-f]{12}$/);
+    expect(usernameOf({ sub: 'abc', preferred_username: 'ad\u00admin' })).toMatch(/^sso-[0-9a-f]{12}$/);
+    expect(usernameOf({ sub: '1', preferred_username: 'ａｄａ' })).toBe('ada');
     expect(usernameOf({ sub: 'abc' })).toMatch(/^sso-[0-9a-f]{12}$/);
   });
 

@@ -163,6 +163,8 @@ export const userSchema = z
     secondFactor: z.boolean(),
     /** Made by single sign-on: logs in with the school's account, has no password here. */
     sso: z.boolean(),
+    /** Who the user is at the school's identity provider (its subject), to tell lookalike names apart. */
+    ssoSubject: z.string().nullable(),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;

@@ -307,6 +307,7 @@ export function staffUser(overrides: Partial<User> = {}): User {
     lastLoginAt: '2026-11-20T08:00:00.000Z',
     secondFactor: false,
     sso: false,
+    ssoSubject: null,
     ...overrides,
   };
 }

@@ -201,11 +201,13 @@ export function roleOf(
 export function usernameOf(claims: { sub: string; preferred_username?: unknown; email?: unknown }): string {
   for (const candidate of [claims.preferred_username, claims.email]) {
     if (typeof candidate !== 'string') continue;
-    const name = candidate
-      .trim()
-      .toLowerCase()
-      .replace(/[^a-z0-9._@-]+/g, '.')
-      .slice(0, 64);
+    // Compatibility forms folded (NFKC: full-width letters, ligatures); then a name holding an
+    // invisible, format, control or combining character (`admin\u200b`; `adminİ`, whose lower case
+    // is i and a combining dot) is not taken at all: it would become a lookalike of another
+    // (`admin.`, `admini.`). Other characters become dots (`Zoë Brown` → `zo.brown`).
+    const folded = candidate.normalize('NFKC').trim().toLowerCase();
+    if (/[\p{Cf}\p{Cc}\p{M}\p{Zl}\p{Zp}]/u.test(folded)) continue;
+    const name = folded.replace(/[^a-z0-9._@-]+/g, '.').slice(0, 64);
     if (usernameSchema.safeParse(name).success) return name;
   }
   return `sso-${createHash('sha256').update(claims.sub).digest('hex').slice(0, 12)}`;

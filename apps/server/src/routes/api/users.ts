@@ -31,6 +31,7 @@ export function toUser(row: UserRow): User {
     lastLoginAt: row.last_login_at === null ? null : iso(row.last_login_at),
     secondFactor: row.totp_secret !== null,
     sso: row.sso_subject !== null,
+    ssoSubject: row.sso_subject,
   };
 }
 

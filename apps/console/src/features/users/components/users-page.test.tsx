@@ -70,7 +70,13 @@ describe('Users', () => {
 
   it('says how each logs in, and resets a lost second factor after asking', async () => {
     const requests = recordRequests();
-    const sso = staffUser({ id: 3, username: 'sam@school.example', displayName: 'Sam', sso: true });
+    const sso = staffUser({
+      id: 3,
+      username: 'sam@school.example',
+      displayName: 'Sam',
+      sso: true,
+      ssoSubject: '8f14e45f-ceea-467f',
+    });
     usersServer([staffUser(), { ...ana, secondFactor: true }, sso]);
     server.use(
       http.delete('/api/users/:id/totp', ({ params }) =>
@@ -81,7 +87,8 @@ describe('Users', () => {
     const anaRow = await rowOf('ana');
     expect(within(anaRow).getAllByRole('cell')[4]).toHaveTextContent('Password + second factor');
     const samRow = await rowOf('sam@school.example');
-    expect(within(samRow).getAllByRole('cell')[4]).toHaveTextContent('Single sign-on');
+    // Who they are at the identity provider: lookalike usernames are told apart by it.
+    expect(within(samRow).getAllByRole('cell')[4]).toHaveTextContent('Single sign-on as 8f14e45f-ceea-467f');
     // No password to set for a single sign-on user, no second factor to reset for one without.
     expect(within(samRow).queryByRole('button', { name: /Set password/ })).not.toBeInTheDocument();
     expect(within(samRow).queryByRole('button', { name: /Reset second factor/ })).not.toBeInTheDocument();

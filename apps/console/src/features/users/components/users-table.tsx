@@ -89,7 +89,9 @@ function UserRow({
           {user.disabled ? 'Disabled' : 'Active'}
         </span>
       </td>
-      <td data-label="Sign-in">{signIn(user)}</td>
+      <td data-label="Sign-in">
+        <SignIn user={user} />
+      </td>
       <td data-label="Last login">
         {user.lastLoginAt ? <Timestamp iso={user.lastLoginAt} /> : <span className="muted">Never</span>}
       </td>
@@ -187,8 +189,23 @@ function UserRow({
   );
 }
 
-/** How the user logs in: the school's single sign-on, or a password here (with a second factor or not). */
-function signIn(user: User): string {
-  if (user.sso) return 'Single sign-on';
-  return user.secondFactor ? 'Password + second factor' : 'Password only';
+/**
+ * How the user logs in: the school's single sign-on — with who they are there (its subject), so
+ * that two lookalike usernames are told apart — or a password here (with a second factor or not).
+ */
+function SignIn({ user }: { user: User }) {
+  if (user.sso) {
+    return (
+      <>
+        Single sign-on
+        {user.ssoSubject ? (
+          <span className="muted sso-subject">
+            {' '}
+            as <code>{user.ssoSubject}</code>
+          </span>
+        ) : null}
+      </>
+    );
+  }
+  return <>{user.secondFactor ? 'Password + second factor' : 'Password only'}</>;
 }
