@@ -143,6 +143,20 @@ describe.each(DIALECTS)('single sign-on with OpenID Connect (%s)', (dialect) => 
     expect(refused[0]).toMatchObject({ username: 'pat', details: { claimValues: ['pupils'] } });
   });
 
+  it('folds a stranger’s refused callbacks into one audit row per address, with their count', async () => {
+    const before = (await auditOf('sso-refused')).length;
+    for (let i = 0; i < 300; i++) {
+      const res = await s.t.app.inject({
+        method: 'GET',
+        url: `/api/session/oidc/callback?code=x&state=y${i}`,
+      });
+      expect(res.statusCode).toBe(303);
+    }
+    // The first refusal is written at once; the 299 after it, as one row at their window's end
+    // (test/audit-fold.test.ts).
+    expect((await auditOf('sso-refused')).length).toBe(before + 1);
+  });
+
   it('sets the role again at every login, and audits the change', async () => {
     s.idp.accounts.set('ada', { ...ACCOUNTS.ada, name: 'Ada Lovelace', groups: ['staff'] });
     try {

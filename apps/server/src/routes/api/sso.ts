@@ -2,6 +2,7 @@ import { problemSchema, type SsoOutcome } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { createAuditFold, FOLD_WINDOW_MS } from '../../auth/audit-fold.js';
 import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../../auth/oidc.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { type UserRow, uniqueViolation } from '../../store/index.js';
@@ -19,6 +20,19 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
   // Lax, not Strict: the callback is a navigation from the provider's site, and a Strict cookie
   // would not come with it. It holds no session: the flow's checks, sealed.
   const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax', secure: https } as const;
+  // A callback that does not complete needs no account to cause: its rows are folded per address.
+  const refusals = createAuditFold(({ ip, details }) => {
+    store.audit
+      .add({ action: 'sso-refused', userId: null, username: null, ip: ip ?? '(many addresses)', details })
+      .catch((err: unknown) => app.log.error({ err }, 'could not write the audit entry'));
+    app.log.warn({ ip, details }, 'single sign-on did not complete');
+  });
+  const flushing = setInterval(() => refusals.flush(), FOLD_WINDOW_MS / 10);
+  flushing.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(flushing);
+    refusals.flush(true);
+  });
 
   const notSetUp = (reply: FastifyReply) =>
     sendProblem(reply, problem(404, 'Single sign-on is not set up on this server (OIDC_ISSUER).'));
@@ -83,11 +97,8 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
         ));
       } catch (err) {
         const outcome = err instanceof SsoError ? err.outcome : 'failed';
-        request.log.warn({ err }, 'single sign-on did not complete');
-        await app.audit(request, {
-          action: 'sso-refused',
-          details: { reason: err instanceof Error ? err.message.slice(0, 300) : 'failed' },
-        });
+        request.log.debug({ err }, 'single sign-on did not complete');
+        refusals.refused(request.ip, { reason: err instanceof Error ? err.message.slice(0, 300) : 'failed' });
         return toLogin(reply, outcome);
       }
       const refuse = async (outcome: SsoOutcome, reason: string, user?: UserRow) => {
