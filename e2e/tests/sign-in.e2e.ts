@@ -148,6 +148,7 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
       const { page } = await suite.open();
       await page.setViewportSize({ width: 390, height: 844 });
       await logIn(page, account, '/account');
+      await page.getByLabel('Your password, to set one up').fill(account.password);
       await page.getByRole('button', { name: 'Set up a second factor' }).click();
       await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
       const key = ((await page.locator('.totp-secret').textContent()) ?? '').replace(/\s/g, '');

@@ -143,7 +143,14 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
   it('resets a lost second factor', async () => {
     const cookie = `session=${(await logIn('rita', 'rita password 2')).cookies.find((c) => c.name === 'session')?.value}`;
     const headers = { ...CONSOLE_HEADERS, cookie };
-    const { secret } = (await t.app.inject({ method: 'POST', url: '/api/session/totp', headers })).json();
+    const { secret } = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/session/totp',
+        headers,
+        payload: { password: 'rita password 2' },
+      })
+    ).json();
     const code = hotp(base32Decode(secret) as Buffer, totpStep(Date.now()));
     await t.app.inject({ method: 'PUT', url: '/api/session/totp', headers, payload: { code } });
     expect((await logIn('rita', 'rita password 2')).json().secondFactorRequired).toBe(true);

@@ -892,7 +892,13 @@ describe('audit log', () => {
           expect(off.statusCode).toBe(204);
           continue;
         }
-        const { secret } = (await t.inject({ method: 'POST', url: '/api/session/totp' })).json();
+        const { secret } = (
+          await t.inject({
+            method: 'POST',
+            url: '/api/session/totp',
+            payload: { password: TEST_ADMIN.password },
+          })
+        ).json();
         const code = hotp(base32Decode(secret) as Buffer, totpStep(Date.now()));
         expect(
           (await t.inject({ method: 'PUT', url: '/api/session/totp', payload: { code } })).statusCode,

@@ -92,7 +92,22 @@ describe.each(DIALECTS)('a second factor for password logins (%s)', (dialect) =>
 
   it('sets one up: a secret for the app, proved by a code, answered by ten recovery codes', async () => {
     const cookie = await t.login(OPERATOR.username, OPERATOR.password);
-    const begin = await as(cookie, { method: 'POST', url: '/api/session/totp' });
+    // Another session of the same user (a cookie someone else took): ended once the factor is on.
+    const other = await t.login(OPERATOR.username, OPERATOR.password);
+    // A session alone cannot start one: the password is asked again.
+    const stolen = await as(other, {
+      method: 'POST',
+      url: '/api/session/totp',
+      payload: { password: 'a guess' },
+    });
+    expect(stolen.statusCode).toBe(400);
+    expect(stolen.json().errors.password).toBe('That is not your password.');
+    expect((await as(other, { method: 'POST', url: '/api/session/totp', payload: {} })).statusCode).toBe(400);
+    const begin = await as(cookie, {
+      method: 'POST',
+      url: '/api/session/totp',
+      payload: { password: OPERATOR.password },
+    });
     expect(begin.statusCode).toBe(200);
     ({ secret } = begin.json() as { secret: string; otpauthUrl: string });
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
@@ -104,6 +119,7 @@ describe.each(DIALECTS)('a second factor for password logins (%s)', (dialect) =>
     expect(wrong.statusCode).toBe(400);
     expect(wrong.json().errors.code).toMatch(/not the code the app shows/);
 
+    expect((await as(other, { method: 'GET', url: '/api/session' })).statusCode).toBe(200);
     const on = await as(cookie, {
       method: 'PUT',
       url: '/api/session/totp',
@@ -116,8 +132,18 @@ describe.each(DIALECTS)('a second factor for password logins (%s)', (dialect) =>
     for (const code of recoveryCodes) expect(code).toMatch(/^[a-z2-7]{5}-[a-z2-7]{5}$/);
     const session = (await as(cookie, { method: 'GET', url: '/api/session' })).json() as Session;
     expect(session.secondFactor).toEqual({ enabled: true, required: false });
+    // The other session is over; this one goes on.
+    expect((await as(other, { method: 'GET', url: '/api/session' })).statusCode).toBe(401);
     // A second set-up while one is on is refused.
-    expect((await as(cookie, { method: 'POST', url: '/api/session/totp' })).statusCode).toBe(409);
+    expect(
+      (
+        await as(cookie, {
+          method: 'POST',
+          url: '/api/session/totp',
+          payload: { password: OPERATOR.password },
+        })
+      ).statusCode,
+    ).toBe(409);
   });
 
   it('keeps the secret sealed and the recovery codes hashed in the database', async () => {
@@ -187,7 +213,9 @@ describe.each(DIALECTS)('a second factor for password logins (%s)', (dialect) =>
     expect((await logIn(OPERATOR)).statusCode).toBe(200);
 
     // On again, then reset by an admin: the user's sessions end, and the password alone logs in.
-    const begin = (await as(cookie, { method: 'POST', url: '/api/session/totp' })).json() as {
+    const begin = (
+      await as(cookie, { method: 'POST', url: '/api/session/totp', payload: { password: OPERATOR.password } })
+    ).json() as {
       secret: string;
     };
     expect(
@@ -223,7 +251,14 @@ describe.each(DIALECTS)('wrong codes and the login limits (%s)', (dialect) => {
   it('counts each wrong code as a failed login; the code-less first step is not one', async () => {
     const cookie = await t.login();
     const headers = { ...CONSOLE_HEADERS, cookie };
-    const { secret } = (await t.app.inject({ method: 'POST', url: '/api/session/totp', headers })).json();
+    const { secret } = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/session/totp',
+        headers,
+        payload: { password: TEST_ADMIN.password },
+      })
+    ).json();
     await t.app.inject({
       method: 'PUT',
       url: '/api/session/totp',
@@ -273,6 +308,7 @@ describe.each(DIALECTS)('REQUIRE_TOTP=admins (%s)', (dialect) => {
       method: 'POST',
       url: '/api/session/totp',
       headers: { ...CONSOLE_HEADERS, cookie },
+      payload: { password: TEST_ADMIN.password },
     });
     expect(begin.statusCode).toBe(200);
     const on = await t.app.inject({

@@ -135,6 +135,10 @@ export const totpDisableInputSchema = z.object({
 });
 export type TotpDisableInput = z.input<typeof totpDisableInputSchema>;
 
+/** `POST /api/session/totp`: the password again, so that a stolen session cannot set one up. */
+export const totpStartInputSchema = totpDisableInputSchema;
+export type TotpStartInput = z.input<typeof totpStartInputSchema>;
+
 /** `GET /api/setup`: whether the first admin still has to be made (no user exists yet). */
 export const setupStateSchema = z.object({ needed: z.boolean() }).meta({ id: 'SetupState' });
 export type SetupState = z.infer<typeof setupStateSchema>;

@@ -5,6 +5,7 @@ import {
   totpActivateInputSchema,
   totpDisableInputSchema,
   totpEnrolmentSchema,
+  totpStartInputSchema,
 } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -63,9 +64,10 @@ export const accountRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         summary: 'Start setting up a second factor',
         description:
-          'A new secret for an authenticator app, as base32 and as an otpauth:// URL (for a QR code). It takes effect once a code from it is sent to PUT /api/session/totp.',
+          'Your password confirms it (a stolen session alone cannot set one up). A new secret for an authenticator app, as base32 and as an otpauth:// URL (for a QR code). It takes effect once a code from it is sent to PUT /api/session/totp, which ends your other sessions.',
         tags: ['session'],
-        response: { 200: totpEnrolmentSchema, 409: problemSchema },
+        body: totpStartInputSchema,
+        response: { 200: totpEnrolmentSchema, 400: problemSchema, 409: problemSchema },
       },
     },
     async (request, reply) => {
@@ -73,6 +75,10 @@ export const accountRoutes: FastifyPluginAsync = async (base) => {
       const user = await store.users.findById(staff.userId);
       if (!user) return sendProblem(reply, problem(401, 'You are not logged in.'));
       if (user.sso_subject) return sendProblem(reply, problem(409, SSO_HAS_NO_PASSWORD));
+      if (!(await verifyPassword(request.body.password, user.password_hash))) {
+        const message = 'That is not your password.';
+        return sendProblem(reply, problem(400, message, { errors: { password: message } }));
+      }
       if (user.totp_secret) {
         return sendProblem(
           reply,
@@ -110,7 +116,13 @@ export const accountRoutes: FastifyPluginAsync = async (base) => {
           'That is not the code the app shows now. Check the phone’s clock, and that the app has the new account.';
         return sendProblem(reply, problem(400, message, { errors: { code: message } }));
       }
-      await app.audit(request, { action: 'totp-enable', target: userTarget(staff) });
+      // Whoever else held a session of this user (a stolen cookie) is logged out by it.
+      const ended = await store.sessions.removeForUser(staff.userId, staff.sessionId);
+      await app.audit(request, {
+        action: 'totp-enable',
+        target: userTarget(staff),
+        details: { otherSessionsEnded: ended },
+      });
       return result;
     },
   );

@@ -4,6 +4,7 @@ import {
   type TotpActivateInput,
   type TotpDisableInput,
   type TotpEnrolment,
+  type TotpStartInput,
   totpEnrolmentSchema,
 } from '@school/contract';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
@@ -12,13 +13,13 @@ import { request } from '../../../lib/api-client';
 import { getSessionQueryOptions } from '../../../lib/session';
 
 /**
- * One's own second factor (TOTP): POST /api/session/totp starts setting one up (a new secret, for
- * the authenticator app); PUT with a code from the app turns it on and answers the recovery codes,
- * shown once; DELETE with the password turns it off. 409 when one is on already (POST), or none is
+ * One's own second factor (TOTP): POST /api/session/totp with the password starts setting one up
+ * (a new secret, for the authenticator app); PUT with a code from the app turns it on, ends one's
+ * other sessions and answers the recovery codes, shown once; DELETE with the password turns it off. 409 when one is on already (POST), or none is
  * being set up (PUT); 400 with `errors.code` / `errors.password` when wrong.
  */
-export function startSecondFactor(): Promise<TotpEnrolment> {
-  return request('/session/totp', { method: 'POST', schema: totpEnrolmentSchema });
+export function startSecondFactor(input: TotpStartInput): Promise<TotpEnrolment> {
+  return request('/session/totp', { method: 'POST', body: input, schema: totpEnrolmentSchema });
 }
 
 export function activateSecondFactor(input: TotpActivateInput): Promise<RecoveryCodes> {

@@ -13,12 +13,17 @@ function secondFactorServer(initial: { enabled: boolean; required: boolean }) {
   let state = initial;
   server.use(
     http.get('/api/session', () => HttpResponse.json(session({}, { secondFactor: state }))),
-    http.post('/api/session/totp', () =>
-      HttpResponse.json({
+    http.post('/api/session/totp', async ({ request }) => {
+      const { password } = (await request.json()) as { password: string };
+      if (password !== 'correct horse battery') {
+        const message = 'That is not your password.';
+        return problemJson(problem(400, message, { errors: { password: message } }));
+      }
+      return HttpResponse.json({
         secret: SECRET,
         otpauthUrl: `otpauth://totp/School%20console:admin?secret=${SECRET}&issuer=School%20console`,
-      }),
-    ),
+      });
+    }),
     http.put('/api/session/totp', async ({ request }) => {
       const { code } = (await request.json()) as { code: string };
       if (code !== '123456') {
@@ -47,6 +52,12 @@ describe('Your second factor', () => {
     const { user } = renderApp('/account');
     const section = await screen.findByRole('region', { name: 'Second factor' });
     expect(within(section).getByText('Off')).toBeInTheDocument();
+    // The password first: a session alone cannot set one up.
+    await user.type(within(section).getByLabelText('Your password, to set one up'), 'a guess');
+    await user.click(within(section).getByRole('button', { name: 'Set up a second factor' }));
+    expect(await within(section).findByText('That is not your password.')).toBeInTheDocument();
+    await user.clear(within(section).getByLabelText('Your password, to set one up'));
+    await user.type(within(section).getByLabelText('Your password, to set one up'), 'correct horse battery');
     await user.click(within(section).getByRole('button', { name: 'Set up a second factor' }));
 
     expect(
@@ -80,6 +91,7 @@ describe('Your second factor', () => {
   it('asks the digits alone before sending', async () => {
     secondFactorServer({ enabled: false, required: false });
     const { user } = renderApp('/account');
+    await user.type(await screen.findByLabelText('Your password, to set one up'), 'correct horse battery');
     await user.click(await screen.findByRole('button', { name: 'Set up a second factor' }));
     await user.type(await screen.findByLabelText('Code from the app'), '12ab');
     await user.click(screen.getByRole('button', { name: 'Turn on' }));
@@ -110,6 +122,7 @@ describe('Your second factor', () => {
     ).toBeInTheDocument();
     expect(location().pathname).toBe('/account');
     expect(screen.getByRole('alert')).toHaveTextContent('Set up a second factor to go on.');
+    await user.type(screen.getByLabelText('Your password, to set one up'), 'correct horse battery');
     await user.click(screen.getByRole('button', { name: 'Set up a second factor' }));
     await user.type(await screen.findByLabelText('Code from the app'), '123456');
     await user.click(screen.getByRole('button', { name: 'Turn on' }));

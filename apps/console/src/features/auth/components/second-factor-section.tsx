@@ -1,4 +1,4 @@
-import { totpActivateInputSchema, totpDisableInputSchema } from '@school/contract';
+import { totpActivateInputSchema, totpDisableInputSchema, totpStartInputSchema } from '@school/contract';
 import { useRef, useState } from 'react';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { Form, TextField } from '../../../components/ui/form';
@@ -162,20 +162,35 @@ export function SecondFactorSection({ enabled, required }: { enabled: boolean; r
           enough: each login also asks for a code from an authenticator app on your phone (Google
           Authenticator, Microsoft Authenticator, 1Password and the like).
         </p>
-        <div className="actions">
-          <button
-            type="button"
-            className="button button-primary"
-            disabled={start.isPending}
-            onClick={() => {
-              setMessage('');
-              start.mutate();
-            }}
-          >
-            {start.isPending ? 'Starting…' : 'Set up a second factor'}
-          </button>
-        </div>
-        {start.isError ? <ProblemMessage error={start.error} prefix="Could not start" /> : null}
+        <Form
+          schema={totpStartInputSchema}
+          options={{ defaultValues: { password: '' } }}
+          aria-label="Set up a second factor"
+          className="form-plain"
+          onSubmit={(values, methods) => {
+            setMessage('');
+            start.mutate(values, {
+              onError: (error) => {
+                if (showFieldErrors(error, ['password'], methods)) methods.setFocus('password');
+              },
+            });
+          }}
+        >
+          {() => (
+            <>
+              {/* A session alone (a cookie someone took) must not be able to put a second factor in front of the owner. */}
+              <CurrentPasswordField label="Your password, to set one up" />
+              <div className="actions">
+                <button type="submit" className="button button-primary" disabled={start.isPending}>
+                  {start.isPending ? 'Starting…' : 'Set up a second factor'}
+                </button>
+              </div>
+              {start.isError && !namesAField(start.error, ['password']) ? (
+                <ProblemMessage error={start.error} prefix="Could not start" />
+              ) : null}
+            </>
+          )}
+        </Form>
       </>
     );
   }
