@@ -217,7 +217,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     const row = bodyRows(page).filter({ hasText: agent });
     await row.waitFor();
     const shown = await readRow(page, row);
-    expect(shown).toMatchObject({ Operation: 'AuthCode', Binding: 'SOAP 1.1', Outcome: 'OK' });
+    expect(shown).toMatchObject({ Operation: 'AuthCode', Protocol: 'SOAP 1.1', Outcome: 'OK' });
     expect(shown.Caller).toContain('127.0.0.1');
     // The code is a secret: masked in the history; the phone is shown.
     expect(shown['Key parameters']).toContain('code=***');
@@ -275,7 +275,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
     expect(await readSummary(page)).toMatchObject({
       Operation: 'AuthCode (AuthCodeSending)',
-      Binding: 'Console',
+      Protocol: 'Console',
       Outcome: 'OK',
     });
     const summary = await readSummary(page);
@@ -299,7 +299,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     await row.waitFor();
     expect(await readRow(page, row)).toMatchObject({
       Operation: 'AuthCode',
-      Binding: 'Console',
+      Protocol: 'Console',
       Outcome: 'OK',
     });
   });
@@ -377,7 +377,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     );
     await expect.poll(async () => (await readRows(page)).length, SETTLED).toBe(3);
     const rows = await readRows(page);
-    for (const row of rows) expect(row).toMatchObject({ Operation: 'SendMarkNotes', Binding: 'HTTP GET' });
+    for (const row of rows) expect(row).toMatchObject({ Operation: 'SendMarkNotes', Protocol: 'HTTP GET' });
     const shownIds = rows.map(callId).sort((a, b) => a - b);
     await screenshot(page, 'history-export-filters');
 
@@ -434,7 +434,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Dashboard' }).click();
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
     expect(await page.getByLabel('Period').inputValue()).toBe('24h');
-    expect(await page.getByLabel('Bucket').inputValue()).toBe('hour');
+    expect(await page.getByLabel('Group by').inputValue()).toBe('hour');
 
     // Charts, each named and described in words; the legend names every operation, top of the
     // stacked bars first.
@@ -489,7 +489,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
 
     // Another period and bucket: the charts are re-titled and re-counted, and the URL keeps them.
     await page.getByLabel('Period').selectOption({ label: 'Last 7 days' });
-    await page.getByLabel('Bucket').selectOption({ label: 'Day' });
+    await page.getByLabel('Group by').selectOption({ label: 'Day' });
     await page.waitForURL(
       (url) => url.searchParams.get('period') === '7d' && url.searchParams.get('bucket') === 'day',
     );
@@ -506,7 +506,7 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     await page.reload();
     await page.getByRole('figure', { name: 'Calls per day by operation' }).waitFor();
     expect(await page.getByLabel('Period').inputValue()).toBe('7d');
-    expect(await page.getByLabel('Bucket').inputValue()).toBe('day');
+    expect(await page.getByLabel('Group by').inputValue()).toBe('day');
   });
 
   it('shows the Service: every endpoint with its WSDL, which is a WSDL', async () => {

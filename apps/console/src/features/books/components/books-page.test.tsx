@@ -14,7 +14,8 @@ describe('Books', () => {
   it('lists each book with its file, size, an Open link and the GET-binding URL to copy', async () => {
     server.use(http.get('/api/books', () => HttpResponse.json([book()])));
     const { user } = renderApp('/books');
-    const table = await screen.findByRole('table', { name: 'Books' });
+    // The first test loads the page's code (lazily): it may take a while on a busy machine.
+    const table = await screen.findByRole('table', { name: 'Books' }, { timeout: 5000 });
     expect(
       within(table)
         .getAllByRole('columnheader')
