@@ -1,27 +1,31 @@
+import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
 import { paths } from '../config/paths';
 import { UserMenu } from '../features/auth/components/user-menu';
 import { useServiceInfo } from '../lib/service-info';
 import { useSession } from '../lib/session';
+import { pages, startOpening } from './pages';
 
 const links = [
-  { to: paths.dashboard.href(), label: 'Dashboard', adminOnly: false },
-  { to: paths.send.href(), label: 'Send', adminOnly: false },
-  { to: paths.history.href(), label: 'History', adminOnly: false },
-  { to: paths.deliveries.href(), label: 'Deliveries', adminOnly: false },
-  { to: paths.books.href(), label: 'Books', adminOnly: true },
-  { to: paths.schools.href(), label: 'Schools', adminOnly: true },
-  { to: paths.templates.href(), label: 'Templates', adminOnly: true },
-  { to: paths.users.href(), label: 'Users', adminOnly: true },
-  { to: paths.audit.href(), label: 'Audit', adminOnly: true },
-  { to: paths.service.href(), label: 'Service', adminOnly: false },
+  { to: paths.dashboard.href(), label: 'Dashboard', adminOnly: false, page: pages.dashboard },
+  { to: paths.send.href(), label: 'Send', adminOnly: false, page: pages.send },
+  { to: paths.history.href(), label: 'History', adminOnly: false, page: pages.history },
+  { to: paths.deliveries.href(), label: 'Deliveries', adminOnly: false, page: pages.deliveries },
+  { to: paths.books.href(), label: 'Books', adminOnly: true, page: pages.books },
+  { to: paths.schools.href(), label: 'Schools', adminOnly: true, page: pages.schools },
+  { to: paths.templates.href(), label: 'Templates', adminOnly: true, page: pages.templates },
+  { to: paths.users.href(), label: 'Users', adminOnly: true, page: pages.users },
+  { to: paths.audit.href(), label: 'Audit', adminOnly: true, page: pages.audit },
+  { to: paths.service.href(), label: 'Service', adminOnly: false, page: pages.service },
 ] as const;
 
 /** The pages of someone logged in: the header (navigation for their role, their menu) and the page. */
 export function Layout() {
-  const isAdmin = useSession().data?.user.role === 'admin';
+  const session = useSession().data;
+  const isAdmin = session?.user.role === 'admin';
   const { pathname } = useLocation();
+  const queryClient = useQueryClient();
   // On a phone the links fold behind one button, which names the page you are on; a new page,
   // Escape or focus leaving the menu closes it.
   const [menuOpen, setMenuOpen] = useState(false);
@@ -66,7 +70,24 @@ export function Layout() {
           <ul id="main-links" className={menuOpen ? 'nav-list nav-list-open' : 'nav-list'}>
             {shown.map((link) => (
               <li key={link.to}>
-                <NavLink to={link.to} className="nav-link">
+                <NavLink
+                  to={link.to}
+                  className="nav-link"
+                  // A page is fetched as the pointer comes to its link or the focus lands on it,
+                  // and pressing it starts its data too, before the click that opens it (the
+                  // press lasts a tenth of a second or so). Not the page already shown.
+                  onPointerEnter={() => void link.page.load()}
+                  onFocus={() => void link.page.load()}
+                  onPointerDown={(event) => {
+                    if (event.button !== 0 || !session || pathname === link.to) return;
+                    startOpening(
+                      link.page,
+                      queryClient,
+                      { params: {}, search: new URLSearchParams() },
+                      session,
+                    );
+                  }}
+                >
                   {link.label}
                 </NavLink>
               </li>
