@@ -12,10 +12,14 @@
 // compiler) and is not counted; medians and p90s (nearest rank) over the rest, so that a busy
 // moment of a shared 2-core machine moves one sample, not the figure. Beside them, in the first
 // visit's table, when the page's first API request started and when the last of its code arrived,
-// after the click (medians): what the click waits on. Builds nothing: `pnpm build` first.
+// after the click (medians): what the click waits on. With BENCH_BASELINE, another build is
+// measured in turns with this one, on a server of its own seeded alike, and each median gets its
+// ratio to the baseline's: the load of a shared machine falls on both alike. Builds nothing:
+// `pnpm build` first.
 //   node bench/menu-to-data.mjs                       (from apps/console; `pnpm bench` runs it)
 //   BENCH_ROUNDS=11 BENCH_PAGES=History,Audit node bench/menu-to-data.mjs
 //   BENCH_SERVER=/tmp/base/apps/server/dist/server.js node bench/menu-to-data.mjs  (another build)
+//   BENCH_BASELINE=/tmp/base/apps/server/dist/server.js node bench/menu-to-data.mjs  (A/B)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -30,6 +34,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverScript = process.env.BENCH_SERVER ?? path.join(here, '../../server/dist/server.js');
+/** Another build's dist/server.js (serving its own console build), measured in turns with this one. */
+const baselineScript = process.env.BENCH_BASELINE;
 const consoleDir = path.join(here, '..', 'dist');
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-password-2026' };
 
@@ -77,12 +83,12 @@ function freePort() {
 }
 
 /** The built server on a fresh data folder, its first admin made at start, limits off for the seeding. */
-async function startServer(dataDir) {
+async function startServer(script, dataDir) {
   const port = await freePort();
   // A developer's shell may set where the console is, the database or the addresses: the defaults
   // here (SQLite in the data folder, this build's console).
   const { CONSOLE_DIR, DATABASE_URL, PUBLIC_BASE_URL, ALLOWED_HOSTS, TRUST_PROXY, ...env } = process.env;
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', serverScript], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=8', script], {
     // The server reads a .env in its working directory: the data folder has none.
     cwd: dataDir,
     env: {
@@ -107,7 +113,7 @@ async function startServer(dataDir) {
     await new Promise((r) => setTimeout(r, 50));
   }
   child.kill('SIGKILL');
-  throw new Error(`${serverScript} did not start`);
+  throw new Error(`${script} did not start`);
 }
 
 async function stopServer(child) {
@@ -260,33 +266,57 @@ const median = (xs) => {
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(0.9 * xs.length) - 1];
 const ms = (n) => (n === undefined ? '—' : `${Math.round(n)} ms`);
 
-function report(title, samples, extra) {
+/** One table; with a baseline, its median beside each page's and the ratio. Returns the overall median. */
+function report(title, samples, baseline, extra) {
   console.log(`\n${title}`);
-  const header = `  ${'page'.padEnd(12)}${'median'.padStart(9)}${'p90'.padStart(9)}`;
-  console.log(extra ? `${header}${'request'.padStart(10)}${'code'.padStart(9)}` : header);
+  let header = `  ${'page'.padEnd(12)}${'median'.padStart(9)}${'p90'.padStart(9)}`;
+  if (extra) header += `${'request'.padStart(10)}${'code'.padStart(9)}`;
+  if (baseline) header += `${'baseline'.padStart(10)}${'ratio'.padStart(7)}`;
+  console.log(header);
   const all = [];
+  const allBase = [];
+  const defined = (xs) => xs.filter((x) => x !== undefined);
   for (const target of measured) {
     const rows = samples.get(target.link);
     const times = rows.map((r) => r.ms);
     all.push(...times);
-    const defined = (xs) => xs.filter((x) => x !== undefined);
-    const requests = defined(rows.map((r) => r.request));
-    const code = defined(rows.map((r) => r.code));
-    const line = `  ${target.link.padEnd(12)}${ms(median(times)).padStart(9)}${ms(p90(times)).padStart(9)}`;
-    console.log(
-      extra
-        ? `${line}${ms(requests.length ? median(requests) : undefined).padStart(10)}${ms(code.length ? median(code) : undefined).padStart(9)}`
-        : line,
-    );
+    let line = `  ${target.link.padEnd(12)}${ms(median(times)).padStart(9)}${ms(p90(times)).padStart(9)}`;
+    if (extra) {
+      const requests = defined(rows.map((r) => r.request));
+      const code = defined(rows.map((r) => r.code));
+      line += `${ms(requests.length ? median(requests) : undefined).padStart(10)}${ms(code.length ? median(code) : undefined).padStart(9)}`;
+    }
+    if (baseline) {
+      const base = baseline.get(target.link).map((r) => r.ms);
+      allBase.push(...base);
+      line += `${ms(median(base)).padStart(10)}${(median(times) / median(base)).toFixed(2).padStart(7)}`;
+    }
+    console.log(line);
   }
-  return median(all);
+  return { median: median(all), baseline: baseline ? median(allBase) : undefined };
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-menu-bench-'));
-const server = await startServer(dataDir);
+/** A server of `script` with its data seeded and the admin's session (cookies) in Chromium. */
+async function prepare(browser, script) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-menu-bench-'));
+  const server = { dataDir, ...(await startServer(script, dataDir)) };
+  servers.push(server);
+  await seed(server.url);
+  const context = await browser.newContext({ baseURL: server.url });
+  const page = await context.newPage();
+  await page.goto('/login');
+  await page.getByLabel('Username', { exact: true }).fill(ADMIN.username);
+  await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
+  await page.getByRole('button', { name: 'Log in', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  server.storageState = await context.storageState();
+  await context.close();
+  return server;
+}
+
+const servers = [];
 let browser;
 try {
-  await seed(server.url);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -301,40 +331,49 @@ try {
       '--disable-quic',
     ],
   });
-  const loginContext = await browser.newContext({ baseURL: server.url });
-  const loginPage = await loginContext.newPage();
-  await loginPage.goto('/login');
-  await loginPage.getByLabel('Username', { exact: true }).fill(ADMIN.username);
-  await loginPage.getByLabel('Password', { exact: true }).fill(ADMIN.password);
-  await loginPage.getByRole('button', { name: 'Log in', exact: true }).click();
-  await loginPage.getByRole('navigation', { name: 'Main' }).waitFor();
-  const storageState = await loginContext.storageState();
-  await loginContext.close();
-
-  const first = new Map(measured.map((p) => [p.link, []]));
-  const second = new Map(measured.map((p) => [p.link, []]));
+  const ours = await prepare(browser, serverScript);
+  const base = baselineScript ? await prepare(browser, baselineScript) : undefined;
+  const samples = () => new Map(measured.map((p) => [p.link, []]));
+  const first = samples();
+  const second = samples();
+  const baseFirst = base && samples();
+  const baseSecond = base && samples();
   for (let round = 0; round <= ROUNDS; round++) {
     for (const target of measured) {
-      const times = await visit(browser, server.url, storageState, target);
-      if (round === 0) continue;
-      first.get(target.link).push(times.first);
-      second.get(target.link).push(times.second);
+      // With a baseline the two builds take turns, each going first every other round.
+      const order = !base ? [ours] : round % 2 ? [base, ours] : [ours, base];
+      for (const server of order) {
+        const times = await visit(browser, server.url, server.storageState, target);
+        if (round === 0) continue;
+        (server === ours ? first : baseFirst).get(target.link).push(times.first);
+        (server === ours ? second : baseSecond).get(target.link).push(times.second);
+      }
     }
   }
 
-  console.log(`Menu click to data in Chromium, ${ROUNDS} rounds after a warm-up (${os.cpus().length} CPUs)`);
-  const firstMedian = report(
+  console.log(
+    `Menu click to data in Chromium, ${ROUNDS} rounds after a warm-up (${os.cpus().length} CPUs)` +
+      (base ? `; baseline ${baselineScript}, rounds alternating` : ''),
+  );
+  const firstVisit = report(
     'First visit in a session (the page’s code not loaded yet); request: its first API request started, code: its code arrived, after the click',
     first,
+    baseFirst,
     true,
   );
-  const secondMedian = report('Second visit (code and data loaded)', second, false);
+  const secondVisit = report('Second visit (code and data loaded)', second, baseSecond, false);
+  const against = (figures) =>
+    figures.baseline === undefined
+      ? ''
+      : `; baseline ${ms(figures.baseline)}, ratio ${(figures.median / figures.baseline).toFixed(2)}`;
   console.log(
-    `\nFirst visit, all pages: median ${ms(firstMedian)}; target ${TARGET_MS} ms; ratio ${(firstMedian / TARGET_MS).toFixed(2)}`,
+    `\nFirst visit, all pages: median ${ms(firstVisit.median)}; target ${TARGET_MS} ms; ratio ${(firstVisit.median / TARGET_MS).toFixed(2)}${against(firstVisit)}`,
   );
-  console.log(`Second visit, all pages: median ${ms(secondMedian)}`);
+  console.log(`Second visit, all pages: median ${ms(secondVisit.median)}${against(secondVisit)}`);
 } finally {
   await browser?.close();
-  await stopServer(server.child);
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  for (const server of servers) {
+    await stopServer(server.child);
+    fs.rmSync(server.dataDir, { recursive: true, force: true });
+  }
 }
