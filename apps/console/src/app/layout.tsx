@@ -1,6 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { Suspense, useEffect, useRef, useState } from 'react';
 import { Link, NavLink, Outlet, useLocation } from 'react-router';
+import { Loading } from '../components/ui/status';
 import { paths } from '../config/paths';
 import { UserMenu } from '../features/auth/components/user-menu';
 import { useServiceInfo } from '../lib/service-info';
@@ -32,6 +33,11 @@ export function Layout() {
   const toggleRef = useRef<HTMLButtonElement>(null);
   useEffect(() => setMenuOpen(false), [pathname]);
   useHeadingFocusOnNavigation(pathname);
+  // The page a menu link opens, until it is shown: the previous page stays while the new one's
+  // code arrives (see PageFrame), and the link says it is on its way.
+  const [opening, setOpening] = useState<string | null>(null);
+  useEffect(() => setOpening(null), [pathname]);
+  const busy = opening !== null && opening !== pathname;
   const shown = links.filter((link) => isAdmin || !link.adminOnly);
   const current = shown.find((link) => pathname === link.to || pathname.startsWith(`${link.to}/`));
   return (
@@ -72,7 +78,7 @@ export function Layout() {
               <li key={link.to}>
                 <NavLink
                   to={link.to}
-                  className="nav-link"
+                  className={busy && opening === link.to ? 'nav-link nav-link-opening' : 'nav-link'}
                   // A page is fetched as the pointer comes to its link or the focus lands on it,
                   // and pressing it starts its data too, before the click that opens it (the
                   // press lasts a tenth of a second or so). Not the page already shown.
@@ -87,6 +93,11 @@ export function Layout() {
                       session,
                     );
                   }}
+                  onClick={(event) => {
+                    // A click the browser handles itself (a new tab or window) opens nothing here.
+                    const modified = event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
+                    if (event.button === 0 && !modified) setOpening(link.to);
+                  }}
                 >
                   {link.label}
                 </NavLink>
@@ -97,10 +108,27 @@ export function Layout() {
         <UserMenu />
       </header>
       <TestModeBanner />
-      <main id="main" tabIndex={-1}>
-        <Outlet />
+      <main id="main" tabIndex={-1} aria-busy={busy || undefined}>
+        <PageFrame />
       </main>
     </>
+  );
+}
+
+/**
+ * Where the pages go: one Suspense boundary for all of them, which stays as the reader moves from
+ * page to page. The router moves in a transition, so while a page's code is still on its way React
+ * keeps the previous page rather than showing this fallback again, and shows the new page as soon
+ * as its code is there (its data asked for as it was opened: pages.ts). A boundary of each page's
+ * own would be new at each visit: its fallback would show, and React holds what replaces a
+ * fallback until 300 ms after it appeared, whatever arrives sooner. The fallback shows on the
+ * first page of a visit (and after logging in), while the first page's code arrives.
+ */
+function PageFrame() {
+  return (
+    <Suspense fallback={<Loading>Loading the page…</Loading>}>
+      <Outlet />
+    </Suspense>
   );
 }
 
@@ -168,7 +196,7 @@ export function PublicLayout() {
   return (
     <main id="main" className="public-main">
       <p className="app-name">School Messaging</p>
-      <Outlet />
+      <PageFrame />
     </main>
   );
 }

@@ -4,8 +4,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { book, callList, callSummary } from '../testing/data';
 import { renderApp } from '../testing/render';
 import { recordRequests, server } from '../testing/server';
+import { type LazyPage, pages } from './pages';
 
-// Three pages whose code arrives only when the test says: what the console asks before that, it
+// Pages whose code arrives only when the test says: what the console asks before that, it
 // asked as the page was opened, not once the page had rendered. (A page's code, once loaded,
 // stays loaded for the rest of this file: each test opens a page of its own.)
 const code = vi.hoisted(() => {
@@ -16,7 +17,7 @@ const code = vi.hoisted(() => {
     });
     return { opened, open: () => open() };
   };
-  return { books: gate(), history: gate(), dashboard: gate() };
+  return { books: gate(), history: gate(), dashboard: gate(), users: gate() };
 });
 vi.mock('../features/books/components/books-page', async (importOriginal) => {
   await code.books.opened;
@@ -30,6 +31,17 @@ vi.mock('../features/dashboard/components/dashboard-page', async (importOriginal
   await code.dashboard.opened;
   return importOriginal();
 });
+vi.mock('../features/users/components/users-page', async (importOriginal) => {
+  await code.users.opened;
+  return importOriginal();
+});
+
+/** Lets the page's code arrive, and waits until it has (its import transformed and run). */
+const arrive = (gate: { open(): void }, page: LazyPage) =>
+  act(async () => {
+    gate.open();
+    await page.load();
+  });
 
 const asked = (requests: Request[], pathname: string) =>
   requests.filter((r) => new URL(r.url).pathname === pathname).map((r) => new URL(r.url).searchParams);
@@ -48,7 +60,7 @@ describe('Opening a page', () => {
     await waitFor(() => expect(asked(requests, '/api/books')).toHaveLength(1));
     expect(screen.queryByRole('heading', { name: 'Books', level: 1 })).not.toBeInTheDocument();
 
-    await act(async () => code.books.open());
+    await arrive(code.books, pages.books);
     expect(await screen.findByRole('cell', { name: /maths-7B\.pdf/ })).toBeInTheDocument();
     // The page found the answer under its own query's key.
     expect(asked(requests, '/api/books')).toHaveLength(1);
@@ -70,7 +82,7 @@ describe('Opening a page', () => {
     expect(asked(requests, '/api/calls/count')[0]?.get('operation')).toBe('pushNoti');
     expect(screen.queryByRole('heading', { name: 'History', level: 1 })).not.toBeInTheDocument();
 
-    await act(async () => code.history.open());
+    await arrive(code.history, pages.history);
     expect(await screen.findByRole('link', { name: /^Call 41,/ })).toBeInTheDocument();
     expect(asked(requests, '/api/calls')).toHaveLength(1);
     expect(asked(requests, '/api/calls/count')).toHaveLength(1);
@@ -86,8 +98,26 @@ describe('Opening a page', () => {
     await waitFor(() => expect(asked(requests, '/api/stats')).toHaveLength(2));
     expect(screen.queryByRole('heading', { name: 'Dashboard', level: 1 })).not.toBeInTheDocument();
 
-    await act(async () => code.dashboard.open());
+    await arrive(code.dashboard, pages.dashboard);
     expect(await screen.findByText('No calls in this period.')).toBeInTheDocument();
     expect(asked(requests, '/api/stats')).toHaveLength(2);
+  });
+
+  it('keeps the page shown until the next one’s code has arrived, its link saying it is on its way', async () => {
+    const { user } = renderApp('/service');
+    await screen.findByRole('heading', { name: 'Service', level: 1 });
+
+    await user.click(menuLink('Users'));
+    expect(menuLink('Users')).toHaveClass('nav-link-opening');
+    expect(screen.getByRole('main')).toHaveAttribute('aria-busy', 'true');
+    expect(screen.getByRole('heading', { name: 'Service', level: 1 })).toBeInTheDocument();
+    expect(screen.queryByText('Loading the page…')).not.toBeInTheDocument();
+
+    await arrive(code.users, pages.users);
+    expect(await screen.findByRole('heading', { name: 'Users', level: 1 })).toBeInTheDocument();
+    expect(screen.queryByRole('heading', { name: 'Service', level: 1 })).not.toBeInTheDocument();
+    expect(menuLink('Users')).not.toHaveClass('nav-link-opening');
+    expect(menuLink('Users')).toHaveAttribute('aria-current', 'page');
+    expect(screen.getByRole('main')).not.toHaveAttribute('aria-busy');
   });
 });

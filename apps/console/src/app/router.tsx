@@ -1,7 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { Component, type ErrorInfo, type ReactNode, Suspense } from 'react';
+import { Component, type ErrorInfo, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation, useParams } from 'react-router';
-import { Loading } from '../components/ui/status';
 import { paths } from '../config/paths';
 import { useSession } from '../lib/session';
 import { PublicOnly, RequireAdmin, RequireSession } from './auth-guards';
@@ -59,7 +58,10 @@ export function AppRoutes() {
   );
 }
 
-/** A lazily loaded page: a loading message while its code arrives, an error if it cannot. */
+/**
+ * A lazily loaded page (the layout's frame shows a loading message while the first page's code
+ * arrives, layout.tsx), or an error if its code cannot be loaded.
+ */
 function Page({ page }: { page: LazyPage }) {
   const location = useLocation();
   const params = useParams();
@@ -74,9 +76,7 @@ function Page({ page }: { page: LazyPage }) {
   }
   return (
     <PageErrorBoundary key={location.pathname}>
-      <Suspense fallback={<Loading>Loading the page…</Loading>}>
-        <page.Page />
-      </Suspense>
+      <page.Page />
     </PageErrorBoundary>
   );
 }
