@@ -71,9 +71,10 @@ function lazyPage<M>(
  * again (React Query's prefetch), so calling this twice for one opening costs nothing.
  */
 export function startOpening(page: LazyPage, queryClient: QueryClient, at: Opening, session: Session): void {
-  void page.load();
+  // The queries first: the server's work takes longer than serving a file.
   // Until a second factor is set up the server answers nothing but the Account page's requests.
   if (!mustSetUpSecondFactor(session)) page.prefetch(queryClient, at, session);
+  void page.load();
 }
 
 const isAdmin = (session: Session) => session.user.role === 'admin';
