@@ -94,9 +94,10 @@ export function Layout() {
                     );
                   }}
                   onClick={(event) => {
-                    // A click the browser handles itself (a new tab or window) opens nothing here.
+                    // A click the browser handles itself (a new tab or window) opens nothing here;
+                    // a page whose code is there is shown at once, with nothing to wait for.
                     const modified = event.metaKey || event.ctrlKey || event.shiftKey || event.altKey;
-                    if (event.button === 0 && !modified) setOpening(link.to);
+                    if (event.button === 0 && !modified && !link.page.loaded) setOpening(link.to);
                   }}
                 >
                   {link.label}
