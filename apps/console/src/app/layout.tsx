@@ -123,15 +123,21 @@ export function Layout() {
  * as its code is there (its data asked for as it was opened: pages.ts). A boundary of each page's
  * own would be new at each visit: its fallback would show, and React holds what replaces a
  * fallback until 300 ms after it appeared, whatever arrives sooner. The fallback shows on the
- * first page of a visit (and after logging in), while the first page's code arrives.
+ * first page of a visit (and after logging in), while the first page's code arrives. A link
+ * followed meanwhile waits for its own page's code, and the first page is still shown (briefly)
+ * when its code arrives: so no page navigates as it mounts (a redirect is a route of its own,
+ * router.tsx), or it would undo that click.
  */
 function PageFrame() {
   return (
-    <Suspense fallback={<Loading>Loading the page…</Loading>}>
+    <Suspense fallback={<PageLoading />}>
       <Outlet />
     </Suspense>
   );
 }
+
+/** While a page's code arrives. */
+export const PageLoading = () => <Loading>Loading the page…</Loading>;
 
 /**
  * After a navigation (not the first page) focus goes to the new page's heading, as a screen reader

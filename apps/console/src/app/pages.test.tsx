@@ -17,7 +17,7 @@ const code = vi.hoisted(() => {
     });
     return { opened, open: () => open() };
   };
-  return { books: gate(), history: gate(), dashboard: gate(), users: gate() };
+  return { books: gate(), history: gate(), dashboard: gate(), users: gate(), send: gate() };
 });
 vi.mock('../features/books/components/books-page', async (importOriginal) => {
   await code.books.opened;
@@ -33,6 +33,10 @@ vi.mock('../features/dashboard/components/dashboard-page', async (importOriginal
 });
 vi.mock('../features/users/components/users-page', async (importOriginal) => {
   await code.users.opened;
+  return importOriginal();
+});
+vi.mock('../features/send/components/send-page', async (importOriginal) => {
+  await code.send.opened;
   return importOriginal();
 });
 
@@ -119,5 +123,17 @@ describe('Opening a page', () => {
     expect(menuLink('Users')).not.toHaveClass('nav-link-opening');
     expect(menuLink('Users')).toHaveAttribute('aria-current', 'page');
     expect(screen.getByRole('main')).not.toHaveAttribute('aria-busy');
+  });
+
+  it('goes from /send to its first operation before Send’s code has arrived, saying the page is loading', async () => {
+    // A page that navigated as it mounted could undo a click made while its code was loading.
+    const { location } = renderApp('/send');
+    await waitFor(() => expect(location().pathname).toBe('/send/AuthCode'));
+    expect(screen.getByText('Loading the page…')).toBeInTheDocument();
+
+    await arrive(code.send, pages.send);
+    expect(
+      await screen.findByRole('heading', { name: 'Send a login code AuthCode', level: 2 }),
+    ).toBeInTheDocument();
   });
 });

@@ -1,11 +1,15 @@
+import { groups } from '@school/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { Component, type ErrorInfo, type ReactNode } from 'react';
 import { Navigate, Route, Routes, useLocation, useParams } from 'react-router';
 import { paths } from '../config/paths';
 import { useSession } from '../lib/session';
 import { PublicOnly, RequireAdmin, RequireSession } from './auth-guards';
-import { Layout, PublicLayout } from './layout';
+import { Layout, PageLoading, PublicLayout } from './layout';
 import { type LazyPage, pages, startOpening } from './pages';
+
+/** Where /send goes: the contract's first operation. */
+const firstOperation = groups[0]?.operations[0]?.name;
 
 // Every page loads on its first visit (pages.ts says what is in the first bundle). Declarative
 // routes rather than a data router: this mode is about 17 KB gzipped smaller, and the one thing
@@ -35,7 +39,10 @@ export function AppRoutes() {
       </Route>
       <Route element={<RequireSession />}>
         <Route element={<Layout />}>
-          <Route index element={<Navigate to={paths.dashboard.href()} replace />} />
+          <Route index element={<Redirect to={paths.dashboard.href()} />} />
+          {/* /send opens the first operation. Here rather than in the page: a page that navigates as it
+              mounts can undo a click made while its code was loading (layout.tsx, PageFrame). */}
+          <Route path={paths.send.href()} element={<Redirect to={paths.send.href(firstOperation)} />} />
           <Route path={paths.send.pattern} element={<Page page={pages.send} />} />
           <Route path={paths.history.pattern} element={<Page page={pages.history} />} />
           <Route path={paths.call.pattern} element={<Page page={pages.call} />} />
@@ -55,6 +62,19 @@ export function AppRoutes() {
         </Route>
       </Route>
     </Routes>
+  );
+}
+
+/**
+ * A route that sends the reader on, saying meanwhile that the page is loading: the layout's frame
+ * keeps what this renders on screen until the next page's code is there (layout.tsx).
+ */
+function Redirect({ to }: { to: string }) {
+  return (
+    <>
+      <Navigate to={to} replace />
+      <PageLoading />
+    </>
   );
 }
 
