@@ -83,9 +83,10 @@ const isAdmin = (session: Session) => session.user.role === 'admin';
  * Every lazily loaded page. The first bundle is the shell (layout, guards, session) and these
  * prefetch functions (small: each feature's query options and URL filters), never a page's
  * components: each page is its own chunk, costing nothing until it is opened, and the landing
- * page (the Dashboard, with uPlot) is the shell plus its own chunk (bench/bundle-size.mjs). Send,
- * Service and Account ask for nothing the shell has not (the service's description, the session);
- * the login and setup pages are opened logged out, when nothing is prefetched.
+ * page (the Dashboard, with uPlot) is the shell plus its own chunk (bench/bundle-size.mjs).
+ * Service and Account ask for nothing the shell has not (the service's description, the session),
+ * nor does Send but for the schools it offers an admin on an operation that takes one, which it
+ * asks for itself; the login and setup pages are opened logged out, when nothing is prefetched.
  */
 export const pages = {
   dashboard: lazyPage(
