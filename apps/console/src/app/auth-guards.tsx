@@ -1,3 +1,4 @@
+import type { Session } from '@school/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useEffect } from 'react';
 import { Navigate, Outlet, useLocation, useSearchParams } from 'react-router';
@@ -43,13 +44,15 @@ export function RequireSession() {
     const back = here !== '/' && sessionEnded(queryClient) !== 'logged-out';
     return <Navigate to={paths.login.href(back ? here : undefined)} replace />;
   }
-  // REQUIRE_TOTP: nothing but the Account page answers until a second factor is set up.
-  const { secondFactor } = session.data;
-  if (secondFactor.required && !secondFactor.enabled && location.pathname !== paths.account.href()) {
+  if (mustSetUpSecondFactor(session.data) && location.pathname !== paths.account.href()) {
     return <Navigate to={paths.account.href()} replace />;
   }
   return <Outlet />;
 }
+
+/** REQUIRE_TOTP: nothing but the Account page answers until a second factor is set up. */
+export const mustSetUpSecondFactor = ({ secondFactor }: Session): boolean =>
+  secondFactor.required && !secondFactor.enabled;
 
 /**
  * Pages of this origin the server serves itself rather than the console (the API's documentation

@@ -1,60 +1,20 @@
-import { Component, type ErrorInfo, lazy, type ReactNode, Suspense } from 'react';
-import { Navigate, Route, Routes, useLocation } from 'react-router';
-import { Loading } from '../components/ui/status';
+import { groups } from '@school/contract';
+import { useQueryClient } from '@tanstack/react-query';
+import { Component, type ErrorInfo, type ReactNode } from 'react';
+import { Navigate, Route, Routes, useLocation, useParams } from 'react-router';
 import { paths } from '../config/paths';
+import { useSession } from '../lib/session';
 import { PublicOnly, RequireAdmin, RequireSession } from './auth-guards';
-import { Layout, PublicLayout } from './layout';
+import { Layout, PageLoading, PublicLayout } from './layout';
+import { type LazyPage, pages, startOpening } from './pages';
 
-// The first bundle is the shell (layout, guards, session); every page loads on its first visit,
-// so a page costs nothing until it is opened, and the landing page (the Dashboard, with uPlot) is
-// the shell plus its own chunk (bench/bundle-size.mjs). Declarative routes rather than a data
-// router: the console has no loaders or actions, and this mode is about 17 KB gzipped smaller.
-const SendPage = lazy(() =>
-  import('../features/send/components/send-page').then((m) => ({ default: m.SendPage })),
-);
-const HistoryPage = lazy(() =>
-  import('../features/history/components/history-page').then((m) => ({ default: m.HistoryPage })),
-);
-const CallPage = lazy(() =>
-  import('../features/history/components/call-page').then((m) => ({ default: m.CallPage })),
-);
-const DashboardPage = lazy(() =>
-  import('../features/dashboard/components/dashboard-page').then((m) => ({ default: m.DashboardPage })),
-);
-const DeliveriesPage = lazy(() =>
-  import('../features/deliveries/components/deliveries-page').then((m) => ({ default: m.DeliveriesPage })),
-);
-const DeliveryPage = lazy(() =>
-  import('../features/deliveries/components/delivery-page').then((m) => ({ default: m.DeliveryPage })),
-);
-const BooksPage = lazy(() =>
-  import('../features/books/components/books-page').then((m) => ({ default: m.BooksPage })),
-);
-const SchoolsPage = lazy(() =>
-  import('../features/schools/components/schools-page').then((m) => ({ default: m.SchoolsPage })),
-);
-const TemplatesPage = lazy(() =>
-  import('../features/templates/components/templates-page').then((m) => ({ default: m.TemplatesPage })),
-);
-const ServicePage = lazy(() =>
-  import('../features/service/components/service-page').then((m) => ({ default: m.ServicePage })),
-);
-const LoginPage = lazy(() =>
-  import('../features/auth/components/login-page').then((m) => ({ default: m.LoginPage })),
-);
-const SetupPage = lazy(() =>
-  import('../features/auth/components/setup-page').then((m) => ({ default: m.SetupPage })),
-);
-const AccountPage = lazy(() =>
-  import('../features/auth/components/account-page').then((m) => ({ default: m.AccountPage })),
-);
-const UsersPage = lazy(() =>
-  import('../features/users/components/users-page').then((m) => ({ default: m.UsersPage })),
-);
-const AuditPage = lazy(() =>
-  import('../features/audit/components/audit-page').then((m) => ({ default: m.AuditPage })),
-);
+/** Where /send goes: the contract's first operation. */
+const firstOperation = groups[0]?.operations[0]?.name;
 
+// Every page loads on its first visit (pages.ts says what is in the first bundle). Declarative
+// routes rather than a data router: this mode is about 17 KB gzipped smaller, and the one thing
+// its loaders would do here, start a page's queries as it is opened rather than once its code has
+// arrived, pages.ts does beside each lazy import.
 export function AppRoutes() {
   return (
     <Routes>
@@ -64,7 +24,7 @@ export function AppRoutes() {
           path={paths.login.pattern}
           element={
             <PublicOnly>
-              <Page>{<LoginPage />}</Page>
+              <Page page={pages.login} />
             </PublicOnly>
           }
         />
@@ -72,28 +32,31 @@ export function AppRoutes() {
           path={paths.setup.pattern}
           element={
             <PublicOnly>
-              <Page>{<SetupPage />}</Page>
+              <Page page={pages.setup} />
             </PublicOnly>
           }
         />
       </Route>
       <Route element={<RequireSession />}>
         <Route element={<Layout />}>
-          <Route index element={<Navigate to={paths.dashboard.href()} replace />} />
-          <Route path={paths.send.pattern} element={<Page>{<SendPage />}</Page>} />
-          <Route path={paths.history.pattern} element={<Page>{<HistoryPage />}</Page>} />
-          <Route path={paths.call.pattern} element={<Page>{<CallPage />}</Page>} />
-          <Route path={paths.deliveries.pattern} element={<Page>{<DeliveriesPage />}</Page>} />
-          <Route path={paths.delivery.pattern} element={<Page>{<DeliveryPage />}</Page>} />
-          <Route path={paths.dashboard.pattern} element={<Page>{<DashboardPage />}</Page>} />
-          <Route path={paths.service.pattern} element={<Page>{<ServicePage />}</Page>} />
-          <Route path={paths.account.pattern} element={<Page>{<AccountPage />}</Page>} />
+          <Route index element={<Redirect to={paths.dashboard.href()} />} />
+          {/* /send opens the first operation. Here rather than in the page: a page that navigates as it
+              mounts can undo a click made while its code was loading (layout.tsx, PageFrame). */}
+          <Route path={paths.send.href()} element={<Redirect to={paths.send.href(firstOperation)} />} />
+          <Route path={paths.send.pattern} element={<Page page={pages.send} />} />
+          <Route path={paths.history.pattern} element={<Page page={pages.history} />} />
+          <Route path={paths.call.pattern} element={<Page page={pages.call} />} />
+          <Route path={paths.deliveries.pattern} element={<Page page={pages.deliveries} />} />
+          <Route path={paths.delivery.pattern} element={<Page page={pages.delivery} />} />
+          <Route path={paths.dashboard.pattern} element={<Page page={pages.dashboard} />} />
+          <Route path={paths.service.pattern} element={<Page page={pages.service} />} />
+          <Route path={paths.account.pattern} element={<Page page={pages.account} />} />
           <Route element={<RequireAdmin />}>
-            <Route path={paths.books.pattern} element={<Page>{<BooksPage />}</Page>} />
-            <Route path={paths.schools.pattern} element={<Page>{<SchoolsPage />}</Page>} />
-            <Route path={paths.templates.pattern} element={<Page>{<TemplatesPage />}</Page>} />
-            <Route path={paths.users.pattern} element={<Page>{<UsersPage />}</Page>} />
-            <Route path={paths.audit.pattern} element={<Page>{<AuditPage />}</Page>} />
+            <Route path={paths.books.pattern} element={<Page page={pages.books} />} />
+            <Route path={paths.schools.pattern} element={<Page page={pages.schools} />} />
+            <Route path={paths.templates.pattern} element={<Page page={pages.templates} />} />
+            <Route path={paths.users.pattern} element={<Page page={pages.users} />} />
+            <Route path={paths.audit.pattern} element={<Page page={pages.audit} />} />
           </Route>
           <Route path="*" element={<NotFound />} />
         </Route>
@@ -102,12 +65,38 @@ export function AppRoutes() {
   );
 }
 
-/** A lazily loaded page: a loading message while its code arrives, an error if it cannot. */
-function Page({ children }: { children: ReactNode }) {
+/**
+ * A route that sends the reader on, saying meanwhile that the page is loading: the layout's frame
+ * keeps what this renders on screen until the next page's code is there (layout.tsx).
+ */
+function Redirect({ to }: { to: string }) {
+  return (
+    <>
+      <Navigate to={to} replace />
+      <PageLoading />
+    </>
+  );
+}
+
+/**
+ * A lazily loaded page (the layout's frame shows a loading message while the first page's code
+ * arrives, layout.tsx), or an error if its code cannot be loaded.
+ */
+function Page({ page }: { page: LazyPage }) {
   const location = useLocation();
+  const params = useParams();
+  const queryClient = useQueryClient();
+  const session = useSession().data;
+  // Opened before its code has arrived (a link in a page, Back, an address typed): its first
+  // queries start now, beside the code, not once it has rendered. In render, as React Query's
+  // usePrefetchQuery does, since a navigation has no earlier moment here; what is cached or under
+  // way is not asked again. Once the code is there the page renders at once and asks itself.
+  if (!page.loaded && session) {
+    startOpening(page, queryClient, { params, search: new URLSearchParams(location.search) }, session);
+  }
   return (
     <PageErrorBoundary key={location.pathname}>
-      <Suspense fallback={<Loading>Loading the page…</Loading>}>{children}</Suspense>
+      <page.Page />
     </PageErrorBoundary>
   );
 }

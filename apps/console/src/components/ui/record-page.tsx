@@ -2,6 +2,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { ProblemError } from '../../lib/api-client';
+import { recordId } from '../../lib/record-id';
 import { returnState } from '../../lib/return-focus';
 import { ErrorState, Loading } from './status';
 
@@ -22,8 +23,7 @@ export function RecordPage({
 }) {
   const params = useParams();
   const location = useLocation();
-  const id = Number(params.id);
-  const valid = Number.isSafeInteger(id) && id > 0;
+  const id = recordId(params.id);
   const search = (location.state as { search?: string } | null)?.search ?? '';
   const noun = title.toLowerCase();
 
@@ -32,14 +32,14 @@ export function RecordPage({
       <title>{`${title} ${params.id ?? ''} · School Messaging`}</title>
       <p>
         {/* Back on the list, the focus returns to this record's row. */}
-        <Link to={back.href(search)} state={valid ? returnState(id) : undefined}>
+        <Link to={back.href(search)} state={id === undefined ? undefined : returnState(id)}>
           ← Back to {back.label}
         </Link>
       </p>
       <h1>
         {title} #{params.id}
       </h1>
-      {valid ? (
+      {id !== undefined ? (
         children(id)
       ) : (
         <p role="alert">

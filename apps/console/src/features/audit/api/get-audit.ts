@@ -20,8 +20,10 @@ export const getAuditQueryOptions = (filters: AuditFilters) =>
     queryFn: ({ pageParam, signal }) => getAudit(filters, pageParam, signal),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
-    // Every change anywhere in the console lands here: always fetched again when opened.
-    staleTime: 0,
+    // Every change anywhere in the console lands here: fetched again whenever the page is opened,
+    // fresh only for the moment between the click that opens it, which asks (app/pages.ts), and
+    // the page showing the answer.
+    staleTime: 2_000,
   });
 
 export const useAudit = (filters: AuditFilters) => useInfiniteQuery(getAuditQueryOptions(filters));

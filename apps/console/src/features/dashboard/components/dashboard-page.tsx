@@ -1,12 +1,14 @@
 import { operations } from '@school/contract';
-import { useMemo, useState } from 'react';
+import { useMemo } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useSchools } from '../../../lib/schools';
 import { useServiceInfo } from '../../../lib/service-info';
 import { useSession } from '../../../lib/session';
 import { useStats } from '../api/get-stats';
+import { useOpenedAt } from '../api/prefetch';
 import { formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
+import { BUCKETS, PERIODS, statsQueries, viewOf } from '../utils/period';
 import type { Bucket } from '../utils/time-axis';
 import { verdictOf } from '../utils/verdict';
 import { CallsChart } from './calls-chart';
@@ -17,42 +19,14 @@ import { LatencyChart } from './latency-chart';
 import { VerdictPanel } from './verdict-panel';
 import '../dashboard.css';
 
-const PERIODS = {
-  '24h': { label: 'Last 24 hours', ms: 24 * 3_600_000 },
-  '7d': { label: 'Last 7 days', ms: 7 * 86_400_000 },
-  '30d': { label: 'Last 30 days', ms: 30 * 86_400_000 },
-} as const;
-type Period = keyof typeof PERIODS;
-const BUCKETS: Record<Bucket, string> = { hour: 'Hour', day: 'Day' };
-
-const isPeriod = (v: string | null): v is Period => v !== null && v in PERIODS;
-const isBucket = (v: string | null): v is Bucket => v !== null && v in BUCKETS;
-
 export function DashboardPage() {
   const [search, setSearch] = useSearchParams();
-  const period: Period = isPeriod(search.get('period')) ? (search.get('period') as Period) : '24h';
-  const bucket: Bucket = isBucket(search.get('bucket')) ? (search.get('bucket') as Bucket) : 'hour';
-  // "Now" is fixed until Refresh, so the query key (and the picture) stays put between renders.
-  const [now, setNow] = useState(() => Date.now());
-  const range = useMemo(
-    () => ({
-      from: new Date(now - PERIODS[period].ms).toISOString(),
-      to: new Date(now).toISOString(),
-      bucket,
-    }),
-    [now, period, bucket],
-  );
-  const stats = useStats(range);
-  // The period before, as long, in days: what "errors are up" is measured against.
-  const previousRange = useMemo(
-    () => ({
-      from: new Date(now - 2 * PERIODS[period].ms).toISOString(),
-      to: new Date(now - PERIODS[period].ms).toISOString(),
-      bucket: 'day' as const,
-    }),
-    [now, period],
-  );
-  const previousStats = useStats(previousRange);
+  const { period, bucket } = viewOf(search);
+  // The queries prefetchDashboard (../api/prefetch.ts) starts when the page is opened.
+  const [now, refresh] = useOpenedAt();
+  const queries = useMemo(() => statsQueries({ period, bucket }, now), [now, period, bucket]);
+  const stats = useStats(queries.current);
+  const previousStats = useStats(queries.previous);
   const providers = useServiceInfo().data?.providers;
   // A console with no school yet: an admin is shown what to do first.
   const isAdmin = useSession().data?.user.role === 'admin';
@@ -134,7 +108,7 @@ export function DashboardPage() {
             ))}
           </select>
         </label>
-        <button type="button" className="button" onClick={() => setNow(Date.now())}>
+        <button type="button" className="button" onClick={refresh}>
           Refresh
         </button>
         {stats.isFetching && data ? (

@@ -14,6 +14,9 @@ export const getCallCountQueryOptions = (filters: CallFilters) =>
     queryFn: ({ signal }) => getCallCount(filters, signal),
   });
 
-/** The total of a History view; free-text searches are not counted (their search runs on a budget). */
+/** Whether a History view is counted: free-text searches are not (their search runs on a budget). */
+export const isCounted = (filters: CallFilters): boolean => !filters.q;
+
+/** The total of a History view, when it is counted. */
 export const useCallCount = (filters: CallFilters) =>
-  useQuery({ ...getCallCountQueryOptions(filters), enabled: !filters.q });
+  useQuery({ ...getCallCountQueryOptions(filters), enabled: isCounted(filters) });

@@ -1,5 +1,5 @@
 import { groups, operationByName } from '@school/contract';
-import { Navigate, NavLink, useParams } from 'react-router';
+import { NavLink, useParams } from 'react-router';
 import { paths } from '../../../config/paths';
 import { OperationForm } from './operation-form';
 import '../send.css';
@@ -27,10 +27,9 @@ function OperationName({ name }: { name: string }) {
   );
 }
 
+/** One operation's form (`/send/:operation`; /send goes to the first, app/router.tsx). */
 export function SendPage() {
   const { operation } = useParams();
-  const first = groups[0]?.operations[0];
-  if (!operation && first) return <Navigate to={paths.send.href(first.name)} replace />;
   const op = operation ? operationByName(operation) : undefined;
 
   return (
