@@ -1,5 +1,5 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { server } from './server';
 
@@ -17,6 +17,11 @@ if (!window.matchMedia) {
       dispatchEvent: () => false,
     }) as MediaQueryList;
 }
+
+// A page's code is a lazy chunk, loaded by the first test that opens it: on a machine busy with
+// other work (CI runs every project at once) that first load can take more than findBy's default
+// second. Waiting longer changes nothing for a test that passes, and fails the same otherwise.
+configure({ asyncUtilTimeout: 4000 });
 
 // jsdom has no canvas: say so quietly (uPlot charts then show their text summary only).
 HTMLCanvasElement.prototype.getContext = () => null;
