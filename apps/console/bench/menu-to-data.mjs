@@ -20,13 +20,12 @@
 //   BENCH_ROUNDS=11 BENCH_PAGES=History,Audit node bench/menu-to-data.mjs
 //   BENCH_SERVER=/tmp/base/apps/server/dist/server.js node bench/menu-to-data.mjs  (another build)
 //   BENCH_BASELINE=/tmp/base/apps/server/dist/server.js node bench/menu-to-data.mjs  (A/B)
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startProcess, stopProcess } from '../../server/bench/server-process.mjs';
 
 /** The issue's target for the median of a first visit, on this machine. */
 const TARGET_MS = 250;
@@ -71,58 +70,25 @@ if (!fs.existsSync(CHROMIUM)) {
   process.exit(0);
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /** The built server on a fresh data folder, its first admin made at start, limits off for the seeding. */
-async function startServer(script, dataDir) {
-  const port = await freePort();
+function startServer(script, dataDir) {
   // A developer's shell may set where the console is, the database or the addresses: the defaults
   // here (SQLite in the data folder, this build's console).
-  const { CONSOLE_DIR, DATABASE_URL, PUBLIC_BASE_URL, ALLOWED_HOSTS, TRUST_PROXY, ...env } = process.env;
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', script], {
-    // The server reads a .env in its working directory: the data folder has none.
-    cwd: dataDir,
-    env: {
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
+  const { CONSOLE_DIR, DATABASE_URL, PUBLIC_BASE_URL, ALLOWED_HOSTS, TRUST_PROXY, ...baseEnv } = process.env;
+  return startProcess(
+    script,
+    {
       DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
       AUTHCODE_LIMIT_PER_PHONE: 'off',
       AUTHCODE_LIMIT_PER_IP: 'off',
+      AUTHCODE_LIMIT_PER_RANGE: 'off',
       ASMX_LIMIT_PER_IP: 'off',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600 && child.exitCode === null; i++) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { url, child };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${script} did not start`);
-}
-
-async function stopServer(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
+    // The server reads a .env in its working directory: the data folder has none.
+    { baseEnv, cwd: dataDir },
+  );
 }
 
 /** Data on every page: calls (with their deliveries), a school, a template, a book, an operator. */
@@ -373,7 +339,7 @@ try {
 } finally {
   await browser?.close();
   for (const server of servers) {
-    await stopServer(server.child);
+    await stopProcess(server.child);
     fs.rmSync(server.dataDir, { recursive: true, force: true });
   }
 }

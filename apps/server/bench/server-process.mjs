@@ -31,11 +31,16 @@ const children = new Set();
  * Starts `script` with `env` on a free port (PORT, HOST and a quiet LOG_LEVEL set; DATABASE_URL
  * cleared unless `env` gives one) and resolves once `readyPath` answers 200.
  */
-export async function startProcess(script, env, { readyPath = '/healthz', baseEnv = process.env } = {}) {
+export async function startProcess(
+  script,
+  env,
+  { readyPath = '/healthz', baseEnv = process.env, cwd = undefined } = {},
+) {
   const port = await freePort();
   // Instances on PostgreSQL seal auth codes with one shared key (CODE_ENCRYPTION_KEY is required there).
   const sealing = env.DATABASE_URL ? { CODE_ENCRYPTION_KEY: BENCH_CODE_KEY } : {};
   const child = spawn(process.execPath, [...nodeFlags, script], {
+    cwd,
     env: {
       ...baseEnv,
       PORT: String(port),
