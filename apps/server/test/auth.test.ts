@@ -166,8 +166,12 @@ describe('sessions', () => {
       payload: { username: 'ADMIN', password: TEST_ADMIN.password },
     });
     expect(res.statusCode).toBe(200);
-    const setCookie = String(res.headers['set-cookie']);
+    const [setCookie = '', browser] = [res.headers['set-cookie'] ?? []].flat();
     expect(setCookie).toMatch(/^session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
+    // The browser is known from now on (docs/security.md#failed-logins): a sealed cookie, no secret.
+    expect(browser).toMatch(
+      /^browser=v1\.[A-Za-z0-9_-]+; Max-Age=7776000; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
     const session = res.json() as Session;
     expect(session.user).toMatchObject({ username: 'admin', role: 'admin' });
     const cookie = setCookie.split(';')[0];
@@ -200,7 +204,7 @@ describe('sessions', () => {
       url: '/api/session',
       payload: { username: TEST_ADMIN.username, password: TEST_ADMIN.password },
     });
-    const second = String(again.headers['set-cookie']).split(';')[0];
+    const second = [again.headers['set-cookie'] ?? []].flat()[0]?.split(';')[0];
     expect(second).not.toBe(first);
     expect((await whoAmI(first)).statusCode).toBe(401);
     expect((await whoAmI(second)).statusCode).toBe(200);
@@ -251,7 +255,7 @@ describe('sessions', () => {
       const refused = answers.find((a) => a.statusCode === 429);
       expect(Number(refused?.headers['retry-after'])).toBeGreaterThan(800);
       expect(refused?.json().detail).toBe('Too many failed logins. Try again in 15 minutes.');
-      // The right password is refused too while the username is locked.
+      // The right password is refused too, from the address that guessed (login-limits.test.ts).
       const right = await asConsole(limited, undefined, {
         method: 'POST',
         url: '/api/session',

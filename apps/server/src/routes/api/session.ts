@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { secondFactorRequiredFor } from '../../auth/config.js';
 import { createLogin } from '../../auth/login.js';
 import type { Staff } from '../../auth/plugin.js';
+import { createTrustedBrowsers } from '../../auth/trusted-browser.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { describeWait } from '../../limits/window.js';
 import type { SessionMethod, UserRow } from '../../store/index.js';
@@ -53,6 +54,10 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
     config,
     sessions,
     secondFactor: app.secondFactor,
+    browsers: createTrustedBrowsers({
+      sealer: app.sealer,
+      https: config.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
+    }),
     audit: app.audit,
   });
 
@@ -106,7 +111,7 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
       config: { access: 'public' },
       schema: {
         summary: 'Log in',
-        description: `Answers the same for an unknown user and a wrong password. A user with a second factor gives its code too: without one the answer is 401 with \`secondFactorRequired\` and no session. Failed logins, wrong codes included, are limited per username and per address (429 with Retry-After). 403 when password logins are off (\`LOCAL_LOGIN=off\`).`,
+        description: `Answers the same for an unknown user and a wrong password. A user with a second factor gives its code too: without one the answer is 401 with \`secondFactorRequired\` and no session. Failed logins, wrong codes included, are limited per username from one address, per address, and per username, which past its limit is slowed rather than closed; a browser that logged in as the user before is held only to its own failures (429 with Retry-After). 403 when password logins are off (\`LOCAL_LOGIN=off\`).`,
         tags: ['session'],
         body: loginInputSchema,
         response: { 200: sessionSchema, 401: problemSchema, 403: problemSchema, 429: problemSchema },
