@@ -63,6 +63,8 @@ const CASES = {
   '88 000 attributes in a processing instruction': () =>
     operation('', `${PARAMS}<?pi${attributes(88_000)}?>`),
   'one 900 KB element name': () => operation('', `${PARAMS}<${'a'.repeat(900_000)}/>`),
+  '900 KB of text in an element the operation ignores': () =>
+    operation('', `${PARAMS}<note>${'a'.repeat(900_000)}</note>`),
   '60 000 sibling elements': () => operation('', PARAMS + '<a/>'.repeat(60_000)),
   '60 000 &amp; references': () => code('&amp;'.repeat(60_000)),
   '60 000 &#65; references': () => code('&#65;'.repeat(60_000)),
