@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastCall, startTestApp, type TestApp } from './helpers.js';
 
 const S11 = 'http://schemas.xmlsoap.org/soap/envelope/';
+const S12 = 'http://www.w3.org/2003/05/soap-envelope';
 const NS = 'http://tempuri.org/';
 const BODY_LIMIT = 1024 * 1024;
 const HEAD = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${S11}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body>`;
@@ -33,6 +34,9 @@ const columnOf = (xml: string, marker: string) => xml.indexOf(marker) + 1;
 const crowdedTag = (kind: string, marker: string) => (xml: string) =>
   `The ${kind} at line 1, column ${columnOf(xml, marker)} has more than 256 attributes.`;
 const TOO_MANY_ELEMENTS = () => 'The message has more than 2000 elements.';
+const TOO_MANY_REFERENCES = () => 'The message has more than 8000 entity and character references.';
+/** The operation with `text` as its code. */
+const code = (text: string) => operation('', `<code>${text}</code><phone>+447911123456</phone>`);
 
 const CASES: { name: string; operation: string; expected: Expected }[] = [
   {
@@ -66,17 +70,25 @@ const CASES: { name: string; operation: string; expected: Expected }[] = [
     operation: operation('', PARAMS + '<a/>'.repeat(60_000)),
     expected: { unreadable: TOO_MANY_ELEMENTS },
   },
-  {
-    // Readable: the code is 60 000 ampersands, which the operation refuses.
-    name: '60 000 &amp; references',
-    operation: operation('', `<code>${'&amp;'.repeat(60_000)}</code><phone>+447911123456</phone>`),
-    expected: { fault: 'Invalid code: it must be 1 to 16 letters or digits.' },
-  },
-  {
-    name: '60 000 &#65; references',
-    operation: operation('', `<code>${'&#65;'.repeat(60_000)}</code><phone>+447911123456</phone>`),
-    expected: { fault: 'Invalid code: it must be 1 to 16 letters or digits.' },
-  },
+  // Every `&` counts against the cap on references, wherever it is and whatever follows it.
+  ...(
+    [
+      ['60 000 &amp; references', code('&amp;'.repeat(60_000))],
+      ['60 000 &#65; references', code('&#65;'.repeat(60_000))],
+      ['60 000 &#x31; references', code('&#x31;'.repeat(60_000))],
+      ['60 000 &#0000000049; references', code('&#0000000049;'.repeat(60_000))],
+      ['60 000 unknown &foo; references', code('&foo;'.repeat(60_000))],
+      ['60 000 &amp; references in an attribute', operation(` a="${'&amp;'.repeat(60_000)}"`)],
+      [
+        '60 000 &amp; references in another element',
+        operation('', `${PARAMS}<note>${'&amp;'.repeat(60_000)}</note>`),
+      ],
+      [
+        '60 000 & in a CDATA section',
+        operation('', `${PARAMS}<note><![CDATA[${'&'.repeat(60_000)}]]></note>`),
+      ],
+    ] as const
+  ).map(([name, xml]) => ({ name, operation: xml, expected: { unreadable: TOO_MANY_REFERENCES } })),
   {
     name: '50 000 nested elements',
     operation: operation('', PARAMS + '<a>'.repeat(50_000) + '</a>'.repeat(50_000)),
@@ -165,5 +177,83 @@ describe('hostile envelopes under the body limit', () => {
     expect(row.error).toMatch(/^Server was unable to read request\. ---> There is an error in XML document/);
     expect(row.error?.length).toBeLessThan(2100);
     expect(row.error).toMatch(/… \[\d+ more characters\]$/);
+  });
+
+  describe('the cap on entity and character references (8000 per message)', () => {
+    /** The envelope in SOAP `version`, sent as that version's clients send it. */
+    const send = (version: '1.1' | '1.2', inner: string, op = 'AuthCode', path = '/AuthCodeSending.asmx') => {
+      const env = version === '1.1' ? S11 : S12;
+      const payload = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body><${op} xmlns="${NS}">${inner}</${op}></soap:Body></soap:Envelope>`;
+      return t.app.inject({
+        method: 'POST',
+        url: path,
+        headers:
+          version === '1.1'
+            ? { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}${op}"` }
+            : { 'content-type': `application/soap+xml; charset=utf-8; action="${NS}${op}"` },
+        payload,
+      });
+    };
+    /** `count` `&`s: references in text and in an attribute, and `&` in CDATA and a comment. */
+    const ampersands = (count: number) => {
+      const text = Math.floor(count / 2);
+      const attribute = Math.floor(count / 4);
+      const cdata = count - text - attribute - 1;
+      return `<note a="${'&#x41;'.repeat(attribute)}">${'&amp;'.repeat(text)}<![CDATA[${'&'.repeat(cdata)}]]></note><!-- & -->`;
+    };
+
+    it.each(['1.1', '1.2'] as const)(
+      'takes 8000, every `&` counted, and refuses one more as XML it cannot read, in SOAP %s; both recorded',
+      async (version) => {
+        const before = await t.app.history.count();
+        const taken = await send(version, `${PARAMS}${ampersands(8000)}`);
+        expect(taken.statusCode).toBe(200);
+        expect(taken.body).toContain(`<AuthCodeResponse xmlns="${NS}" />`);
+        expect(await lastCall(t.app)).toMatchObject({ operation: 'AuthCode', outcome: 'ok', status: 200 });
+
+        const refused = await send(version, `${PARAMS}${ampersands(8001)}`);
+        expect(refused.statusCode).toBe(400);
+        expect(refused.body).toBe('');
+        expect(refused.headers['content-type']).toBe(
+          version === '1.1' ? 'text/xml; charset=utf-8' : 'application/soap+xml; charset=utf-8',
+        );
+        expect(await t.app.history.count()).toBe(before + 2);
+        const row = await lastCall(t.app);
+        expect(row).toMatchObject({
+          binding: version === '1.1' ? 'soap11' : 'soap12',
+          group_name: 'AuthCodeSending',
+          operation: 'AuthCode',
+          outcome: 'client-error',
+          status: 400,
+          error: READ_FAILED + TOO_MANY_REFERENCES(),
+        });
+        expect(row.request).toContain('<note a="&#x41;');
+        expect(row.request).not.toContain('4821');
+      },
+    );
+
+    it.each(['1.1', '1.2'] as const)(
+      "reads a real client's few references as before, in SOAP %s",
+      async (version) => {
+        const res = await send(
+          version,
+          '<termId>2026&#x2D;1</termId><srid>S&amp;1042 caf&#233; &lt;&#8364;&gt;</srid><classId>7&#66;</classId>',
+          'GetBookPdfByTerm',
+          '/BookPdf.asmx',
+        );
+        expect(res.statusCode).toBe(500);
+        expect(res.body).toContain("No book exists for term '2026-1' and class '7B'.");
+        const row = await lastCall(t.app);
+        expect(row).toMatchObject({
+          binding: version === '1.1' ? 'soap11' : 'soap12',
+          operation: 'GetBookPdfByTerm',
+        });
+        expect(JSON.parse(row.params ?? '{}')).toEqual({
+          termId: '2026-1',
+          srid: 'S&1042 café <€>',
+          classId: '7B',
+        });
+      },
+    );
   });
 });

@@ -24,6 +24,11 @@ export interface SoapLimits {
   readonly maxAttributesPerElement: number;
   /** Most attributes accepted in one message (attribute-limits.ts). */
   readonly maxAttributes: number;
+  /**
+   * Most entity and character references (`&amp;`, `&#233;`, …) accepted in one message: every
+   * `&` counts, wherever it is (countReferences).
+   */
+  readonly maxReferences: number;
 }
 
 export const DEFAULT_SOAP_LIMITS: SoapLimits = {
@@ -31,6 +36,9 @@ export const DEFAULT_SOAP_LIMITS: SoapLimits = {
   maxElements: 2000,
   maxAttributesPerElement: 256,
   maxAttributes: 8000,
+  // A client writing every character of three 1024-character parameters as a reference (an ASCII
+  // writer's `&#…;`) sends 3072: room to spare, for headers too (docs/compatibility.md).
+  maxReferences: 8000,
 };
 
 export interface SoapRequestInput {
@@ -248,6 +256,10 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
       `The ${crowded.kind} at line ${line}, column ${column} has more than ${limits.maxAttributesPerElement} attributes.`,
     );
   }
+  // Counted before either reader runs: each reader's work grows with the references (countReferences).
+  if (countReferences(xml, limits.maxReferences) > limits.maxReferences) {
+    return unreadable(`The message has more than ${limits.maxReferences} entity and character references.`);
+  }
   // The common shape in one pass; anything else through the validator and the parser.
   let root = scanEnvelope(xml, limits.maxDepth);
   if (!root) {
@@ -444,6 +456,20 @@ function countElements(xml: string, limit: number): number {
     // Not `</`, `<?` or `<!`: an element starts here.
     if (next !== 0x2f && next !== 0x3f && next !== 0x21) count++;
   }
+  return count;
+}
+
+/**
+ * Counts `&` in the text, stopping once past the limit. Every reference starts with one, and XML
+ * allows a `&` nowhere else but in CDATA sections, comments and processing instructions; counting
+ * those too makes the count hold however a reader delimits markup (attribute-limits.ts), and no
+ * client sends thousands of them. Why: fast-xml-parser's validator checks each reference and its
+ * parser decodes each into a piece of a joined string; 200 000 of them (1 MiB) held the event loop
+ * 0.1 to 0.2 s, eight at once a second (docs/faults.md#reading-the-request).
+ */
+function countReferences(xml: string, limit: number): number {
+  let count = 0;
+  for (let i = xml.indexOf('&'); i !== -1 && count <= limit; i = xml.indexOf('&', i + 1)) count++;
   return count;
 }
 
