@@ -82,6 +82,22 @@ export const configSchema = z.object({
   ),
   /** PostgreSQL connections each instance keeps open at most (one more listens for notifications). */
   DATABASE_POOL_SIZE: optional(integer(2, 500).default(10)),
+  /**
+   * A streaming replica of DATABASE_URL's database (`pg_basebackup -R`): History, exports,
+   * free-text search and the Dashboard read from it while it keeps up (store/replica.ts).
+   */
+  DATABASE_READ_URL: optional(
+    z
+      .string()
+      .trim()
+      .refine(
+        isUrlMatching(/^postgres(ql)?:\/\//i),
+        'must be a PostgreSQL URL such as postgres://user:password@replica.internal:5432/school',
+      )
+      .optional(),
+  ),
+  /** The replica behind the primary by more than this: its reads go to the primary until it catches up. */
+  DATABASE_READ_MAX_LAG: optional(duration.default(30_000)),
   CONSOLE_DIR: optional(z.string().optional()),
   RETENTION_DAYS: optional(integer(1, 36_500).default(400)),
   AUTHCODE_TTL: optional(duration.default(600_000)),
@@ -247,6 +263,21 @@ const loadSchema = configSchema
       issue(
         'CODE_ENCRYPTION_KEY',
         'is required with DATABASE_URL: every instance sharing the database must seal auth codes with the same key (generate one with `openssl rand -base64 32`)',
+      );
+    }
+    if (c.DATABASE_READ_URL !== undefined && c.DATABASE_URL === undefined) {
+      issue(
+        'DATABASE_READ_URL',
+        'needs DATABASE_URL: a read replica is of a PostgreSQL primary, and SQLite has none (unset DATABASE_READ_URL, or set DATABASE_URL to the primary)',
+      );
+    }
+    if (c.DATABASE_READ_URL !== undefined && c.DATABASE_READ_URL === c.DATABASE_URL) {
+      issue('DATABASE_READ_URL', 'is DATABASE_URL: name the replica, or unset it to read from the primary');
+    }
+    if (c.DATABASE_READ_MAX_LAG < 1000) {
+      issue(
+        'DATABASE_READ_MAX_LAG',
+        'must be at least 1s: the replica is checked up to 5 times in that span',
       );
     }
     if ((c.ADMIN_USERNAME === undefined) !== (c.ADMIN_PASSWORD === undefined)) {

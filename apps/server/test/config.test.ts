@@ -44,6 +44,36 @@ describe('configuration', () => {
     expect(loadConfig({}).ASMX_ALLOWED_IPS).toEqual([]);
   });
 
+  it('takes DATABASE_READ_URL only beside DATABASE_URL, and DATABASE_READ_MAX_LAG as a duration (30 s by default)', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const primary = { DATABASE_URL: 'postgres://school@db1:5432/school', CODE_ENCRYPTION_KEY: key };
+    const plain = loadConfig(primary);
+    expect(plain.DATABASE_READ_URL).toBeUndefined();
+    expect(plain.DATABASE_READ_MAX_LAG).toBe(30_000);
+    expect(
+      loadConfig({
+        ...primary,
+        DATABASE_READ_URL: 'postgres://school@db2:5432/school',
+        DATABASE_READ_MAX_LAG: '2m',
+      }),
+    ).toMatchObject({
+      DATABASE_READ_URL: 'postgres://school@db2:5432/school',
+      DATABASE_READ_MAX_LAG: 120_000,
+    });
+    expect(() => loadConfig({ DATABASE_READ_URL: 'postgres://school@db2:5432/school' })).toThrow(
+      /DATABASE_READ_URL: needs DATABASE_URL/,
+    );
+    expect(() => loadConfig({ ...primary, DATABASE_READ_URL: 'mysql://db2/school' })).toThrow(
+      /DATABASE_READ_URL: must be a PostgreSQL URL/,
+    );
+    expect(() => loadConfig({ ...primary, DATABASE_READ_URL: primary.DATABASE_URL })).toThrow(
+      /DATABASE_READ_URL: is DATABASE_URL/,
+    );
+    expect(() => loadConfig({ ...primary, DATABASE_READ_MAX_LAG: '500ms' })).toThrow(
+      /DATABASE_READ_MAX_LAG: must be at least 1s/,
+    );
+  });
+
   describe('derived values', () => {
     it('lanes of 200 SMS and 32 pushes, and a lease of 3 provider timeouts and 5 s, by default', () => {
       expect(loadConfig({})).toMatchObject({
