@@ -87,14 +87,19 @@ const hasText = (query: CallQuery): query is TextQuery => query.q !== undefined 
  * History: the recorded calls as staff read them. Reads are Kysely queries, the same on both
  * databases; free text goes to the search worker (SQLite) or the chunked PostgreSQL search. The
  * calls are written by the call recorder (recording/), never here.
+ *
+ * Staff's reads (lists, search, counts, exports, call pages) use `store.reads`: the read replica
+ * while it keeps up (DATABASE_READ_URL), else the primary. What must be current uses `store.db`:
+ * a call page the replica does not have yet, the live tail, the AuthCode limit's `recentFrom`,
+ * retention.
  */
 export function createHistory(store: Store, options: { searchMaxJobs?: number } = {}): History {
-  const { db } = store;
+  const { db, reads } = store;
   // Free text (a LIKE over raw messages, up to gigabytes): on SQLite in a worker thread on its own
   // read-only connection to the same WAL file; on PostgreSQL in the database's own processes.
   const searchWorker = store.sqlite
     ? createSearchWorker({ file: store.sqlite.name, maxJobs: options.searchMaxJobs })
-    : createPgSearch(db, { maxJobs: options.searchMaxJobs });
+    : createPgSearch(reads, { maxJobs: options.searchMaxJobs });
   const live = createLiveTail(store);
 
   async function* scanBy<R extends CallSummaryRow>(
@@ -104,7 +109,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
   ): AsyncGenerator<R[]> {
     let cursor: CallCursor | undefined;
     for (;;) {
-      let qb = applyFilters(columns(db.selectFrom('calls')), query);
+      let qb = applyFilters(columns(reads.selectFrom('calls')), query);
       if (cursor) qb = qb.where(olderThan(cursor));
       const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
       if (rows.length === 0) return;
@@ -138,7 +143,10 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     });
 
   return {
-    findById(id) {
+    async findById(id) {
+      const row = await reads.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
+      // Asked right after its call, the replica may not have it yet: the primary has.
+      if (row || reads === db) return row;
       return db.selectFrom('calls').selectAll().where('id', '=', id).executeTakeFirst();
     },
     async search(query, page) {
@@ -151,7 +159,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         });
         return found.rows;
       }
-      let qb = applyFilters(db.selectFrom('calls').select(CALL_SUMMARY_COLUMNS), query);
+      let qb = applyFilters(reads.selectFrom('calls').select(CALL_SUMMARY_COLUMNS), query);
       if (page.after) qb = qb.where(olderThan(page.after));
       return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     },
@@ -219,10 +227,10 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
       }
     },
     list({ limit }) {
-      return db.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();
+      return reads.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();
     },
     async count() {
-      const row = await db
+      const row = await reads
         .selectFrom('calls')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();

@@ -23,12 +23,19 @@ export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
       synchronous: config.SQLITE_SYNCHRONOUS,
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
+      readUrl: config.DATABASE_READ_URL,
+      readMaxLagMs: config.DATABASE_READ_MAX_LAG,
       log,
       onWarning: (message, err) => log.warn({ err }, message),
       onDiskFull: () => app.diskSpace.writeFoundFull(),
     });
     app.log.info(
-      { database: store.dialect, instance: store.instance, up: store.availability.status().up },
+      {
+        database: store.dialect,
+        instance: store.instance,
+        up: store.availability.status().up,
+        readReplica: store.replica !== undefined,
+      },
       store.dialect === 'postgres' ? 'store: PostgreSQL' : 'store: SQLite',
     );
     app.decorate('store', store);

@@ -58,17 +58,23 @@ export interface CallRollups {
   deleteOlderThan(before: number): Promise<void>;
 }
 
+/**
+ * The roll-ups' watermark as `db` has it. The Dashboard reads it where it reads the roll-ups and
+ * the calls (`store.reads`: a replica's watermark goes with the roll-ups it has).
+ */
+export async function readRolledUntil(db: Kysely<Database>): Promise<number | null> {
+  const row = await db
+    .selectFrom('call_rollup_state')
+    .select('rolled_until')
+    .where('id', '=', 1)
+    .executeTakeFirst();
+  return row?.rolled_until === null || row?.rolled_until === undefined ? null : Number(row.rolled_until);
+}
+
 export function createCallRollups(db: Kysely<Database>, dialect: DialectName): CallRollups {
   let stepHours = 1;
 
-  const rolledUntil = async (): Promise<number | null> => {
-    const row = await db
-      .selectFrom('call_rollup_state')
-      .select('rolled_until')
-      .where('id', '=', 1)
-      .executeTakeFirst();
-    return row?.rolled_until === null || row?.rolled_until === undefined ? null : Number(row.rolled_until);
-  };
+  const rolledUntil = () => readRolledUntil(db);
 
   /** One step: [from, to) rolled, the watermark moved from `from` (or null) to `to`; false if it had moved. */
   const step = (from: number, to: number, wasNull: boolean): Promise<boolean> =>

@@ -303,10 +303,10 @@ async function openPostgres(
  * between statements, an advisory-lock session) would otherwise emit it with no listener and end
  * the process. What is lost is shown to `availability`.
  */
-function newPool(
+export function newPool(
   connectionString: string,
   availability: Availability,
-  options: { max: number; application_name: string; query_timeout?: number },
+  options: { max: number; application_name: string; query_timeout?: number; options?: string },
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
-import type { Kysely, PostgresPool } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
 import {
   type Availability,
   type DatabaseStatus,
@@ -17,9 +17,11 @@ import {
   type TemplateRepository,
 } from './catalog.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
-import { type DbOptions, type DialectName, openDatabase } from './db.js';
+import { type DbOptions, type DialectName, isPostgresUrl, openDatabase } from './db.js';
 import { createLimitRepository, type LimitRepository } from './limits.js';
+import { NulToReplacementPlugin } from './nul-plugin.js';
 import { watchPostgres } from './pg-watch.js';
+import { type OpenedReplica, openReadReplica, type ReadReplica } from './replica.js';
 import type { Database } from './schema.js';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.js';
 import {
@@ -46,6 +48,7 @@ export type { DbOptions, DialectName, OpenedDatabase } from './db.js';
 export { isPostgresUrl, openDatabase } from './db.js';
 export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
 export { announceCalls } from './pg-watch.js';
+export type { ReadReplica, ReplicaState, ReplicaStatus } from './replica.js';
 export type {
   AttemptOutcome,
   Binding,
@@ -79,6 +82,18 @@ export interface Store {
   /** Which database: the embedded SQLite file, or PostgreSQL shared by several instances. */
   readonly dialect: DialectName;
   readonly db: Kysely<Database>;
+  /**
+   * Reads that may be a little behind (at most DATABASE_READ_MAX_LAG): History's lists, search,
+   * counts, exports and call pages (history/calls.ts, which asks `db` for a call page the replica
+   * does not have yet), and the Dashboard's statistics (routes/api/service.ts). On the replica
+   * while it is `ok` (store/replica.ts), else on the primary; without DATABASE_READ_URL this is
+   * `db`. Everything that writes, or must see what was just written, uses `db`: the call
+   * recorder, the outbox and every delivery state (the lists' too), sessions, limits, the audit,
+   * users, schools, books and templates, the live tail, the roll-ups and retention.
+   */
+  readonly reads: Kysely<Database>;
+  /** The read replica (DATABASE_READ_URL) and its state; undefined without one. */
+  readonly replica: ReadReplica | undefined;
   /** SQLite's handle, for the statements a module prepares once (the call recorder's, the outbox's). */
   readonly sqlite: SQLite.Database | undefined;
   /** Transactions: durable, relaxed, locked, and SQLite's synchronous forms (unit-of-work.ts). */
@@ -185,13 +200,40 @@ function localQueue() {
 }
 
 export interface StoreOptions extends DbOptions {
+  /** PostgreSQL: a streaming replica of `databaseUrl` for the reads that may be a little behind (`reads`). */
+  readonly readUrl?: string | undefined;
+  /** The replica behind by more than this is not read from (ms; default 30 s). */
+  readonly readMaxLagMs?: number | undefined;
+
   /** Trouble the store works around and someone should know of (a failed WAL checkpoint). */
   readonly onWarning?: (message: string, err?: unknown) => void;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
+  if (options.readUrl !== undefined && !isPostgresUrl(options.databaseUrl))
+    throw new Error('DATABASE_READ_URL needs DATABASE_URL: a read replica is of a PostgreSQL primary.');
   const opened = await openDatabase(options);
   const { db, dialect, availability } = opened;
+  // PostgreSQL with DATABASE_READ_URL: the reads that may be a little behind, on the replica.
+  const replica: OpenedReplica | undefined =
+    opened.dialect === 'postgres' && options.readUrl !== undefined
+      ? openReadReplica({
+          readUrl: options.readUrl,
+          primaryUrl: opened.connectionString,
+          primary: opened.pool,
+          maxLagMs: options.readMaxLagMs ?? 30_000,
+          // Smaller than the primary's: History, exports and search, not the write path.
+          poolSize: Math.max(2, Math.ceil((options.poolSize ?? 10) / 2)),
+          queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
+          log: options.log ?? { info() {}, warn() {} },
+        })
+      : undefined;
+  const reads = replica
+    ? new Kysely<Database>({
+        dialect: new PostgresDialect({ pool: replica.pool }),
+        plugins: [new NulToReplacementPlugin()],
+      })
+    : db;
   /** A write that failed: a full disk is checked again at once (PostgreSQL's pool sees its own). */
   const observe = (err: unknown) => {
     if (isDiskFullError(err)) options.onDiskFull?.();
@@ -250,6 +292,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return {
     dialect,
     db,
+    reads,
+    replica: replica?.replica,
     instance,
     sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
     work,
@@ -316,6 +360,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       }
       await wal?.close();
       await checkpointer?.close();
+      if (replica) {
+        await reads.destroy();
+        await replica.close();
+      }
       await db.destroy();
     },
   };

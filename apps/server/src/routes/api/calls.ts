@@ -139,7 +139,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
           problem(400, 'Calls found by free text are not counted.', { errors: { q: 'is not counted' } }),
         );
       }
-      return countCalls(store.db, query, CALL_COUNT_BOUND);
+      return countCalls(store.reads, query, CALL_COUNT_BOUND);
     },
   );
 

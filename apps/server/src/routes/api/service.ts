@@ -2,6 +2,7 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { problem, sendProblem } from '../../http/problem.js';
+import { readRolledUntil } from '../../stats/call-rollups.js';
 import { callStats } from '../../stats/call-stats.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
 
@@ -110,11 +111,12 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
           ),
         );
       }
+      // On the read replica while it keeps up: the watermark from where the roll-ups are read.
       const stats = await callStats(
-        store.db,
+        store.reads,
         store.dialect,
         { from, to, bucketMs },
-        { rolledUntil: await app.rollups.rolledUntil() },
+        { rolledUntil: await readRolledUntil(store.reads) },
       );
       const iso = (ms: number) => new Date(ms).toISOString();
       return {
