@@ -143,6 +143,26 @@ export const metricsPlugin = fp(
       },
     });
     new Gauge({
+      name: 'school_database_replica_lag_seconds',
+      help: 'How far the read replica (DATABASE_READ_URL) was behind the primary at its last check; absent without a replica, or while it cannot be read.',
+      registers: [registry],
+      collect() {
+        const lagMs = watched?.readiness.report().replica?.lagMs;
+        if (lagMs === undefined || lagMs === null) this.reset();
+        else this.set(lagMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'school_database_replica_used',
+      help: '1 while History, exports, search and the Dashboard read from the read replica; 0 while they read from the primary because it lags or is down; absent without a replica.',
+      registers: [registry],
+      collect() {
+        const replica = watched?.readiness.report().replica;
+        if (replica === undefined) this.reset();
+        else this.set(replica.state === 'ok' ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: 'school_disk_free_bytes',
       help: 'Free bytes in DATA_DIR at the last check (SQLite only).',
       registers: [registry],

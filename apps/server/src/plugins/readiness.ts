@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import type { ReplicaStatus } from '../store/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +24,12 @@ export interface ReadinessReport {
   readonly disk: 'ok' | 'low' | 'nearly full' | 'full' | 'unchecked';
   /** Each reason calls are refused, in words. */
   readonly reasons: readonly string[];
+  /**
+   * The read replica (DATABASE_READ_URL), when there is one: `ok` (History, exports, search and the
+   * Dashboard read from it), `lagging` or `down` (they read from the primary). Never a reason to
+   * refuse calls.
+   */
+  readonly replica?: ReplicaStatus;
 }
 
 export interface Readiness {
@@ -79,6 +86,7 @@ export const readinessPlugin = fp(
         if (disk.full) reasons.push('disk: full (a write failed)');
         else if (disk.refusingCalls) reasons.push('disk: nearly full (below REFUSE_FREE_DISK_MB)');
         return {
+          ...(store.replica ? { replica: store.replica.status() } : {}),
           ready: reasons.length === 0,
           database: db.database,
           migrations: db.migrations,

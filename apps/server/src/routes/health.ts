@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { ReplicaStatus } from '../store/index.js';
 
 /** How often `/healthz` queries the embedded database, at most. */
 const PING_EVERY_MS = 1000;
@@ -11,7 +12,18 @@ const PING_EVERY_MS = 1000;
  * `GET /readyz` is readiness: 200 while calls are taken, 503 saying why while they are refused
  * (the database cannot be reached or is not migrated, the disk is nearly full); once the server
  * has begun closing, Fastify answers it (and everything) 503. A load balancer sends calls elsewhere.
+ * With a read replica its body says the replica's state (`replica`), which never makes it 503:
+ * reads go to the primary meanwhile.
  */
+/** The read replica as /readyz says it: its state, its lag in seconds, and why it is not read from. */
+function replicaState(replica: ReplicaStatus) {
+  return {
+    state: replica.state,
+    lagSeconds: replica.lagMs === null ? null : Math.round(replica.lagMs / 100) / 10,
+    ...(replica.reason ? { reason: replica.reason } : {}),
+  };
+}
+
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   // The embedded database is always reachable; a query still tells whether it can be read. It is
   // asked at most once per PING_EVERY_MS, however often the probe comes: the answers in between
@@ -42,7 +54,13 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
   app.get('/readyz', { config: { anyHost: true } }, async (_request, reply) => {
     const report = app.readiness.report();
     const { reasons } = report;
-    const state = { database: report.database, migrations: report.migrations, disk: report.disk };
+    const state = {
+      database: report.database,
+      migrations: report.migrations,
+      disk: report.disk,
+      // Where History, exports, search and the Dashboard read: said, never a reason for 503.
+      ...(report.replica ? { replica: replicaState(report.replica) } : {}),
+    };
     if (reasons.length === 0) return { status: 'ready', ...state };
     return reply
       .code(503)
