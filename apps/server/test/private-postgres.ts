@@ -38,7 +38,7 @@ export interface PrivatePostgres {
 type Availability = { ok: true } | { ok: false; why: string };
 
 interface Tools {
-  /** The folder of initdb and pg_ctl. */
+  /** The folder of initdb, pg_ctl and pg_basebackup. */
   readonly bin: string;
   /** As root: the postgres user's ids and runuser, to run the binaries as it. */
   readonly asUser?: { uid: number; gid: number; runuser: string };
@@ -91,15 +91,97 @@ export function privatePostgresAvailable(): Availability {
   return typeof tools === 'string' ? { ok: false, why: tools } : { ok: true };
 }
 
+/** Whether `startPrivateReplica()` can work here too (pg_basebackup beside initdb), and if not why. */
+export function privateReplicaAvailable(): Availability {
+  const cluster = privatePostgresAvailable();
+  if (!cluster.ok) return cluster;
+  const { bin } = tools as Tools;
+  return executable(path.join(bin, 'pg_basebackup'))
+    ? { ok: true }
+    : { ok: false, why: `no pg_basebackup beside initdb in ${bin}` };
+}
+
 /** Clusters not destroyed yet: stopped if the test process exits without destroying them. */
 const live = new Map<string, () => void>();
 let exitHook = false;
 
-export async function startPrivatePostgres(options: { database?: string } = {}): Promise<PrivatePostgres> {
+/**
+ * A private cluster: `initdb`, then created database `database` (`test`). With `replication`, it
+ * says outright what a primary of `startPrivateReplica` needs (initdb's defaults have it already:
+ * wal_level replica, WAL senders, replication connections trusted from 127.0.0.1).
+ */
+export async function startPrivatePostgres(
+  options: { database?: string; replication?: boolean } = {},
+): Promise<PrivatePostgres> {
+  const database = options.database ?? 'test';
+  return privateCluster(database, async ({ run, data }) => {
+    await run('initdb', [
+      '-D',
+      data,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      // As the CI's server (pg-search folds case in the C collation either way).
+      '--locale=C.UTF-8',
+      '--no-sync',
+      '--no-instructions',
+    ]);
+    if (options.replication) {
+      fs.appendFileSync(
+        path.join(data, 'postgresql.conf'),
+        ['', 'wal_level = replica', 'max_wal_senders = 4', "wal_keep_size = '128MB'", ''].join('\n'),
+      );
+      fs.appendFileSync(path.join(data, 'pg_hba.conf'), '\nhost replication postgres 127.0.0.1/32 trust\n');
+    }
+    return { createDatabase: true };
+  });
+}
+
+/**
+ * A streaming replica of `primary` (started with `replication`), as an operator makes one:
+ * `pg_basebackup -R` into a folder of its own (standby.signal and primary_conninfo written), on a
+ * port of its own, a hot standby that answers reads. Its `url` names the same database.
+ */
+export async function startPrivateReplica(primary: PrivatePostgres): Promise<PrivatePostgres> {
+  const database = new URL(primary.url).pathname.slice(1);
+  return privateCluster(database, async ({ run, data }) => {
+    await run('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      data,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
+    return { createDatabase: false };
+  });
+}
+
+interface Setup {
+  /** Runs one of the PostgreSQL binaries (as the postgres user when root). */
+  run(tool: string, args: string[]): Promise<void>;
+  /** The data folder to make. */
+  readonly data: string;
+}
+
+async function privateCluster(
+  database: string,
+  make: (setup: Setup) => Promise<{ createDatabase: boolean }>,
+): Promise<PrivatePostgres> {
   const available = privatePostgresAvailable();
   if (!available.ok) throw new Error(`no private PostgreSQL: ${available.why}`);
   const { bin, asUser } = tools as Tools;
-  const database = options.database ?? 'test';
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-messaging-pg-'));
   if (asUser) fs.chownSync(dir, asUser.uid, asUser.gid);
   const data = path.join(dir, 'data');
@@ -147,20 +229,8 @@ export async function startPrivatePostgres(options: { database?: string } = {}):
 
   try {
     const port = await freePort();
-    await run('initdb', [
-      '-D',
-      data,
-      '-U',
-      'postgres',
-      '-A',
-      'trust',
-      '-E',
-      'UTF8',
-      // As the CI's server (pg-search folds case in the C collation either way).
-      '--locale=C.UTF-8',
-      '--no-sync',
-      '--no-instructions',
-    ]);
+    const { createDatabase } = await make({ run, data });
+    // After what the primary's copy says (a replica's pg_basebackup brings the primary's settings).
     fs.appendFileSync(
       path.join(data, 'postgresql.conf'),
       [
@@ -180,12 +250,14 @@ export async function startPrivatePostgres(options: { database?: string } = {}):
       running = true;
     };
     await start();
-    const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE DATABASE ${database}`);
-    } finally {
-      await admin.end();
+    if (createDatabase) {
+      const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${database}`);
+      } finally {
+        await admin.end();
+      }
     }
     return {
       url: `postgres://postgres@127.0.0.1:${port}/${database}`,
