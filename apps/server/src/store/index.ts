@@ -90,6 +90,8 @@ export interface Store {
    * `db`. Everything that writes, or must see what was just written, uses `db`: the call
    * recorder, the outbox and every delivery state (the lists' too), sessions, limits, the audit,
    * users, schools, books and templates, the live tail, the roll-ups and retention.
+   * Single statements only, never a transaction: a read the replica fails is run again on the
+   * primary, and consecutive reads may be served by either.
    */
   readonly reads: Kysely<Database>;
   /** The read replica (DATABASE_READ_URL) and its state; undefined without one. */
