@@ -95,8 +95,11 @@ export interface History {
 
 /** A scan handing rows over batch by batch (History's `scanRows`). */
 export interface RowScan {
-  /** Reads the next batch, each of its rows handed over; false when there was none left. */
-  next(): Promise<boolean>;
+  /**
+   * Reads the next batch, each of its rows handed over; false when there was none left.
+   * `batchSize` sets this batch's size (the scan's own when not given; free text keeps its own).
+   */
+  next(batchSize?: number): Promise<boolean>;
   /** Stops the scan (a batch under way finishes, its rows still handed over). */
   close(): void;
 }
@@ -200,11 +203,11 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     let cursor: CallCursor | undefined;
     let ended = false;
     return {
-      async next() {
+      async next(size = batchSize) {
         if (ended) return false;
         let qb = applyFilters(columns(db.selectFrom('calls')), query);
         if (cursor) qb = qb.where(olderThan(cursor));
-        const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).compile();
+        const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).compile();
         let count = 0;
         let at = 0;
         let id = 0;
@@ -215,7 +218,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
           each(row);
         });
         cursor = { at, id };
-        if (count < batchSize) ended = true;
+        if (count < size) ended = true;
         return count > 0;
       },
       close() {

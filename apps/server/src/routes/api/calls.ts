@@ -36,8 +36,12 @@ import {
 } from './call-mapping.js';
 
 const HEARTBEAT_MS = 15_000;
-// Rows read per query while exporting: small batches keep memory flat whatever the total.
-const EXPORT_BATCH = 100;
+// Rows read per query while exporting: sized so that a batch's text comes to about
+// EXPORT_BATCH_BYTES (from the previous batch's bytes per row), within these bounds. A batch's
+// text is held whole (one Buffer), so memory stays flat whatever the total; fewer, larger batches
+// mean fewer queries and less per-batch garbage living long enough to be promoted.
+const EXPORT_BATCH = { first: 100, min: 100, max: 1000 } as const;
+const EXPORT_BATCH_BYTES = 512 * 1024;
 
 /**
  * An export batch's text, written straight into a Buffer (UTF-8) as its rows come: no string of
@@ -249,10 +253,16 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       // no row, and no text of a batch, outlives its turn, so memory stays flat however many calls.
       let text = new BatchText(format === 'csv' ? CSV_HEADER : '[');
       let written = 0;
+      let rows = 0;
+      let batchSize: number = EXPORT_BATCH.first;
       const toText =
         format === 'csv'
-          ? (row: CallSummaryRow) => text.write(csvLine(row))
+          ? (row: CallSummaryRow) => {
+              text.write(csvLine(row));
+              rows++;
+            }
           : (row: CallRow) => {
+              rows++;
               text.write(written === 0 ? '\n' : ',\n');
               text.write(detailJson(row));
               written++;
@@ -262,7 +272,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       try {
         scan = history.scanRows(
           query,
-          { batchSize: EXPORT_BATCH, summaries: format === 'csv' },
+          { batchSize: EXPORT_BATCH.first, summaries: format === 'csv' },
           toText as (row: CallSummaryRow) => void,
         );
       } catch (err) {
@@ -276,10 +286,17 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
         highWaterMark: 64 * 1024,
         read() {
           scan
-            .next()
+            .next(batchSize)
             .then((more) => {
               if (!more && format === 'json') text.write('\n]\n');
               const chunk = text.take();
+              if (rows > 0) {
+                const perRow = Math.max(1, chunk.length / rows);
+                batchSize = Math.round(
+                  Math.min(EXPORT_BATCH.max, Math.max(EXPORT_BATCH.min, EXPORT_BATCH_BYTES / perRow)),
+                );
+              }
+              rows = 0;
               text = new BatchText('', text.capacity);
               if (chunk.length > 0) this.push(chunk);
               if (!more) {
