@@ -39,8 +39,10 @@ const HEARTBEAT_MS = 15_000;
 // Rows read per query while exporting: sized so that a batch's text comes to about
 // EXPORT_BATCH_BYTES (from the previous batch's bytes per row), within these bounds. A batch's
 // text is held whole (one Buffer), so memory stays flat whatever the total; fewer, larger batches
-// mean fewer queries and less per-batch garbage living long enough to be promoted.
-const EXPORT_BATCH = { first: 100, min: 100, max: 1000 } as const;
+// mean fewer queries and less per-batch garbage living long enough to be promoted. A JSON row
+// carries the raw request and response (up to RECORD_MAX_BYTES each, 64 KiB by default): its
+// bound keeps a batch of such rows near 32 MB, where a batch that follows small rows could reach it.
+const EXPORT_BATCH = { first: 100, min: 100, max: { csv: 1000, json: 250 } } as const;
 const EXPORT_BATCH_BYTES = 512 * 1024;
 
 /**
@@ -293,7 +295,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
               if (rows > 0) {
                 const perRow = Math.max(1, chunk.length / rows);
                 batchSize = Math.round(
-                  Math.min(EXPORT_BATCH.max, Math.max(EXPORT_BATCH.min, EXPORT_BATCH_BYTES / perRow)),
+                  Math.min(EXPORT_BATCH.max[format], Math.max(EXPORT_BATCH.min, EXPORT_BATCH_BYTES / perRow)),
                 );
               }
               rows = 0;
