@@ -106,9 +106,9 @@ export interface RowScan {
 
 /**
  * A pg query whose rows go to its `row` listeners only. pg keeps every row in its result as well
- * whenever the query has a callback, and with the pool's `query_timeout` it always has one (its
- * timer's): a result's rows then get old enough to be promoted, and an export's heap grew by
- * ~1 MB each young-generation GC (docs/performance.md).
+ * whenever the query has a callback (and with the pool's `query_timeout` it always has one, its
+ * timer's): kept so, an export's rows reached the old generation, ~1 MB of them each young GC
+ * (docs/performance.md).
  */
 class RowByRow extends pg.Query {
   handleRowDescription(message: unknown): void {
@@ -174,17 +174,28 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     try {
       await new Promise<void>((resolve, reject) => {
         let failed: unknown;
-        const query = new RowByRow(compiled.sql, [...compiled.parameters]);
+        let settled = false;
+        // Settled by a callback, not the `error` and `end` events: pg's query_timeout wraps the
+        // query's callback, and when it fires (or the query fails) it calls that callback alone.
+        // Rows still arriving after a timeout are dropped.
+        const query = new RowByRow(
+          compiled.sql,
+          [...compiled.parameters],
+          (err: Error | null | undefined) => {
+            settled = true;
+            if (err) reject(err);
+            else if (failed !== undefined) reject(failed);
+            else resolve();
+          },
+        );
         query.on('row', (row: Record<string, unknown>) => {
-          if (failed !== undefined) return;
+          if (settled || failed !== undefined) return;
           try {
             each(row);
           } catch (err) {
             failed = err;
           }
         });
-        query.on('error', reject);
-        query.on('end', () => (failed === undefined ? resolve() : reject(failed)));
         (client as unknown as pg.ClientBase).query(query);
       });
     } finally {
