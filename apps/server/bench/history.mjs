@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { connectAdmin, createDatabase } from './pg.mjs';
+import { connectAdmin, createDatabase, keptDatabase } from './pg.mjs';
 import { killAll, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -19,6 +19,15 @@ const FOLLOW_SECONDS = Number(process.env.BENCH_FOLLOW_SECONDS ?? 30);
 const TARGET_RSS_MB = 150;
 // BENCH_DATA_DIR keeps the seeded SQLite database for a later look; by default it is a temporary folder.
 const keep = process.env.BENCH_DATA_DIR;
+// BENCH_PG_DATABASE: a PostgreSQL database of that name, used and kept (created if missing, seeded
+// afresh only when it holds fewer calls than asked: seeding 2 M calls takes ~40 s, 10 M ~5 min).
+const PG_DATABASE = process.env.BENCH_PG_DATABASE;
+if (PG_DATABASE !== undefined && !/^[a-z_][a-z0-9_]*$/.test(PG_DATABASE))
+  throw new Error(`BENCH_PG_DATABASE: ${PG_DATABASE} is not a plain lower-case name`);
+// BENCH_ONLY: `dashboard` (the Dashboard alone) or `export` (the exports alone); all by default.
+const ONLY = process.env.BENCH_ONLY;
+// BENCH_SERVER: another build's dist/server.js measured in place of ours (its parent, say).
+const SERVER = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-bench-'));
 
 // The history API needs a staff session: the bench logs in as the admin it starts the server with.
@@ -28,7 +37,7 @@ const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1
 
 /** Starts the built server on a store (`env`: DATA_DIR, and DATABASE_URL for PostgreSQL), logged in. */
 async function startServer(env) {
-  const { url, child } = await startProcess(path.join(here, '../dist/server.js'), { ...BENCH_ADMIN, ...env });
+  const { url, child } = await startProcess(SERVER, { ...BENCH_ADMIN, ...env });
   return { url, child, headers: { cookie: await login(url) } };
 }
 
@@ -47,6 +56,19 @@ const stop = stopProcess;
 function procStatusMb(pid, field) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
+}
+
+/**
+ * Resets the process's peak RSS (VmHWM) to its RSS now (Linux: 5 into /proc/<pid>/clear_refs);
+ * false where that is not allowed: the peak then covers the whole life of the process.
+ */
+function resetPeak(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const OPS = [
@@ -175,6 +197,27 @@ async function seedPostgres(url, total) {
   }
 }
 
+/**
+ * BENCH_PG_DATABASE's database as seeded by an earlier run when it holds at least `total` calls:
+ * how many, the newest call's time as "now" and the deep cursor; null when it needs seeding.
+ */
+async function seededAlready(url, total) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT to_regclass('calls') IS NOT NULL AS made`);
+    if (!rows[0].made) return null;
+    const [seeded] = (await client.query('SELECT count(*)::int AS n, max(at)::bigint AS now FROM calls'))
+      .rows;
+    if (seeded.n < total) return null;
+    const deep = (await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(seeded.n)])).rows[0];
+    if (!deep) return null;
+    return { total: seeded.n, now: Number(seeded.now), deepCursor: cursorOf(deep) };
+  } finally {
+    await client.end();
+  }
+}
+
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 /** GET /api/calls `samples` times after `warm` unmeasured; answers p50, p95 and the last body. */
@@ -257,11 +300,12 @@ async function timeDashboard(server, env, now) {
 /** Everything measured on one store: `env` starts the server on it; `seeded` from its seeding. */
 async function measure(env, total, { now, deepCursor }) {
   const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null };
-  let server = await startServer(env);
+  let server;
   try {
-    out.dashboard = await timeDashboard(server, env, now);
-    if (process.env.BENCH_ONLY === 'dashboard') return out;
-    if (process.env.BENCH_ONLY !== 'export') {
+    if (ONLY !== 'export') {
+      server = await startServer(env);
+      out.dashboard = await timeDashboard(server, env, now);
+      if (ONLY === 'dashboard') return out;
       const day = 24 * 3_600_000;
       const oneDay = `from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`;
       const filters = {
@@ -313,9 +357,12 @@ async function measure(env, total, { now, deepCursor }) {
 
     // Exports of everything, read to the end as a client would, the server's peak RSS sampled.
     for (const format of ['csv', 'json']) {
-      await stop(server.child);
+      if (server) await stop(server.child);
       server = await startServer(env);
       const idle = procStatusMb(server.child.pid, 'VmRSS');
+      // The peak is the export's: the high-water mark is reset after the login, whose scrypt
+      // (N = 2^15, r = 8) takes 32 MiB for a tenth of a second and would otherwise be the peak.
+      const reset = resetPeak(server.child.pid);
       const t = performance.now();
       const res = await fetch(`${server.url}/api/calls/export?format=${format}`, { headers: server.headers });
       if (!res.ok) throw new Error(`export ${format}: ${res.status} ${await res.text()}`);
@@ -334,10 +381,11 @@ async function measure(env, total, { now, deepCursor }) {
         mb: bytes / 1e6,
         seconds,
         peak: procStatusMb(server.child.pid, 'VmHWM'),
+        reset,
       });
     }
   } finally {
-    await stop(server.child);
+    if (server) await stop(server.child);
   }
   return out;
 }
@@ -353,20 +401,30 @@ try {
   console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
   results.push({ name: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
 
-  // 2. PostgreSQL: the same, in a fresh database dropped at the end.
+  // 2. PostgreSQL: the same, in a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept).
   const admin = await connectAdmin();
   if (admin.reason) console.log(`PostgreSQL skipped: ${admin.reason}`);
   else {
-    const database = await createDatabase(admin.client);
+    const database = PG_DATABASE
+      ? await keptDatabase(admin.client, PG_DATABASE)
+      : await createDatabase(admin.client);
     try {
       const pgEnv = { DATABASE_URL: database.url, DATA_DIR: path.join(dataDir, 'pg') };
-      await stop((await startServer(pgEnv)).child);
-      t = performance.now();
-      const pgSeeded = await seedPostgres(database.url, PG_TOTAL);
-      console.log(
-        `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
-      );
-      results.push({ name: 'PostgreSQL', ...(await measure(pgEnv, PG_TOTAL, pgSeeded)) });
+      let pgSeeded = PG_DATABASE ? await seededAlready(database.url, PG_TOTAL) : null;
+      if (pgSeeded)
+        console.log(
+          `PostgreSQL: kept database ${PG_DATABASE}, ${pgSeeded.total.toLocaleString('en')} calls already seeded`,
+        );
+      else {
+        if (PG_DATABASE) await database.empty();
+        await stop((await startServer(pgEnv)).child);
+        t = performance.now();
+        pgSeeded = { total: PG_TOTAL, ...(await seedPostgres(database.url, PG_TOTAL)) };
+        console.log(
+          `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
+        );
+      }
+      results.push({ name: 'PostgreSQL', ...(await measure(pgEnv, pgSeeded.total, pgSeeded)) });
     } finally {
       await stopAll();
       await database.drop();
@@ -382,57 +440,63 @@ try {
 const [lite, post] = results;
 const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
 
-console.log();
-console.log(
-  'Dashboard: GET /api/stats'.padEnd(40),
-  results
-    .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}`)
-    .join(''),
-);
-for (const name of lite.dashboard.times.keys()) {
-  const cells = results.map((r) => {
-    const m = r.dashboard.times.get(name);
-    return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(28)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}`;
-  });
-  console.log(name.padEnd(40), cells.join(''));
-}
-for (const r of results)
-  console.log(
-    `${r.name}: the seeded history rolled up in ${r.dashboard.rollupSeconds.toFixed(1)} s after start`,
-  );
-if (process.env.BENCH_ONLY === 'dashboard') process.exit(0);
-console.log();
-console.log(
-  'GET /api/calls?limit=50&<filter>'.padEnd(40),
-  results.map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${TARGET_MS} ms`.padStart(8)}`).join(''),
-  post ? '  p95 PG / SQLite' : '',
-);
-for (const name of lite.lists.keys()) {
-  const cells = results.map((r) => {
-    const m = r.lists.get(name);
-    return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(28)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}`;
-  });
-  const ratio = post ? num(post.lists.get(name)?.p95 / lite.lists.get(name).p95) : '';
-  console.log(name.padEnd(40), cells.join(''), ratio.padStart(17));
-}
+if (ONLY !== 'export') printDashboardAndLists();
 
-if (lite.budget) {
+function printDashboardAndLists() {
+  console.log();
   console.log(
-    `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+    'Dashboard: GET /api/stats'.padEnd(40),
+    results
+      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}`)
+      .join(''),
   );
-  for (const r of results) {
-    const b = r.budget;
-    const share = (100 * b.first.scanned) / b.total;
-    console.log(
-      `${r.name.padEnd(11)} first page: ${b.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${b.first.complete}; ` +
-        `followed back ${b.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * b.scanned) / b.total).toFixed(0)} % of the calls`}: ` +
-        `${b.pages} pages, ${b.seconds.toFixed(1)} s, ${Math.round(b.scanned / b.seconds).toLocaleString('en')} calls/s`,
-    );
+  for (const name of lite.dashboard.times.keys()) {
+    const cells = results.map((r) => {
+      const m = r.dashboard.times.get(name);
+      return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(28)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}`;
+    });
+    console.log(name.padEnd(40), cells.join(''));
   }
-  if (post)
+  for (const r of results)
     console.log(
-      `PostgreSQL / SQLite free-text scan rate: ${num(post.budget.scanned / post.budget.seconds / (lite.budget.scanned / lite.budget.seconds))}`,
+      `${r.name}: the seeded history rolled up in ${r.dashboard.rollupSeconds.toFixed(1)} s after start`,
     );
+  if (ONLY === 'dashboard') process.exit(0);
+  console.log();
+  console.log(
+    'GET /api/calls?limit=50&<filter>'.padEnd(40),
+    results
+      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${TARGET_MS} ms`.padStart(8)}`)
+      .join(''),
+    post ? '  p95 PG / SQLite' : '',
+  );
+  for (const name of lite.lists.keys()) {
+    const cells = results.map((r) => {
+      const m = r.lists.get(name);
+      return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(28)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}`;
+    });
+    const ratio = post ? num(post.lists.get(name)?.p95 / lite.lists.get(name).p95) : '';
+    console.log(name.padEnd(40), cells.join(''), ratio.padStart(17));
+  }
+
+  if (lite.budget) {
+    console.log(
+      `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+    );
+    for (const r of results) {
+      const b = r.budget;
+      const share = (100 * b.first.scanned) / b.total;
+      console.log(
+        `${r.name.padEnd(11)} first page: ${b.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${b.first.complete}; ` +
+          `followed back ${b.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * b.scanned) / b.total).toFixed(0)} % of the calls`}: ` +
+          `${b.pages} pages, ${b.seconds.toFixed(1)} s, ${Math.round(b.scanned / b.seconds).toLocaleString('en')} calls/s`,
+      );
+    }
+    if (post)
+      console.log(
+        `PostgreSQL / SQLite free-text scan rate: ${num(post.budget.scanned / post.budget.seconds / (lite.budget.scanned / lite.budget.seconds))}`,
+      );
+  }
 }
 
 console.log();
@@ -466,3 +530,7 @@ for (const format of ['csv', 'json']) {
     );
   }
 }
+if (results.some((r) => [...r.exports.values()].some((e) => !e.reset)))
+  console.log(
+    'peak RSS since the server started (its high-water mark could not be reset): the login is in it',
+  );

@@ -53,3 +53,23 @@ export async function createDatabase(admin) {
     drop: () => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
+
+/**
+ * The database `name`, created if missing and never dropped (`drop()` does nothing): the history
+ * bench keeps a seeded one between runs. `empty()` drops and creates it again, before a new seed.
+ */
+export async function keptDatabase(admin, name) {
+  const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+  if (rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.href,
+    drop: async () => {},
+    empty: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${name}`);
+    },
+  };
+}

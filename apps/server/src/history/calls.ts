@@ -1,4 +1,5 @@
-import type { SelectQueryBuilder, Transaction } from 'kysely';
+import type { CompiledQuery, SelectQueryBuilder, Transaction } from 'kysely';
+import pg from 'pg';
 import {
   CALL_SUMMARY_COLUMNS,
   type CallRow,
@@ -55,6 +56,18 @@ export interface History {
   scan(query: CallQuery, batchSize?: number): AsyncGenerator<CallRow[]>;
   /** As `scan`, without the raw request and response. */
   scanSummaries(query: CallQuery, batchSize?: number): AsyncGenerator<CallSummaryRow[]>;
+  /**
+   * As `scan` (`summaries`: as `scanSummaries`), for exports: each `next()` reads one batch and
+   * hands its rows to `each` one by one as the database gives them, so that no row outlives its
+   * turn (on PostgreSQL they are read off the connection as they arrive, never gathered into a
+   * result); it answers false once every row has been handed over. With free text the batches
+   * come from the search worker, as `scan`'s.
+   */
+  scanRows<R extends CallSummaryRow>(
+    query: CallQuery,
+    options: { batchSize: number; summaries: boolean },
+    each: (row: R) => void,
+  ): RowScan;
   /** When the newest `limit` successful calls of an operation from a caller since `since` came, newest first. */
   recentFrom(ip: string, operation: string, since: number, limit: number): Promise<number[]>;
   /**
@@ -78,6 +91,33 @@ export interface History {
   readonly searchWorker: Pick<SearchWorker, 'jobs' | 'running'>;
   /** Ends the search worker and the searches under way in it, and the live tail. */
   close(): Promise<void>;
+}
+
+/** A scan handing rows over batch by batch (History's `scanRows`). */
+export interface RowScan {
+  /**
+   * Reads the next batch, each of its rows handed over; false when there was none left.
+   * `batchSize` sets this batch's size (the scan's own when not given; free text keeps its own).
+   */
+  next(batchSize?: number): Promise<boolean>;
+  /** Stops the scan (a batch under way finishes, its rows still handed over). */
+  close(): void;
+}
+
+/**
+ * A pg query whose rows go to its `row` listeners only. pg keeps every row in its result as well
+ * whenever the query has a callback (and with the pool's `query_timeout` it always has one, its
+ * timer's): kept so, an export's rows reached the old generation, ~1 MB of them each young GC
+ * (docs/performance.md).
+ */
+class RowByRow extends pg.Query {
+  handleRowDescription(message: unknown): void {
+    (pg.Query.prototype as unknown as { handleRowDescription(m: unknown): void }).handleRowDescription.call(
+      this,
+      message,
+    );
+    (this as unknown as { _accumulateRows: boolean })._accumulateRows = false;
+  }
 }
 
 /** Free text given (an empty `q` filters nothing): the search goes to the worker. */
@@ -118,6 +158,89 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
       cursor = { at: last.at, id: last.id };
       if (rows.length < batchSize) return;
     }
+  }
+
+  /**
+   * One batch's query run so that each row goes to `each` as it is read: SQLite's statement
+   * iterated, PostgreSQL's rows taken off the connection one at a time (pg's row events; Kysely
+   * would gather them into one result first).
+   */
+  async function eachRow(
+    compiled: CompiledQuery,
+    each: (row: Record<string, unknown>) => void,
+  ): Promise<void> {
+    if (store.sqlite) {
+      for (const row of store.sqlite.prepare(compiled.sql).iterate(...compiled.parameters))
+        each(row as Record<string, unknown>);
+      return;
+    }
+    if (!store.pool) throw new Error('The store has neither SQLite nor a PostgreSQL pool.');
+    const client = await store.pool.connect();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let failed: unknown;
+        let settled = false;
+        // Settled by a callback, not the `error` and `end` events: pg's query_timeout wraps the
+        // query's callback, and when it fires (or the query fails) it calls that callback alone.
+        // Rows still arriving after a timeout are dropped.
+        const query = new RowByRow(
+          compiled.sql,
+          [...compiled.parameters],
+          (err: Error | null | undefined) => {
+            settled = true;
+            if (err) reject(err);
+            else if (failed !== undefined) reject(failed);
+            else resolve();
+          },
+        );
+        query.on('row', (row: Record<string, unknown>) => {
+          if (settled || failed !== undefined) return;
+          try {
+            each(row);
+          } catch (err) {
+            failed = err;
+          }
+        });
+        (client as unknown as pg.ClientBase).query(query);
+      });
+    } finally {
+      client.release();
+    }
+  }
+
+  function scanRowsBy(
+    query: CallQuery,
+    batchSize: number,
+    columns: (
+      qb: SelectQueryBuilder<Database, 'calls', object>,
+    ) => SelectQueryBuilder<Database, 'calls', object>,
+    each: (row: Record<string, unknown>) => void,
+  ): RowScan {
+    let cursor: CallCursor | undefined;
+    let ended = false;
+    return {
+      async next(size = batchSize) {
+        if (ended) return false;
+        let qb = applyFilters(columns(db.selectFrom('calls')), query);
+        if (cursor) qb = qb.where(olderThan(cursor));
+        const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).compile();
+        let count = 0;
+        let at = 0;
+        let id = 0;
+        await eachRow(compiled, (row) => {
+          count++;
+          at = row.at as number;
+          id = row.id as number;
+          each(row);
+        });
+        cursor = { at, id };
+        if (count < size) ended = true;
+        return count > 0;
+      },
+      close() {
+        ended = true;
+      },
+    };
   }
 
   /** Deletes one batch of the oldest calls before `before`, after what refers to them. */
@@ -196,6 +319,33 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     scanSummaries(query, batchSize = 500) {
       if (hasText(query)) return searchWorker.scan<CallSummaryRow>(query, batchSize, CALL_SUMMARY_COLUMNS);
       return scanBy(query, batchSize, (qb) => qb.select(CALL_SUMMARY_COLUMNS));
+    },
+    scanRows(query, { batchSize, summaries }, each) {
+      const handOver = each as (row: Record<string, unknown>) => void;
+      if (hasText(query)) {
+        const batches = searchWorker.scan<Record<string, unknown>>(
+          query,
+          batchSize,
+          summaries ? CALL_SUMMARY_COLUMNS : '*',
+        );
+        return {
+          async next() {
+            const { value: rows, done } = await batches.next();
+            if (done) return false;
+            for (const row of rows) handOver(row);
+            return true;
+          },
+          close() {
+            void batches.return(undefined);
+          },
+        };
+      }
+      return scanRowsBy(
+        query,
+        batchSize,
+        (qb) => (summaries ? qb.select(CALL_SUMMARY_COLUMNS) : qb.selectAll()),
+        handOver,
+      );
     },
     live,
     searchWorker,

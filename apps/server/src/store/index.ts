@@ -98,6 +98,11 @@ export interface Store {
   readonly replica: ReadReplica | undefined;
   /** SQLite's handle, for the statements a module prepares once (the call recorder's, the outbox's). */
   readonly sqlite: SQLite.Database | undefined;
+  /**
+   * PostgreSQL's pool, for what Kysely cannot do: reading a result row by row as it arrives, the
+   * rows kept by nothing (history/calls.ts `scanRows`, the exports).
+   */
+  readonly pool: PostgresPool | undefined;
   /** Transactions: durable, relaxed, locked, and SQLite's synchronous forms (unit-of-work.ts). */
   readonly work: UnitOfWork;
   /** Changes made by other instances (StoreEvents). */
@@ -298,6 +303,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     replica: replica?.replica,
     instance,
     sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
+    pool: opened.dialect === 'postgres' ? opened.pool : undefined,
     work,
     events,
     async forgetInstances(before) {

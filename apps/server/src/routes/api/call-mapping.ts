@@ -10,10 +10,10 @@ import type { CallRow, CallSummaryRow } from '../../store/index.js';
  * API, spliced unparsed into exports (see detailJson).
  */
 const FORMATS = {
-  plain: { json: (v: unknown) => v, csv: (v: unknown) => (v === null ? '' : String(v)) },
+  plain: { json: (v: unknown) => v, csv: (v: unknown) => (v === null ? '' : plainText(v)) },
   text: { json: (v: unknown) => v, csv: (v: unknown) => csvCell(v as string | null) },
   time: { json: (v: unknown) => isoTime(v), csv: (v: unknown) => isoTime(v) },
-  ms: { json: (v: unknown) => roundMs(v), csv: (v: unknown) => String(roundMs(v)) },
+  ms: { json: (v: unknown) => roundMs(v), csv: (v: unknown) => plainText(roundMs(v)) },
   params: {
     json: (v: unknown) => (v === null ? null : JSON.parse(v as string)),
     csv: (v: unknown) => csvCell(v as string | null),
@@ -21,6 +21,14 @@ const FORMATS = {
 } as const satisfies Record<string, { json(v: unknown): unknown; csv(v: unknown): string }>;
 
 const isoTime = (ms: unknown): string => new Date(ms as number).toISOString();
+/**
+ * A value as String() writes it. A finite number is written by JSON.stringify, which gives the
+ * same text without going through V8's number-to-string cache: a string kept there is referenced
+ * from the old generation, so each call id's string written by String() outlived young-generation
+ * GCs and a CSV export's heap grew by ~3 MB/s until a full GC (docs/performance.md).
+ */
+const plainText = (v: unknown): string =>
+  typeof v === 'number' && Number.isFinite(v) ? JSON.stringify(v) : String(v);
 const roundMs = (ms: unknown): number => Math.round((ms as number) * 1000) / 1000;
 
 interface Column {

@@ -13,7 +13,13 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { endWithSession } from '../../auth/session-watch.js';
-import { matchesCall, SearchBusyError, SearchClosedError, type TextSearchPage } from '../../history/index.js';
+import {
+  matchesCall,
+  type RowScan,
+  SearchBusyError,
+  SearchClosedError,
+  type TextSearchPage,
+} from '../../history/index.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { countCalls } from '../../stats/call-stats.js';
 import type { CallRow, CallSummaryRow } from '../../store/index.js';
@@ -30,8 +36,48 @@ import {
 } from './call-mapping.js';
 
 const HEARTBEAT_MS = 15_000;
-// Rows read per query while exporting: small batches keep memory flat whatever the total.
-const EXPORT_BATCH = 100;
+// Rows read per query while exporting: sized so that a batch's text comes to about
+// EXPORT_BATCH_BYTES (from the previous batch's bytes per row), within these bounds. A batch's
+// text is held whole (one Buffer), so memory stays flat whatever the total; fewer, larger batches
+// mean fewer queries and less per-batch garbage living long enough to be promoted. A JSON row
+// carries the raw request and response (up to RECORD_MAX_BYTES each, 64 KiB by default): its
+// bound keeps a batch of such rows near 32 MB, where a batch that follows small rows could reach it.
+const EXPORT_BATCH = { first: 100, min: 100, max: { csv: 1000, json: 250 } } as const;
+const EXPORT_BATCH_BYTES = 512 * 1024;
+
+/**
+ * An export batch's text, written straight into a Buffer (UTF-8) as its rows come: no string of
+ * the whole batch is built. Starts at `bytes` (the previous batch's size: no copy once the first
+ * batch has grown to fit) and grows by doubling; `take()` answers what was written.
+ */
+class BatchText {
+  #buffer: Buffer;
+  #length = 0;
+
+  constructor(start: string, bytes = 16 * 1024) {
+    this.#buffer = Buffer.allocUnsafe(bytes);
+    if (start) this.write(start);
+  }
+
+  get capacity(): number {
+    return this.#buffer.length;
+  }
+
+  write(text: string): void {
+    // A UTF-16 unit takes at most 3 bytes in UTF-8 (a surrogate pair 4 for 2 units).
+    const room = this.#length + text.length * 3;
+    if (room > this.#buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(room, 2 * this.#buffer.length));
+      this.#buffer.copy(bigger, 0, 0, this.#length);
+      this.#buffer = bigger;
+    }
+    this.#length += this.#buffer.write(text, this.#length);
+  }
+
+  take(): Buffer {
+    return this.#buffer.subarray(0, this.#length);
+  }
+}
 
 /**
  * A free-text search that could not run: the worker's slots are all taken (503, come back in a
@@ -204,18 +250,36 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       const { format, ...filters } = request.query;
       const query = toQuery(filters);
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
-      // Pull-based: a batch is read only when the client has taken the previous one, and each
-      // batch becomes one Buffer at once, so memory stays flat however many calls there are.
+      // Pull-based: a batch is read only when the client has taken the previous one (one push per
+      // read()), and each row is written into the batch's Buffer as the database hands it over:
+      // no row, and no text of a batch, outlives its turn, so memory stays flat however many calls.
+      let text = new BatchText(format === 'csv' ? CSV_HEADER : '[');
+      let written = 0;
+      let rows = 0;
+      let batchSize: number = EXPORT_BATCH.first;
+      const toText =
+        format === 'csv'
+          ? (row: CallSummaryRow) => {
+              text.write(csvLine(row));
+              rows++;
+            }
+          : (row: CallRow) => {
+              rows++;
+              text.write(written === 0 ? '\n' : ',\n');
+              text.write(detailJson(row));
+              written++;
+            };
       // With free text this takes a slot in the search worker now, or throws: answer 503 then.
-      let batches: AsyncGenerator<CallSummaryRow[] | CallRow[]>;
+      let scan: RowScan;
       try {
-        batches =
-          format === 'csv' ? history.scanSummaries(query, EXPORT_BATCH) : history.scan(query, EXPORT_BATCH);
+        scan = history.scanRows(
+          query,
+          { batchSize: EXPORT_BATCH.first, summaries: format === 'csv' },
+          toText as (row: CallSummaryRow) => void,
+        );
       } catch (err) {
         return searchUnavailable(reply, err, budgetMs);
       }
-      let started = false;
-      let written = 0;
       // An export under way ends with its session (a logout, a user disabled) like the live feed.
       const unwatch = endWithSession(app, request, () =>
         body.destroy(new Error('the session ended during the export')),
@@ -223,22 +287,21 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       const body = new Readable({
         highWaterMark: 64 * 1024,
         read() {
-          batches
-            .next()
-            .then(({ value: rows, done }) => {
-              let text = '';
-              if (!started) text = format === 'csv' ? CSV_HEADER : '[';
-              started = true;
-              for (const row of done ? [] : rows) {
-                text +=
-                  format === 'csv'
-                    ? csvLine(row)
-                    : `${written === 0 ? '\n' : ',\n'}${detailJson(row as CallRow)}`;
-                written++;
+          scan
+            .next(batchSize)
+            .then((more) => {
+              if (!more && format === 'json') text.write('\n]\n');
+              const chunk = text.take();
+              if (rows > 0) {
+                const perRow = Math.max(1, chunk.length / rows);
+                batchSize = Math.round(
+                  Math.min(EXPORT_BATCH.max[format], Math.max(EXPORT_BATCH.min, EXPORT_BATCH_BYTES / perRow)),
+                );
               }
-              if (done && format === 'json') text += '\n]\n';
-              if (text) this.push(Buffer.from(text));
-              if (done) {
+              rows = 0;
+              text = new BatchText('', text.capacity);
+              if (chunk.length > 0) this.push(chunk);
+              if (!more) {
                 unwatch();
                 this.push(null);
               }
@@ -247,7 +310,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
         },
         destroy(err, callback) {
           unwatch();
-          void batches.return(undefined);
+          scan.close();
           callback(err);
         },
       });
