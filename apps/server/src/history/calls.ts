@@ -174,8 +174,8 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         each(row as Record<string, unknown>);
       return;
     }
-    if (!store.pool) throw new Error('The store has neither SQLite nor a PostgreSQL pool.');
-    const client = await store.pool.connect();
+    if (!store.readPool) throw new Error('The store has neither SQLite nor a PostgreSQL pool.');
+    const client = await store.readPool.connect();
     try {
       await new Promise<void>((resolve, reject) => {
         let failed: unknown;
@@ -221,7 +221,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     return {
       async next(size = batchSize) {
         if (ended) return false;
-        let qb = applyFilters(columns(db.selectFrom('calls')), query);
+        let qb = applyFilters(columns(reads.selectFrom('calls')), query);
         if (cursor) qb = qb.where(olderThan(cursor));
         const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).compile();
         let count = 0;

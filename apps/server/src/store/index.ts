@@ -99,10 +99,12 @@ export interface Store {
   /** SQLite's handle, for the statements a module prepares once (the call recorder's, the outbox's). */
   readonly sqlite: SQLite.Database | undefined;
   /**
-   * PostgreSQL's pool, for what Kysely cannot do: reading a result row by row as it arrives, the
-   * rows kept by nothing (history/calls.ts `scanRows`, the exports).
+   * PostgreSQL: the pool under `reads` (the replica's connections while it is `ok`, else the
+   * primary's), for what Kysely cannot do: reading a result row by row as it arrives, the rows kept
+   * by nothing (history/calls.ts `scanRows`, the exports). A read here is not run again on the
+   * primary if the replica fails it: the export ends with the error.
    */
-  readonly pool: PostgresPool | undefined;
+  readonly readPool: PostgresPool | undefined;
   /** Transactions: durable, relaxed, locked, and SQLite's synchronous forms (unit-of-work.ts). */
   readonly work: UnitOfWork;
   /** Changes made by other instances (StoreEvents). */
@@ -303,7 +305,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     replica: replica?.replica,
     instance,
     sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
-    pool: opened.dialect === 'postgres' ? opened.pool : undefined,
+    readPool: opened.dialect === 'postgres' ? (replica?.pool ?? opened.pool) : undefined,
     work,
     events,
     async forgetInstances(before) {
