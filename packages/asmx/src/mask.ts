@@ -1,11 +1,15 @@
 import { MASK } from '@school/contract';
+import { maskMultipartParts } from './mask-multipart.js';
+import { maskNamedValues } from './mask-named-values.js';
 
 /**
- * Masks the values of secret parameters (auth codes) in a raw request before it is stored or
- * logged: the content of SOAP elements with those local names, and those fields of a query string
- * or form body. Masking follows the text's real structure, not a pattern over it: whatever way the
- * value is written (CDATA, entity references, split by comments, any prefix), the whole content of
- * the element goes.
+ * Masks the values of secret parameters (auth codes) in what a request carried before it is
+ * stored or logged (docs/security.md#what-is-masked-and-where). The one place every writer uses:
+ * the call record and the log. In an XML message masking follows the text's real structure, not a
+ * pattern over it: whatever way the value is written (CDATA, entity references, split by comments,
+ * any prefix), the whole content of the element goes. Other shapes — path parameters, queries,
+ * forms, multipart, JSON — are masked whatever they look like and whether or not anything could
+ * read them (mask-named-values.ts, mask-multipart.ts). Every pass is linear in the text.
  */
 
 // --- a small XML tokenizer, only as precise as masking needs -------------------------------------
@@ -238,16 +242,41 @@ export function maskQuery(url: string, names: readonly string[]): string {
     : `${url.slice(0, q + 1)}${maskFormFields(url.slice(q + 1), names)}`;
 }
 
+// --- everything a request carries, and what an answer echoes of it ------------------------------
+
 /**
- * Masks secrets in a request body whatever it turns out to be: the elements of an XML message,
- * the fields of a form (a form sent to the SOAP endpoint, an envelope sent to an HTTP binding),
- * and any remaining occurrence of `values`, what the reader read for the secret parameters.
- * Text that is neither stays as it is.
+ * Masks secrets in any text that came with a request and is not its body: its URL (path
+ * parameters and query alike), a header's value, a parameter's value (mask-named-values.ts).
+ */
+export function maskRequestText(text: string, names: readonly string[]): string {
+  return maskNamedValues(text, names);
+}
+
+/**
+ * Masks secrets in a request body whatever it turns out to be, and whatever its Content-Type says:
+ * the elements of an XML message (by its structure, above), the parts of a multipart body
+ * (mask-multipart.ts), the value after every secret name in any other shape — a form, JSON,
+ * text (mask-named-values.ts) — and any remaining occurrence of `values`, what a reader read for
+ * the secret parameters.
  */
 export function maskRequestBody(
   text: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
 ): string {
-  return maskFormFields(maskXmlElements(text, names, values), names);
+  return maskValues(maskNamedValues(maskMultipartParts(maskXmlElements(text, names), names), names), values);
+}
+
+/**
+ * Masks secrets in what the server wrote about a request — an error text, an answer's body, a
+ * note — which may echo part of it (an operation name from the path, a SOAPAction, a parameter's
+ * value): values after a secret name and `=`, and any occurrence of `values`. Not after `:`: the
+ * server's own texts say `Invalid code: it must be…`, and no echoed shape puts the code there.
+ */
+export function maskAnswerText(
+  text: string,
+  names: readonly string[],
+  values: Iterable<string | undefined> = [],
+): string {
+  return maskValues(maskNamedValues(text, names, false), values);
 }
