@@ -209,39 +209,6 @@ export function maskXmlElements(
   return maskValues(out, values);
 }
 
-// --- query strings and form bodies ---------------------------------------------------------------
-
-/**
- * Masks fields of `a=1&b=2`. Names are decoded exactly as the HTTP bindings decode them (as
- * URLSearchParams does: `+` is a space, a malformed escape stays as written) and compared
- * case-insensitively, as the bindings compare them (http-params.ts), so `%63ode`, `CODE` and
- * `co%64e` are all the code. Every occurrence is masked, not only the first.
- */
-export function maskFormFields(form: string, names: readonly string[]): string {
-  if (names.length === 0 || form === '') return form;
-  const secret = new Set(names.map((n) => n.toLowerCase()));
-  return form
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const rawName = eq === -1 ? pair : pair.slice(0, eq);
-      let name = '';
-      new URLSearchParams(`${rawName}=`).forEach((_value, key) => {
-        name = key;
-      });
-      return secret.has(name.toLowerCase()) ? `${rawName}=${MASK}` : pair;
-    })
-    .join('&');
-}
-
-/** Masks secret fields in the query string of a URL (path and query), for records and logs. */
-export function maskQuery(url: string, names: readonly string[]): string {
-  const q = url.indexOf('?');
-  return q === -1 || names.length === 0
-    ? url
-    : `${url.slice(0, q + 1)}${maskFormFields(url.slice(q + 1), names)}`;
-}
-
 // --- everything a request carries, and what an answer echoes of it ------------------------------
 
 /**
