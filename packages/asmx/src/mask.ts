@@ -167,11 +167,39 @@ export function maskValues(text: string, values: Iterable<string | undefined>): 
 }
 
 /**
+ * Whether a qualified name is a secret's, whatever its prefix and case: its local part is one of
+ * `names`, or one of them followed by junk that no letter or digit begins (`code-x`, `code.1`,
+ * `code\uFFFD` where a client's bytes were not UTF-8): a reader takes those for other elements,
+ * but the person who wrote them meant the secret (docs/security.md#what-is-masked-and-where).
+ */
+function isSecretName(name: string, names: readonly string[]): boolean {
+  const local = localKey(name);
+  for (const secret of names) {
+    if (local.startsWith(secret) && (local.length === secret.length || !isAsciiAlnum(local, secret.length)))
+      return true;
+  }
+  return false;
+}
+
+function isAsciiAlnum(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+}
+
+/** Whitespace, `>` or `/`: what may follow an element's name in a tag as XML writes it. */
+function endsName(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x3e || c === 0x2f;
+}
+
+/**
  * Masks the whole content of every element whose local name is one of `names` (any prefix, any
- * case; nested markup, CDATA, comments and references included) with `***`. When the text ends
- * before such an element does, or its end tag does not match, everything from its start tag on is
- * masked. Self-closing elements stay as they are. Then, as a safety net, any remaining occurrence
- * of `values` (what the reader actually read for the secret parameters) is masked too.
+ * case, junk after the name; nested markup, CDATA, comments and references included) with `***`.
+ * When the text ends before such an element does, or its end tag does not match, everything from
+ * its start tag on is masked. Self-closing elements stay as they are. A tag with junk right after
+ * the name (`<code?4821</code>`, a byte flipped) keeps its name and `>`, the rest masked, and is
+ * taken for a start tag. An end tag with no start tag of its own (`<code/>4821</code>`) masks what
+ * stands between it and the tag before. Then, as a safety net, any remaining occurrence of
+ * `values` (what the reader actually read for the secret parameters) is masked too.
  */
 export function maskXmlElements(
   xml: string,
@@ -179,31 +207,48 @@ export function maskXmlElements(
   values: Iterable<string | undefined> = [],
 ): string {
   if (names.length === 0) return maskValues(xml, values);
-  const secret = new Set(names.map((n) => n.toLowerCase()));
+  const secret = [...new Set(names.map((n) => n.toLowerCase()))];
   let out = '';
   let last = 0;
   let i = 0;
+  // Where the last start or end tag ended: a stray end tag masks back to it.
+  let tagEnd = 0;
   for (;;) {
     const lt = xml.indexOf('<', i);
     if (lt === -1) break;
     const token = markupAt(xml, lt);
     i = token.end;
-    if (token.kind !== 'start' || !secret.has(localKey(token.name))) continue;
+    if (token.kind === 'other') continue;
+    if (!isSecretName(token.name, secret)) {
+      tagEnd = token.end;
+      continue;
+    }
+    if (token.kind === 'end') {
+      const from = Math.max(last, tagEnd);
+      if (lt > from) {
+        out += xml.slice(last, from) + MASK;
+        last = lt;
+      }
+      tagEnd = token.end;
+      continue;
+    }
     if (!token.complete) {
       // `<code …` and then the end of the text: keep the name, mask the rest.
       out += xml.slice(last, token.nameEnd) + MASK;
       last = xml.length;
       break;
     }
-    if (token.selfClosing) continue;
-    out += xml.slice(last, token.end) + MASK;
+    const junk = !endsName(xml.charCodeAt(token.nameEnd));
+    tagEnd = token.end;
+    if (token.selfClosing && !junk) continue;
+    out += junk ? `${xml.slice(last, token.nameEnd)}${MASK}>${MASK}` : xml.slice(last, token.end) + MASK;
     const content = contentEnd(xml, token.end, token.name);
     if (!content) {
       last = xml.length;
       break;
     }
     last = content.at;
-    i = content.after;
+    i = tagEnd = content.after;
   }
   out += xml.slice(last);
   return maskValues(out, values);

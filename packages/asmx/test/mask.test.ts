@@ -24,9 +24,32 @@ describe('maskXmlElements', () => {
     expect(mask('<code>4821</code>')).toBe('<code>***</code>');
     expect(mask('<code></code>')).toBe('<code>***</code>');
     expect(mask('<code />')).toBe('<code />');
-    expect(mask('<codes>1</codes><xcode>2</xcode><code-x>3</code-x>')).toBe(
-      '<codes>1</codes><xcode>2</xcode><code-x>3</code-x>',
+    expect(mask('<codes>1</codes><xcode>2</xcode><code1>3</code1>')).toBe(
+      '<codes>1</codes><xcode>2</xcode><code1>3</code1>',
     );
+  });
+
+  it('takes a name with junk after it for the secret, and a tag with junk after the name for a start tag', () => {
+    // Other elements to a reader; the person who wrote them meant the code.
+    expect(mask('<code-x>4821</code-x><code.1>4821</code.1><code\ufffd>4821</code\ufffd>')).toBe(
+      '<code-x>***</code-x><code.1>***</code.1><code\ufffd>***</code\ufffd>',
+    );
+    // A byte flipped or inserted right after the name: the tag keeps its name, nothing else.
+    expect(mask('<a><code?4821</code><phone>1</phone></a>')).toBe('<a><code***>***');
+    expect(mask('<a><code</>4821</code><phone>1</phone></a>')).toBe(
+      '<a><code***>***</code><phone>1</phone></a>',
+    );
+    expect(mask('<a><code\u0001>4821</code><phone>1</phone></a>')).toBe(
+      '<a><code***>***</code><phone>1</phone></a>',
+    );
+  });
+
+  it('masks what stands before an end tag that has no start tag', () => {
+    expect(mask('<a><code/>>4821</code><phone>1</phone></a>')).toBe(
+      '<a><code/>***</code><phone>1</phone></a>',
+    );
+    expect(mask('<a><phone>1</phone>4821<!-- x --></code></a>')).toBe('<a><phone>1</phone>***</code></a>');
+    expect(mask('<a><code/></code></a>')).toBe('<a><code/></code></a>');
   });
 
   it('masks CDATA', () => {
