@@ -1,5 +1,5 @@
 import { MASK } from '@school/contract';
-import { mentionsName, secretNamePattern } from './secret-names.js';
+import { mentionsName, NameFinder } from './secret-names.js';
 
 /**
  * Masks the content of every multipart part one of whose header lines names a secret as a word
@@ -13,7 +13,7 @@ import { mentionsName, secretNamePattern } from './secret-names.js';
  */
 export function maskMultipartParts(text: string, names: readonly string[]): string {
   if (names.length === 0 || !text.includes('--')) return text;
-  const pattern = secretNamePattern(names);
+  const finder = new NameFinder(text, names);
   const n = text.length;
   let out = '';
   let last = 0;
@@ -34,7 +34,7 @@ export function maskMultipartParts(text: string, names: readonly string[]): stri
         contentStart = Math.min(headerEnd + 1, n);
         break;
       }
-      if (secretLineEnd === -1 && mentionsName(text.slice(h, headerEnd), pattern)) secretLineEnd = headerEnd;
+      if (secretLineEnd === -1 && mentionsName(text, h, headerEnd, finder)) secretLineEnd = headerEnd;
       h = headerEnd + 1;
     }
     if (secretLineEnd === -1) {

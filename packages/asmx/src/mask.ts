@@ -282,13 +282,14 @@ export function maskRequestBody(
 /**
  * Masks secrets in what the server wrote about a request — an error text, an answer's body, a
  * note — which may echo part of it (an operation name from the path, a SOAPAction, a parameter's
- * value): values after a secret name and `=`, and any occurrence of `values`. Not after `:`: the
- * server's own texts say `Invalid code: it must be…`, and no echoed shape puts the code there.
+ * value): values after a secret name and `=`, or a `:` with nothing between it and the name and
+ * the value (the server's own texts say `Invalid code: it must be…`), and any occurrence of
+ * `values`.
  */
 export function maskAnswerText(
   text: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
 ): string {
-  return maskValues(maskNamedValues(text, names, false), values);
+  return maskValues(maskNamedValues(text, names, 'adjacent'), values);
 }

@@ -5,23 +5,60 @@
  * character it stands for.
  */
 
+/** Each list of names' pattern, by the names. */
 const sources = new Map<string, string>();
 
 /**
- * A global, case-insensitive pattern matching any of `names` spelled as above. Only alternatives
- * of fixed length, no quantifiers: a search is linear in the text. A new RegExp per call (V8 caches
- * the compiled code), so callers may move its `lastIndex` freely.
+ * Finds secret names in one text, as spelled above, with a global, case-insensitive pattern of
+ * fixed-length alternatives and no quantifiers: a search is linear in the text. Searches come with
+ * growing `from`: the next name found is kept, so that searches bounded by `to` (one header line at
+ * a time) do not each read on to the end of the text.
  */
-export function secretNamePattern(names: readonly string[]): RegExp {
-  const key = names.join('\n');
-  let source = sources.get(key);
-  if (source === undefined) {
-    // Longest first: a name that begins another must not hide it.
-    const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort((a, b) => b.length - a.length);
-    source = sorted.map((name) => [...name].map(charPattern).join('')).join('|');
-    sources.set(key, source);
+export class NameFinder {
+  private readonly pattern: RegExp;
+  /** The last search: from where, and what it found (its start, -1 for none; its end). */
+  private searchedFrom = -1;
+  private foundAt = -1;
+  private foundEnd = 0;
+  /** Where the last name found ends. */
+  end = 0;
+
+  constructor(
+    private readonly text: string,
+    names: readonly string[],
+  ) {
+    const key = names.join('\n');
+    let source = sources.get(key);
+    if (source === undefined) {
+      // Longest first: a name that begins another must not hide it.
+      const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort((a, b) => b.length - a.length);
+      source = sorted.map((name) => [...name].map(charPattern).join('')).join('|');
+      sources.set(key, source);
+    }
+    this.pattern = new RegExp(source, 'gi');
   }
-  return new RegExp(source, 'gi');
+
+  /**
+   * Where the next name starts in `[from, to)` (as a word or not: see wordCharBefore and
+   * wordCharAt), -1 when there is none; `end` then says where it ends.
+   */
+  find(from: number, to = this.text.length): number {
+    const known =
+      this.searchedFrom !== -1 && this.searchedFrom <= from && (this.foundAt === -1 || this.foundAt >= from);
+    if (!known) {
+      this.searchedFrom = from;
+      this.foundAt = -1;
+      this.pattern.lastIndex = from;
+      const m = this.pattern.exec(this.text);
+      if (m) {
+        this.foundAt = m.index;
+        this.foundEnd = m.index + m[0].length;
+      }
+    }
+    if (this.foundAt === -1 || this.foundAt >= to) return -1;
+    this.end = this.foundEnd;
+    return this.foundAt;
+  }
 }
 
 /**
@@ -71,11 +108,10 @@ export function wordCharBefore(text: string, at: number): boolean {
   return at > 0 && isAlnum(text.charCodeAt(at - 1));
 }
 
-/** Whether `text` holds one of the names (the pattern's) as a word. */
-export function mentionsName(text: string, pattern: RegExp): boolean {
-  pattern.lastIndex = 0;
-  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-    if (!wordCharBefore(text, m.index) && !wordCharAt(text, m.index + m[0].length)) return true;
+/** Whether `text[from, to)` holds one of the names as a word. */
+export function mentionsName(text: string, from: number, to: number, finder: NameFinder): boolean {
+  for (let at = finder.find(from, to); at !== -1; at = finder.find(at + 1, to)) {
+    if (!wordCharBefore(text, at) && !wordCharAt(text, finder.end)) return true;
   }
   return false;
 }

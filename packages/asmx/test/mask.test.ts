@@ -210,6 +210,26 @@ describe('maskRequestText', () => {
     expect(text('code=Lk+48%2621=1,2')).toBe('code=***');
   });
 
+  it('masks the text after a tag named like a secret wherever it stands, up to the next tag', () => {
+    expect(text('<!-- <code>Lk4821</code> --><phone>1</phone>')).toBe(
+      '<!-- <code>***</code> --><phone>1</phone>',
+    );
+    expect(text('<x a="<n:CODE i:type=\'s\'> Lk4821 </n:CODE>"/>')).toBe(
+      '<x a="<n:CODE i:type=\'s\'> ***</n:CODE>"/>',
+    );
+    expect(text('<![CDATA[<code/>>Lk4821</code>]]>')).toBe('<![CDATA[<code/>***</code>]]>');
+    // Values in its attributes too.
+    expect(text('<!-- <code a="code=Lk4821" b=\'1\'>Lk4822</code> -->')).toBe(
+      '<!-- <code a="code=***" b=\'1\'>***</code> -->',
+    );
+    // Nothing but whitespace after it, or another tag: nothing to mask.
+    for (const t of [
+      '<code/>\n  <phone>1</phone>',
+      '<soap:Code><soap:Value>soap:Sender</soap:Value></soap:Code>',
+    ])
+      expect(text(t)).toBe(t);
+  });
+
   it('finds the name as a word only', () => {
     for (const form of [
       'codes=1',
@@ -290,8 +310,18 @@ describe('maskAnswerText', () => {
     );
   });
 
+  it('masks a value after `:` only when nothing stands between them and the name', () => {
+    expect(answer('AuthCode;code:Lk4821 Web Service method name is not valid.')).toBe(
+      'AuthCode;code:*** Web Service method name is not valid.',
+    );
+  });
+
   it("leaves the server's own words", () => {
-    for (const t of ['Invalid code: it must be 1 to 16 letters or digits.', 'Missing parameter: code.'])
+    for (const t of [
+      'Invalid code: it must be 1 to 16 letters or digits.',
+      'Missing parameter: code.',
+      '{"title":"Invalid request","errors":{"code":"A code is 1 to 16 letters or digits, nothing else."}}',
+    ])
       expect(answer(t)).toBe(t);
   });
 });
@@ -455,7 +485,7 @@ const fieldArb = (value: string) =>
       junk: fc.constantFrom('', '%00', '\0', '[]', '.x', ' ', '+', '"'),
       separator: fc.constantFrom('=', ':', '%3D', '%3a', ' = ', '": "'),
       encode: fc.boolean(),
-      shape: fc.constantFrom('query', 'path', 'form', 'json', 'multipart', 'xml-text', 'line'),
+      shape: fc.constantFrom('query', 'path', 'form', 'json', 'multipart', 'xml-text', 'hidden-tag', 'line'),
     })
     .map(({ name, junk, separator, encode, shape }) => {
       const v = encode ? [...value].map((c, i) => (i % 2 ? c : pct(c))).join('') : value;
@@ -473,6 +503,8 @@ function shaped(shape: string, field: string, name: string, separator: string, v
       return `{"${name}${separator.includes('"') ? separator : `"${separator}"`}${v}","phone":"+1"}`;
     case 'multipart':
       return `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}\r\n--B--`;
+    case 'hidden-tag':
+      return `<a><!-- <n:${name}>${v}</n:${name}> --><phone>1</phone></a>`;
     case 'xml-text':
       return `<a><phone>${field}</phone></a>`;
     case 'line':
