@@ -1,6 +1,6 @@
 import { MASK } from '@school/contract';
 import { maskMultipartParts } from './mask-multipart.js';
-import { maskNamedValues } from './mask-named-values.js';
+import { FOUND_LIMIT, maskNamedValues } from './mask-named-values.js';
 
 /**
  * Masks the values of secret parameters (auth codes) in what a request carried before it is
@@ -126,12 +126,6 @@ function markupAt(xml: string, lt: number): Token {
   return { kind: 'start', nameEnd, name, end: n, complete: false, selfClosing: false };
 }
 
-/** The local part of a qualified name, lower-cased (secret names match whatever the case). */
-function localKey(name: string): string {
-  const colon = name.lastIndexOf(':');
-  return (colon === -1 ? name : name.slice(colon + 1)).toLowerCase();
-}
-
 /**
  * Where the content of the element whose start tag ends at `from` ends: the index of its matching
  * end tag and where that end tag ends; undefined when the text ends first or the end tag does not
@@ -173,13 +167,19 @@ export function maskValues(text: string, values: Iterable<string | undefined>): 
  * but the person who wrote them meant the secret (docs/security.md#what-is-masked-and-where).
  */
 function isSecretName(name: string, names: readonly string[]): boolean {
-  const local = localKey(name);
+  // Compared in place, nothing allocated: most tags are not the secret's.
+  const local = name.lastIndexOf(':') + 1;
   for (const secret of names) {
-    if (local.startsWith(secret) && (local.length === secret.length || !isAsciiAlnum(local, secret.length)))
-      return true;
+    const end = local + secret.length;
+    if (end > name.length || (end < name.length && isAsciiAlnum(name, end))) continue;
+    let k = 0;
+    while (k < secret.length && asciiLower(name.charCodeAt(local + k)) === secret.charCodeAt(k)) k++;
+    if (k === secret.length) return true;
   }
   return false;
 }
+
+const asciiLower = (c: number): number => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
 
 function isAsciiAlnum(text: string, at: number): boolean {
   const c = text.charCodeAt(at);
@@ -199,15 +199,23 @@ function endsName(c: number): boolean {
  * the name (`<code?4821</code>`, a byte flipped) keeps its name and `>`, the rest masked, and is
  * taken for a start tag. An end tag with no start tag of its own (`<code/>4821</code>`) masks what
  * stands between it and the tag before. Then, as a safety net, any remaining occurrence of
- * `values` (what the reader actually read for the secret parameters) is masked too.
+ * `values` (what the reader actually read for the secret parameters) is masked too. `found`
+ * collects the start of what was masked (see echoForms).
  */
 export function maskXmlElements(
   xml: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
+  found?: string[],
 ): string {
   if (names.length === 0) return maskValues(xml, values);
+  /** What is masked, its start (a parser's error may quote it: echoForms). */
+  const masked = (from: number, to: number) => {
+    if (found && found.length < FOUND_LIMIT && to > from)
+      found.push(xml.slice(from, Math.min(to, from + 64)));
+  };
   const secret = [...new Set(names.map((n) => n.toLowerCase()))];
+  const shortest = Math.min(...secret.map((n) => n.length));
   let out = '';
   let last = 0;
   let i = 0;
@@ -219,13 +227,14 @@ export function maskXmlElements(
     const token = markupAt(xml, lt);
     i = token.end;
     if (token.kind === 'other') continue;
-    if (!isSecretName(token.name, secret)) {
+    if (token.name.length < shortest || !isSecretName(token.name, secret)) {
       tagEnd = token.end;
       continue;
     }
     if (token.kind === 'end') {
       const from = Math.max(last, tagEnd);
       if (lt > from) {
+        masked(from, lt);
         out += xml.slice(last, from) + MASK;
         last = lt;
       }
@@ -234,6 +243,7 @@ export function maskXmlElements(
     }
     if (!token.complete) {
       // `<code …` and then the end of the text: keep the name, mask the rest.
+      masked(token.nameEnd, xml.length);
       out += xml.slice(last, token.nameEnd) + MASK;
       last = xml.length;
       break;
@@ -243,6 +253,7 @@ export function maskXmlElements(
     if (token.selfClosing && !junk) continue;
     out += junk ? `${xml.slice(last, token.nameEnd)}${MASK}>${MASK}` : xml.slice(last, token.end) + MASK;
     const content = contentEnd(xml, token.end, token.name);
+    masked(junk ? token.nameEnd : token.end, content ? content.at : xml.length);
     if (!content) {
       last = xml.length;
       break;
@@ -260,23 +271,26 @@ export function maskXmlElements(
  * Masks secrets in any text that came with a request and is not its body: its URL (path
  * parameters and query alike), a header's value, a parameter's value (mask-named-values.ts).
  */
-export function maskRequestText(text: string, names: readonly string[]): string {
-  return maskNamedValues(text, names);
+export function maskRequestText(text: string, names: readonly string[], found?: string[]): string {
+  return maskNamedValues(text, names, 'request', found);
 }
 
 /**
  * Masks secrets in a request body whatever it turns out to be, and whatever its Content-Type says:
  * the elements of an XML message (by its structure, above), the parts of a multipart body
  * (mask-multipart.ts), the value after every secret name in any other shape — a form, JSON,
- * text (mask-named-values.ts) — and any remaining occurrence of `values`, what a reader read for
- * the secret parameters.
+ * text, a tag the XML pass cannot see (mask-named-values.ts) — and any remaining occurrence of
+ * `values`, what a reader read for the secret parameters. `found` collects the named values masked
+ * (see echoForms).
  */
 export function maskRequestBody(
   text: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
+  found?: string[],
 ): string {
-  return maskValues(maskNamedValues(maskMultipartParts(maskXmlElements(text, names), names), names), values);
+  const structured = maskMultipartParts(maskXmlElements(text, names, [], found), names);
+  return maskValues(maskNamedValues(structured, names, 'request', found), values);
 }
 
 /**
@@ -284,12 +298,43 @@ export function maskRequestBody(
  * note — which may echo part of it (an operation name from the path, a SOAPAction, a parameter's
  * value): values after a secret name and `=`, or a `:` with nothing between it and the name and
  * the value (the server's own texts say `Invalid code: it must be…`), and any occurrence of
- * `values`.
+ * `values` (what a reader read, and echoForms of what the request's masking found).
  */
 export function maskAnswerText(
   text: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
 ): string {
-  return maskValues(maskNamedValues(text, names, 'adjacent'), values);
+  return maskValues(maskNamedValues(text, names, 'answer'), values);
+}
+
+/**
+ * What the answer texts mask of what the request's masking `found`: each value as written, as a
+ * path is decoded (an operation name echoed in an error: `AuthCode;code%2F=4821` comes back as
+ * `AuthCode;code/=4821`, another shape), as a query or a form is (`+` a space), and each run of 4
+ * letters or digits or more in them — a code is letters and digits, and comes back whole whatever
+ * the echo escapes around it (`&quot;`, a parser's quotes); not the secret names themselves.
+ * Distinct, 4 characters or more (maskValues ignores shorter ones).
+ */
+export function echoForms(found: Iterable<string>, names: readonly string[]): string[] {
+  const forms = new Set<string>();
+  const nameSet = new Set(names.map((n) => n.toLowerCase()));
+  const add = (form: string) => {
+    forms.add(form);
+    // Letters and digits only, as a code is: its own only run.
+    if (/^[A-Za-z0-9]*$/.test(form)) return;
+    for (const run of form.match(/[A-Za-z0-9]{4,}/g) ?? [])
+      if (!nameSet.has(run.toLowerCase())) forms.add(run);
+  };
+  for (const value of found) {
+    add(value);
+    if (!value.includes('%') && !value.includes('+')) continue;
+    try {
+      add(decodeURIComponent(value));
+    } catch {
+      // A malformed escape: as a path it would not have been routed.
+    }
+    add(new URLSearchParams(`v=${value}`).get('v') ?? value);
+  }
+  return [...forms].filter((form) => form.length >= 4);
 }

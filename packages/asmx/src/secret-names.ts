@@ -5,17 +5,45 @@
  * character it stands for.
  */
 
-/** Each list of names' pattern, by the names. */
-const sources = new Map<string, string>();
+/** What finding a list of names takes, made once per list (the server's is a constant). */
+interface Compiled {
+  /** Shared by the finders of the list: each sets its `lastIndex` before each search. */
+  readonly pattern: RegExp;
+  /**
+   * Each name's characters, lower-cased, when none has a digit: then where a match starts can be
+   * read backwards from where it ends (a letter and an escape never end alike; a digit and the
+   * escape of it do), and a search allocates nothing. Else undefined: the pattern's exec says.
+   */
+  readonly backwards: readonly (readonly number[])[] | undefined;
+}
+
+const compiledLists = new WeakMap<readonly string[], Compiled>();
+
+function compile(names: readonly string[]): Compiled {
+  let compiled = compiledLists.get(names);
+  if (!compiled) {
+    // Longest first: a name that begins another must not hide it.
+    const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort((a, b) => b.length - a.length);
+    compiled = {
+      pattern: new RegExp(sorted.map((name) => [...name].map(charPattern).join('')).join('|'), 'gi'),
+      backwards: sorted.some((name) => /[0-9]/.test(name))
+        ? undefined
+        : sorted.map((name) => [...name].map((ch) => ch.charCodeAt(0))),
+    };
+    compiledLists.set(names, compiled);
+  }
+  return compiled;
+}
 
 /**
  * Finds secret names in one text, as spelled above, with a global, case-insensitive pattern of
  * fixed-length alternatives and no quantifiers: a search is linear in the text. Searches come with
  * growing `from`: the next name found is kept, so that searches bounded by `to` (one header line at
- * a time) do not each read on to the end of the text.
+ * a time) do not each read on to the end of the text. One text at a time: the pattern is shared.
  */
 export class NameFinder {
   private readonly pattern: RegExp;
+  private readonly backwards: readonly (readonly number[])[] | undefined;
   /** The last search: from where, and what it found (its start, -1 for none; its end). */
   private searchedFrom = -1;
   private foundAt = -1;
@@ -27,15 +55,7 @@ export class NameFinder {
     private readonly text: string,
     names: readonly string[],
   ) {
-    const key = names.join('\n');
-    let source = sources.get(key);
-    if (source === undefined) {
-      // Longest first: a name that begins another must not hide it.
-      const sorted = [...new Set(names.map((n) => n.toLowerCase()))].sort((a, b) => b.length - a.length);
-      source = sorted.map((name) => [...name].map(charPattern).join('')).join('|');
-      sources.set(key, source);
-    }
-    this.pattern = new RegExp(source, 'gi');
+    ({ pattern: this.pattern, backwards: this.backwards } = compile(names));
   }
 
   /**
@@ -49,10 +69,22 @@ export class NameFinder {
       this.searchedFrom = from;
       this.foundAt = -1;
       this.pattern.lastIndex = from;
-      const m = this.pattern.exec(this.text);
-      if (m) {
-        this.foundAt = m.index;
-        this.foundEnd = m.index + m[0].length;
+      if (!this.backwards) {
+        const m = this.pattern.exec(this.text);
+        if (m) {
+          this.foundAt = m.index;
+          this.foundEnd = m.index + m[0].length;
+        }
+      } else if (this.pattern.test(this.text)) {
+        const end = this.pattern.lastIndex;
+        // The leftmost start any name reads back to: the pattern's own.
+        let start = -1;
+        for (const name of this.backwards) {
+          const at = startOf(this.text, end, name);
+          if (at >= from && (start === -1 || at < start)) start = at;
+        }
+        this.foundAt = start;
+        this.foundEnd = end;
       }
     }
     if (this.foundAt === -1 || this.foundAt >= to) return -1;
@@ -60,6 +92,20 @@ export class NameFinder {
     return this.foundAt;
   }
 }
+
+/** Where `name` (lower-cased character codes, no digit) starts if it ends at `end`, or -1. */
+function startOf(text: string, end: number, name: readonly number[]): number {
+  let j = end;
+  for (let k = name.length - 1; k >= 0; k--) {
+    const want = name[k] as number;
+    if (j >= 1 && asciiLower(text.charCodeAt(j - 1)) === want) j--;
+    else if (j >= 3 && want < 0x80 && asciiLower(escapeAt(text, j - 3)) === want) j -= 3;
+    else return -1;
+  }
+  return j;
+}
+
+const asciiLower = (c: number): number => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
 
 /**
  * One character of a name: itself in either case (the flag), or (ASCII) the `%XX` escape of either

@@ -2,6 +2,7 @@ import { findGroup, type GroupDef, MASK } from '@school/contract';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  echoForms,
   maskAnswerText,
   maskRequestBody,
   maskRequestText,
@@ -210,24 +211,40 @@ describe('maskRequestText', () => {
     expect(text('code=Lk+48%2621=1,2')).toBe('code=***');
   });
 
-  it('masks the text after a tag named like a secret wherever it stands, up to the next tag', () => {
+  it('masks the text in a tag named like a secret wherever it stands, up to its end tag', () => {
     expect(text('<!-- <code>Lk4821</code> --><phone>1</phone>')).toBe(
       '<!-- <code>***</code> --><phone>1</phone>',
     );
     expect(text('<x a="<n:CODE i:type=\'s\'> Lk4821 </n:CODE>"/>')).toBe(
       '<x a="<n:CODE i:type=\'s\'> ***</n:CODE>"/>',
     );
+    expect(text('<!-- <code:>Lk4821</code:> -->')).toBe('<!-- <code:>***</code:> -->');
+    // Markup in it, or none of its end tag: up to the end tag, or to the end.
+    expect(text('<a b="<code><!--Lk4821</code><phone>1</phone>')).toBe(
+      '<a b="<code>***</code><phone>1</phone>',
+    );
+    expect(text('<?x <code x="><![CDATA[Lk4821</code>')).toBe('<?x <code x=">***</code>');
+    expect(text('<?x<code></Lk4821</</code>')).toBe('<?x<code>***</code>');
+    expect(text('<!-- <code>Lk4821 --><phone>1</phone>')).toBe('<!-- <code>***');
+    // After a self-closing one, up to the next start tag.
     expect(text('<![CDATA[<code/>>Lk4821</code>]]>')).toBe('<![CDATA[<code/>***</code>]]>');
+    expect(text('<a b="<code/>><!DOCTYPE x>Lk4821<![CDATA[</code><phone>1</phone>')).toBe(
+      '<a b="<code/>***</code><phone>1</phone>',
+    );
+    expect(text('<code/>></Lk4821<!--</code>\n<phone>1</phone>')).toBe('<code/>***</code>\n<phone>1</phone>');
+    expect(text('<a b="<code/>><Lk4821\u0000</code><phone>1</phone>')).toBe(
+      '<a b="<code/>***</code><phone>1</phone>',
+    );
+    // A separated value in the tag, and its text.
+    expect(text('<AuthCo<code~\r:d><Lk4821</code>')).toBe('<AuthCo<code~\r:***>***</code>');
+    expect(text('<code/>\n  <phone>1</phone>')).toBe('<code/>\n  <phone>1</phone>');
+    expect(text('<code/>\n</AuthCode></soap:Body>')).toBe('<code/>\n***');
     // Values in its attributes too.
     expect(text('<!-- <code a="code=Lk4821" b=\'1\'>Lk4822</code> -->')).toBe(
       '<!-- <code a="code=***" b=\'1\'>***</code> -->',
     );
-    // Nothing but whitespace after it, or another tag: nothing to mask.
-    for (const t of [
-      '<code/>\n  <phone>1</phone>',
-      '<soap:Code><soap:Value>soap:Sender</soap:Value></soap:Code>',
-    ])
-      expect(text(t)).toBe(t);
+    // Not an opening tag.
+    for (const t of ['</code>Lk4821<x/>', '<xcode>Lk4821</xcode>', 'a:code>Lk4821']) expect(text(t)).toBe(t);
   });
 
   it('finds the name as a word only', () => {
@@ -316,11 +333,34 @@ describe('maskAnswerText', () => {
     );
   });
 
+  it('masks what a request held once decoded, where the echo is another shape', () => {
+    const found: string[] = [];
+    expect(maskRequestText('/A.asmx/AuthCode;code%2F=Lk%34821+x?phone=1', ['code'], found)).toBe(
+      '/A.asmx/AuthCode;code%2F=***?phone=1',
+    );
+    expect(found).toEqual(['Lk%34821+x']);
+    expect(echoForms(found, ['code'])).toEqual(['Lk%34821+x', '34821', 'Lk4821+x', 'Lk4821', 'Lk4821 x']);
+    expect(
+      answer('AuthCode;code/=Lk4821+x Web Service method name is not valid.', echoForms(found, ['code'])),
+    ).toBe('AuthCode;code/=*** Web Service method name is not valid.');
+    // Escaped around it by the echo: the code itself, letters and digits, still goes.
+    expect(answer('AuthCode;code x=&quot;=Lk4821 Web', echoForms(['x="=Lk4821'], ['code']))).toBe(
+      'AuthCode;code x=&quot;=*** Web',
+    );
+    // What the XML pass masked, as a parser's error quotes it.
+    const xmlFound: string[] = [];
+    expect(maskRequestBody('<a><code><Lk4821&#1;</code></a>', ['code'], [], xmlFound)).toBe('<a><code>***');
+    expect(answer("Tag 'Lk4821&#1;</code' is an invalid name.", echoForms(xmlFound, ['code']))).toBe(
+      "Tag '***&#1;</code' is an invalid name.",
+    );
+  });
+
   it("leaves the server's own words", () => {
     for (const t of [
       'Invalid code: it must be 1 to 16 letters or digits.',
       'Missing parameter: code.',
       '{"title":"Invalid request","errors":{"code":"A code is 1 to 16 letters or digits, nothing else."}}',
+      '<soap:Code><soap:Value>soap:Sender</soap:Value></soap:Code>',
     ])
       expect(answer(t)).toBe(t);
   });
