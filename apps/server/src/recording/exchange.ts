@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { maskAnswerText, maskRequestBody, maskRequestText, maskValues } from '@school/asmx';
+import { echoForms, maskAnswerText, maskRequestBody, maskRequestText, maskValues } from '@school/asmx';
 import { maskParams, type OperationDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationResult } from '../operations/run.js';
@@ -134,14 +134,20 @@ export async function recordAndAnswer(
  * each pass is linear in the text (packages/asmx/src/mask.ts).
  */
 function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: string): CallFacts {
-  const values = ex.secretValues ?? [];
+  // What was masked in the request, as the server may have decoded and echoed it (an operation
+  // name from the path in an error, a parameter's value), and what a reader read.
+  const found: string[] = [];
   const head = formatRequest(request.method, request.url, request.raw.httpVersion, request.headers, '');
+  const read = ex.secretValues ?? [];
+  const requestText =
+    maskRequestText(head, SECRETS, found) + maskRequestBody(ex.requestBody, SECRETS, read, found);
   const userAgent = request.headers['user-agent'];
+  const echoes = [...read, ...echoForms(found, SECRETS)];
   let params: Record<string, string> | null = null;
   if (ex.params) {
     params = Object.create(null) as Record<string, string>;
     for (const [name, value] of Object.entries(ex.params))
-      params[name] = maskValues(maskRequestText(value, SECRETS), values);
+      params[name] = maskValues(maskRequestText(value, SECRETS), echoes);
   }
   return {
     group: ex.group,
@@ -150,10 +156,10 @@ function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: st
     params,
     outcome: ex.outcome,
     status: ex.status,
-    error: ex.error === null ? null : maskAnswerText(ex.error, SECRETS, values),
-    request: maskRequestText(head, SECRETS) + maskRequestBody(ex.requestBody, SECRETS, values),
-    response: maskAnswerText(formatResponse(ex.status, ex.headers, responseBody), SECRETS, values),
-    note: ex.note ? maskAnswerText(ex.note, SECRETS, values) : null,
+    error: ex.error === null ? null : maskAnswerText(ex.error, SECRETS, echoes),
+    request: requestText,
+    response: maskAnswerText(formatResponse(ex.status, ex.headers, responseBody), SECRETS, echoes),
+    note: ex.note ? maskAnswerText(ex.note, SECRETS, echoes) : null,
     userAgent: userAgent === undefined ? null : maskRequestText(userAgent, SECRETS),
   };
 }
