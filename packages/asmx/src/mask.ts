@@ -150,12 +150,14 @@ function contentEnd(xml: string, from: number, name: string): { at: number; afte
 /** Replaces every occurrence of the given values (those of 4 characters or more) with the mask. */
 export function maskValues(text: string, values: Iterable<string | undefined>): string {
   let out = text;
+  const mask = (v: string) => {
+    if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
+  };
   for (const value of values) {
     if (value === undefined) continue;
+    mask(value);
     const trimmed = value.trim();
-    for (const v of trimmed === value ? [value] : [value, trimmed]) {
-      if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
-    }
+    if (trimmed !== value) mask(trimmed);
   }
   return out;
 }
@@ -186,6 +188,19 @@ function isAsciiAlnum(text: string, at: number): boolean {
   return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
 }
 
+const lowered = new WeakMap<readonly string[], { secret: string[]; shortest: number }>();
+
+/** The names lower-cased and distinct, and the shortest's length: once per list (the server's is a constant). */
+function lowerNames(names: readonly string[]): { secret: string[]; shortest: number } {
+  let entry = lowered.get(names);
+  if (!entry) {
+    const secret = [...new Set(names.map((n) => n.toLowerCase()))];
+    entry = { secret, shortest: Math.min(...secret.map((n) => n.length)) };
+    lowered.set(names, entry);
+  }
+  return entry;
+}
+
 /** Whitespace, `>` or `/`: what may follow an element's name in a tag as XML writes it. */
 function endsName(c: number): boolean {
   return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x3e || c === 0x2f;
@@ -214,8 +229,7 @@ export function maskXmlElements(
     if (found && found.length < FOUND_LIMIT && to > from)
       found.push(xml.slice(from, Math.min(to, from + 64)));
   };
-  const secret = [...new Set(names.map((n) => n.toLowerCase()))];
-  const shortest = Math.min(...secret.map((n) => n.length));
+  const { secret, shortest } = lowerNames(names);
   let out = '';
   let last = 0;
   let i = 0;
@@ -289,6 +303,7 @@ export function maskRequestBody(
   values: Iterable<string | undefined> = [],
   found?: string[],
 ): string {
+  if (text === '') return text;
   const structured = maskMultipartParts(maskXmlElements(text, names, [], found), names);
   return maskValues(maskNamedValues(structured, names, 'request', found), values);
 }
@@ -318,13 +333,13 @@ export function maskAnswerText(
  */
 export function echoForms(found: Iterable<string>, names: readonly string[]): string[] {
   const forms = new Set<string>();
-  const nameSet = new Set(names.map((n) => n.toLowerCase()));
+  const { secret } = lowerNames(names);
   const add = (form: string) => {
     forms.add(form);
     // Letters and digits only, as a code is: its own only run.
     if (/^[A-Za-z0-9]*$/.test(form)) return;
     for (const run of form.match(/[A-Za-z0-9]{4,}/g) ?? [])
-      if (!nameSet.has(run.toLowerCase())) forms.add(run);
+      if (!secret.includes(run.toLowerCase())) forms.add(run);
   };
   for (const value of found) {
     add(value);

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { echoForms, maskAnswerText, maskRequestBody, maskRequestText, maskValues } from '@school/asmx';
-import { maskParams, type OperationDef, secretParamNames } from '@school/contract';
+import { MASK, maskParams, type OperationDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationResult } from '../operations/run.js';
 import type { NewDelivery } from '../outbox/index.js';
@@ -142,12 +142,14 @@ function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: st
   const requestText =
     maskRequestText(head, SECRETS, found) + maskRequestBody(ex.requestBody, SECRETS, read, found);
   const userAgent = request.headers['user-agent'];
-  const echoes = [...read, ...echoForms(found, SECRETS)];
+  const echoes = found.length === 0 ? read : [...read, ...echoForms(found, SECRETS)];
   let params: Record<string, string> | null = null;
   if (ex.params) {
     params = Object.create(null) as Record<string, string>;
-    for (const [name, value] of Object.entries(ex.params))
-      params[name] = maskValues(maskRequestText(value, SECRETS), echoes);
+    for (const name in ex.params) {
+      const value = ex.params[name] as string;
+      params[name] = value === MASK ? value : maskValues(maskRequestText(value, SECRETS), echoes);
+    }
   }
   return {
     group: ex.group,
