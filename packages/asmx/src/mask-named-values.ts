@@ -87,7 +87,8 @@ export function maskNamedValues(
   let gt = -2;
   for (let at = finder.find(0); at !== -1; at = finder.find(from)) {
     const afterName = finder.end;
-    // The XML pass's work, passed at once: an end tag (`</code>`), an element it masked (`<code>***<`).
+    // The XML pass's work, passed at once: an end tag (`</code>`), an element it masked
+    // (`<code>***</`).
     if (text.charCodeAt(afterName) === 0x3e /* > */ && kind === 'request') {
       if (text.charCodeAt(at - 1) === 0x2f /* / */ && tagStart(text, at, true) !== -1) {
         from = afterName + 1;
@@ -96,7 +97,8 @@ export function maskNamedValues(
       const masked = afterName + 1 + MASK.length;
       if (
         text.startsWith(MASK, afterName + 1) &&
-        text.charCodeAt(masked) === 0x3c &&
+        text.charCodeAt(masked) === 0x3c /* < */ &&
+        text.charCodeAt(masked + 1) === 0x2f /* / */ &&
         tagStart(text, at, false) !== -1
       ) {
         from = masked;
