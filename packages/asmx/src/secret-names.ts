@@ -59,8 +59,8 @@ export class NameFinder {
   }
 
   /**
-   * Where the next name starts in `[from, to)` (as a word or not: see wordCharBefore and
-   * wordCharAt), -1 when there is none; `end` then says where it ends.
+   * Where the next name as a word (wordCharBefore, wordCharAt) starts in `[from, to)`, -1 when
+   * there is none; `end` then says where it ends.
    */
   find(from: number, to = this.text.length): number {
     const known =
@@ -69,27 +69,38 @@ export class NameFinder {
       this.searchedFrom = from;
       this.foundAt = -1;
       this.pattern.lastIndex = from;
-      if (!this.backwards) {
-        const m = this.pattern.exec(this.text);
-        if (m) {
-          this.foundAt = m.index;
-          this.foundEnd = m.index + m[0].length;
+      // Names inside other words (`AuthCode`, most of a request's) are passed here at once. Two
+      // occurrences of a name of letters and digits cannot overlap and both be words.
+      for (;;) {
+        const start = this.next(from);
+        if (start === -1) break;
+        if (!wordCharBefore(this.text, start) && !wordCharAt(this.text, this.pattern.lastIndex)) {
+          this.foundAt = start;
+          this.foundEnd = this.pattern.lastIndex;
+          break;
         }
-      } else if (this.pattern.test(this.text)) {
-        const end = this.pattern.lastIndex;
-        // The leftmost start any name reads back to: the pattern's own.
-        let start = -1;
-        for (const name of this.backwards) {
-          const at = startOf(this.text, end, name);
-          if (at >= from && (start === -1 || at < start)) start = at;
-        }
-        this.foundAt = start;
-        this.foundEnd = end;
       }
     }
     if (this.foundAt === -1 || this.foundAt >= to) return -1;
     this.end = this.foundEnd;
     return this.foundAt;
+  }
+
+  /** The next match's start from the pattern's `lastIndex` on (not before `from`), or -1; `lastIndex` is then its end. */
+  private next(from: number): number {
+    if (!this.backwards) {
+      const m = this.pattern.exec(this.text);
+      return m ? m.index : -1;
+    }
+    if (!this.pattern.test(this.text)) return -1;
+    const end = this.pattern.lastIndex;
+    // The leftmost start any name reads back to: the pattern's own.
+    let start = -1;
+    for (const name of this.backwards) {
+      const at = startOf(this.text, end, name);
+      if (at >= from && (start === -1 || at < start)) start = at;
+    }
+    return start;
   }
 }
 

@@ -263,6 +263,12 @@ describe('maskRequestText', () => {
     expect(text('ücode=1&%C3%BCcode=2&_code=3')).toBe('ücode=***&%C3%BCcode=***&_code=***');
   });
 
+  it('finds names with digits too (their start read by the pattern, not backwards)', () => {
+    expect(maskRequestText('a=1&ID2=x&%69d%32=y&id22=z&xid2=w', ['id2'])).toBe(
+      'a=1&ID2=***&%69d%32=***&id22=z&xid2=w',
+    );
+  });
+
   it('does not throw on malformed escapes or cut text', () => {
     for (const t of [
       '%',
