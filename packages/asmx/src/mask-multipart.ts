@@ -1,5 +1,5 @@
 import { MASK } from '@school/contract';
-import { mentionsName, NameFinder } from './secret-names.js';
+import { NameFinder } from './secret-names.js';
 
 /**
  * Masks the content of every multipart part one of whose header lines names a secret as a word
@@ -34,7 +34,7 @@ export function maskMultipartParts(text: string, names: readonly string[]): stri
         contentStart = Math.min(headerEnd + 1, n);
         break;
       }
-      if (secretLineEnd === -1 && mentionsName(text, h, headerEnd, finder)) secretLineEnd = headerEnd;
+      if (secretLineEnd === -1 && finder.find(h, headerEnd) !== -1) secretLineEnd = headerEnd;
       h = headerEnd + 1;
     }
     if (secretLineEnd === -1) {

@@ -1,5 +1,5 @@
 import { MASK } from '@school/contract';
-import { escapeAt, NameFinder, wordCharAt, wordCharBefore } from './secret-names.js';
+import { escapeAt, NameFinder } from './secret-names.js';
 
 /**
  * Whose text it is. A `request`'s: `:` separates as `=` does (`"code": "…"`, `code : …`), and tags
@@ -62,17 +62,10 @@ export function maskNamedValues(
     out += text.slice(last, start) + MASK;
     last = end;
   };
-  /**
-   * Masks the value after the name found at `at`, if it is a word and has one, and moves `from`
-   * on; answers whether it was a word.
-   */
-  const separated = (at: number): boolean => {
-    const afterName = finder.end;
-    from = afterName;
-    if (wordCharBefore(text, at) || wordCharAt(text, afterName)) return false;
-    if (separatedValue(text, afterName, kind, value)) mask(value.start, value.end);
+  /** Masks the value after the name the finder found last, if it has one, and moves `from` on. */
+  const separated = (): void => {
+    if (separatedValue(text, finder.end, kind, value)) mask(value.start, value.end);
     from = value.end;
-    return true;
   };
   /** Where the secret's next end tag starts, before any start tag of it (-1: none). */
   const endTag = (start: number, stopAtStartTag: boolean): number => {
@@ -105,11 +98,12 @@ export function maskNamedValues(
         continue;
       }
     }
-    if (!separated(at) || kind === 'answer' || tagStart(text, at, false) === -1) continue;
+    separated();
+    if (kind === 'answer' || tagStart(text, at, false) === -1) continue;
     // A tag named like the secret: the values in it (its attributes), then its text.
     if (gt !== -1 && gt < afterName) gt = text.indexOf('>', afterName);
     if (gt === -1) continue;
-    for (let inner = finder.find(from, gt); inner !== -1; inner = finder.find(from, gt)) separated(inner);
+    for (let inner = finder.find(from, gt); inner !== -1; inner = finder.find(from, gt)) separated();
     let start = gt + 1;
     while (start < n && isSpace(text.charCodeAt(start))) start++;
     // Up to its end tag, or the end; after a self-closing one, up to a stray end tag of it

@@ -149,7 +149,7 @@ export function escapeAt(text: string, at: number): number {
 }
 
 /** Whether the character at `at` (an escape read as its character) is an ASCII letter or digit. */
-export function wordCharAt(text: string, at: number): boolean {
+function wordCharAt(text: string, at: number): boolean {
   const c = text.charCodeAt(at);
   if (c !== 0x25) return isAlnum(c);
   const escaped = escapeAt(text, at);
@@ -157,18 +157,10 @@ export function wordCharAt(text: string, at: number): boolean {
 }
 
 /** Whether the character that ends just before `at` (an escape read as its character) is one. */
-export function wordCharBefore(text: string, at: number): boolean {
+function wordCharBefore(text: string, at: number): boolean {
   if (at >= 3) {
     const escaped = escapeAt(text, at - 3);
     if (escaped >= 0) return isAlnum(escaped);
   }
   return at > 0 && isAlnum(text.charCodeAt(at - 1));
-}
-
-/** Whether `text[from, to)` holds one of the names as a word. */
-export function mentionsName(text: string, from: number, to: number, finder: NameFinder): boolean {
-  for (let at = finder.find(from, to); at !== -1; at = finder.find(at + 1, to)) {
-    if (!wordCharBefore(text, at) && !wordCharAt(text, finder.end)) return true;
-  }
-  return false;
 }
