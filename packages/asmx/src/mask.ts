@@ -114,13 +114,14 @@ function markupAt(xml: string, lt: number): Token {
   if (nameEnd === lt + 1) return other(lt + 1, true);
   const name = xml.slice(lt + 1, nameEnd);
   for (let i = nameEnd; i < n; i++) {
-    const c = xml[i];
-    if (c === '"' || c === "'") {
-      const close = xml.indexOf(c, i + 1);
+    const c = xml.charCodeAt(i);
+    if (c === 0x22 /* " */ || c === 0x27 /* ' */) {
+      const close = xml.indexOf(c === 0x22 ? '"' : "'", i + 1);
       if (close === -1) break;
       i = close;
-    } else if (c === '>') {
-      return { kind: 'start', nameEnd, name, end: i + 1, complete: true, selfClosing: xml[i - 1] === '/' };
+    } else if (c === 0x3e /* > */) {
+      const selfClosing = xml.charCodeAt(i - 1) === 0x2f; /* / */
+      return { kind: 'start', nameEnd, name, end: i + 1, complete: true, selfClosing };
     }
   }
   return { kind: 'start', nameEnd, name, end: n, complete: false, selfClosing: false };
