@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { maskQuery } from '@school/asmx';
+import { maskRequestText } from '@school/asmx';
 import { groups, secretParamNames } from '@school/contract';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { authPlugin, withAccess } from './auth/plugin.js';
@@ -31,11 +31,14 @@ import { twilioStatusRoutes } from './routes/twilio-status.js';
 
 const SECRET_PARAMS = secretParamNames();
 
-/** Log serializers: auth codes never reach the log, not even in a GET binding's query string. */
+/**
+ * Log serializers: auth codes never reach the log, not in a query string nor in a path parameter,
+ * whatever the spelling (docs/security.md#what-is-masked-and-where).
+ */
 export const logSerializers = {
   req: (req: FastifyRequest) => ({
     method: req.method,
-    url: maskQuery(req.url, SECRET_PARAMS),
+    url: maskRequestText(req.url, SECRET_PARAMS),
     host: req.host,
     remoteAddress: req.ip,
   }),

@@ -136,6 +136,7 @@ describe('when a call arrived', () => {
       error: null,
       request: 'GET / HTTP/1.1',
       response: 'HTTP/1.1 200 OK',
+      userAgent: null,
     };
     const request = { ip: '127.0.0.1', headers: {} } as never;
     // Answered at 1000.0–1000.99 ms after 0.6 ms: it arrived at 999.4–1000.39, so possibly in ms

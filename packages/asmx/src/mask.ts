@@ -1,11 +1,15 @@
 import { MASK } from '@school/contract';
+import { maskMultipartParts } from './mask-multipart.js';
+import { FOUND_LIMIT, maskNamedValues } from './mask-named-values.js';
 
 /**
- * Masks the values of secret parameters (auth codes) in a raw request before it is stored or
- * logged: the content of SOAP elements with those local names, and those fields of a query string
- * or form body. Masking follows the text's real structure, not a pattern over it: whatever way the
- * value is written (CDATA, entity references, split by comments, any prefix), the whole content of
- * the element goes.
+ * Masks the values of secret parameters (auth codes) in what a request carried before it is
+ * stored or logged (docs/security.md#what-is-masked-and-where). The one place every writer uses:
+ * the call record and the log. In an XML message masking follows the text's real structure, not a
+ * pattern over it: whatever way the value is written (CDATA, entity references, split by comments,
+ * any prefix), the whole content of the element goes. Other shapes — path parameters, queries,
+ * forms, multipart, JSON — are masked whatever they look like and whether or not anything could
+ * read them (mask-named-values.ts, mask-multipart.ts). Every pass is linear in the text.
  */
 
 // --- a small XML tokenizer, only as precise as masking needs -------------------------------------
@@ -110,22 +114,17 @@ function markupAt(xml: string, lt: number): Token {
   if (nameEnd === lt + 1) return other(lt + 1, true);
   const name = xml.slice(lt + 1, nameEnd);
   for (let i = nameEnd; i < n; i++) {
-    const c = xml[i];
-    if (c === '"' || c === "'") {
-      const close = xml.indexOf(c, i + 1);
+    const c = xml.charCodeAt(i);
+    if (c === 0x22 /* " */ || c === 0x27 /* ' */) {
+      const close = xml.indexOf(c === 0x22 ? '"' : "'", i + 1);
       if (close === -1) break;
       i = close;
-    } else if (c === '>') {
-      return { kind: 'start', nameEnd, name, end: i + 1, complete: true, selfClosing: xml[i - 1] === '/' };
+    } else if (c === 0x3e /* > */) {
+      const selfClosing = xml.charCodeAt(i - 1) === 0x2f; /* / */
+      return { kind: 'start', nameEnd, name, end: i + 1, complete: true, selfClosing };
     }
   }
   return { kind: 'start', nameEnd, name, end: n, complete: false, selfClosing: false };
-}
-
-/** The local part of a qualified name, lower-cased (secret names match whatever the case). */
-function localKey(name: string): string {
-  const colon = name.lastIndexOf(':');
-  return (colon === -1 ? name : name.slice(colon + 1)).toLowerCase();
 }
 
 /**
@@ -152,102 +151,206 @@ function contentEnd(xml: string, from: number, name: string): { at: number; afte
 /** Replaces every occurrence of the given values (those of 4 characters or more) with the mask. */
 export function maskValues(text: string, values: Iterable<string | undefined>): string {
   let out = text;
+  const mask = (v: string) => {
+    if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
+  };
   for (const value of values) {
     if (value === undefined) continue;
+    mask(value);
     const trimmed = value.trim();
-    for (const v of trimmed === value ? [value] : [value, trimmed]) {
-      if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
-    }
+    if (trimmed !== value) mask(trimmed);
   }
   return out;
 }
 
 /**
+ * Whether a qualified name is a secret's, whatever its prefix and case: its local part is one of
+ * `names`, or one of them followed by junk that no letter or digit begins (`code-x`, `code.1`,
+ * `code\uFFFD` where a client's bytes were not UTF-8): a reader takes those for other elements,
+ * but the person who wrote them meant the secret (docs/security.md#what-is-masked-and-where).
+ */
+function isSecretName(name: string, names: readonly string[]): boolean {
+  // Compared in place, nothing allocated: most tags are not the secret's.
+  const local = name.lastIndexOf(':') + 1;
+  for (const secret of names) {
+    const end = local + secret.length;
+    if (end > name.length || (end < name.length && isAsciiAlnum(name, end))) continue;
+    let k = 0;
+    while (k < secret.length && asciiLower(name.charCodeAt(local + k)) === secret.charCodeAt(k)) k++;
+    if (k === secret.length) return true;
+  }
+  return false;
+}
+
+const asciiLower = (c: number): number => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
+
+function isAsciiAlnum(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+}
+
+const lowered = new WeakMap<readonly string[], { secret: string[]; shortest: number }>();
+
+/** The names lower-cased and distinct, and the shortest's length: once per list (the server's is a constant). */
+function lowerNames(names: readonly string[]): { secret: string[]; shortest: number } {
+  let entry = lowered.get(names);
+  if (!entry) {
+    const secret = [...new Set(names.map((n) => n.toLowerCase()))];
+    entry = { secret, shortest: Math.min(...secret.map((n) => n.length)) };
+    lowered.set(names, entry);
+  }
+  return entry;
+}
+
+/** Whitespace, `>` or `/`: what may follow an element's name in a tag as XML writes it. */
+function endsName(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x3e || c === 0x2f;
+}
+
+/**
  * Masks the whole content of every element whose local name is one of `names` (any prefix, any
- * case; nested markup, CDATA, comments and references included) with `***`. When the text ends
- * before such an element does, or its end tag does not match, everything from its start tag on is
- * masked. Self-closing elements stay as they are. Then, as a safety net, any remaining occurrence
- * of `values` (what the reader actually read for the secret parameters) is masked too.
+ * case, junk after the name; nested markup, CDATA, comments and references included) with `***`.
+ * When the text ends before such an element does, or its end tag does not match, everything from
+ * its start tag on is masked. Self-closing elements stay as they are. A tag with junk right after
+ * the name (`<code?4821</code>`, a byte flipped) keeps its name and `>`, the rest masked, and is
+ * taken for a start tag. An end tag with no start tag of its own (`<code/>4821</code>`) masks what
+ * stands between it and the tag before. Then, as a safety net, any remaining occurrence of
+ * `values` (what the reader actually read for the secret parameters) is masked too. `found`
+ * collects the start of what was masked (see echoForms).
  */
 export function maskXmlElements(
   xml: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
+  found?: string[],
 ): string {
   if (names.length === 0) return maskValues(xml, values);
-  const secret = new Set(names.map((n) => n.toLowerCase()));
+  /** What is masked, its start (a parser's error may quote it: echoForms). */
+  const masked = (from: number, to: number) => {
+    if (found && found.length < FOUND_LIMIT && to > from)
+      found.push(xml.slice(from, Math.min(to, from + 64)));
+  };
+  const { secret, shortest } = lowerNames(names);
   let out = '';
   let last = 0;
   let i = 0;
+  // Where the last start or end tag ended: a stray end tag masks back to it.
+  let tagEnd = 0;
   for (;;) {
     const lt = xml.indexOf('<', i);
     if (lt === -1) break;
     const token = markupAt(xml, lt);
     i = token.end;
-    if (token.kind !== 'start' || !secret.has(localKey(token.name))) continue;
+    if (token.kind === 'other') continue;
+    if (token.name.length < shortest || !isSecretName(token.name, secret)) {
+      tagEnd = token.end;
+      continue;
+    }
+    if (token.kind === 'end') {
+      const from = Math.max(last, tagEnd);
+      if (lt > from) {
+        masked(from, lt);
+        out += xml.slice(last, from) + MASK;
+        last = lt;
+      }
+      tagEnd = token.end;
+      continue;
+    }
     if (!token.complete) {
       // `<code …` and then the end of the text: keep the name, mask the rest.
+      masked(token.nameEnd, xml.length);
       out += xml.slice(last, token.nameEnd) + MASK;
       last = xml.length;
       break;
     }
-    if (token.selfClosing) continue;
-    out += xml.slice(last, token.end) + MASK;
+    const junk = !endsName(xml.charCodeAt(token.nameEnd));
+    tagEnd = token.end;
+    if (token.selfClosing && !junk) continue;
+    out += junk ? `${xml.slice(last, token.nameEnd)}${MASK}>${MASK}` : xml.slice(last, token.end) + MASK;
     const content = contentEnd(xml, token.end, token.name);
+    masked(junk ? token.nameEnd : token.end, content ? content.at : xml.length);
     if (!content) {
       last = xml.length;
       break;
     }
     last = content.at;
-    i = content.after;
+    i = tagEnd = content.after;
   }
   out += xml.slice(last);
   return maskValues(out, values);
 }
 
-// --- query strings and form bodies ---------------------------------------------------------------
+// --- everything a request carries, and what an answer echoes of it ------------------------------
 
 /**
- * Masks fields of `a=1&b=2`. Names are decoded exactly as the HTTP bindings decode them (as
- * URLSearchParams does: `+` is a space, a malformed escape stays as written) and compared
- * case-insensitively, as the bindings compare them (http-params.ts), so `%63ode`, `CODE` and
- * `co%64e` are all the code. Every occurrence is masked, not only the first.
+ * Masks secrets in any text that came with a request and is not its body: its URL (path
+ * parameters and query alike), a header's value, a parameter's value (mask-named-values.ts).
  */
-export function maskFormFields(form: string, names: readonly string[]): string {
-  if (names.length === 0 || form === '') return form;
-  const secret = new Set(names.map((n) => n.toLowerCase()));
-  return form
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const rawName = eq === -1 ? pair : pair.slice(0, eq);
-      let name = '';
-      new URLSearchParams(`${rawName}=`).forEach((_value, key) => {
-        name = key;
-      });
-      return secret.has(name.toLowerCase()) ? `${rawName}=${MASK}` : pair;
-    })
-    .join('&');
-}
-
-/** Masks secret fields in the query string of a URL (path and query), for records and logs. */
-export function maskQuery(url: string, names: readonly string[]): string {
-  const q = url.indexOf('?');
-  return q === -1 || names.length === 0
-    ? url
-    : `${url.slice(0, q + 1)}${maskFormFields(url.slice(q + 1), names)}`;
+export function maskRequestText(text: string, names: readonly string[], found?: string[]): string {
+  return maskNamedValues(text, names, 'request', found);
 }
 
 /**
- * Masks secrets in a request body whatever it turns out to be: the elements of an XML message,
- * the fields of a form (a form sent to the SOAP endpoint, an envelope sent to an HTTP binding),
- * and any remaining occurrence of `values`, what the reader read for the secret parameters.
- * Text that is neither stays as it is.
+ * Masks secrets in a request body whatever it turns out to be, and whatever its Content-Type says:
+ * the elements of an XML message (by its structure, above), the parts of a multipart body
+ * (mask-multipart.ts), the value after every secret name in any other shape — a form, JSON,
+ * text, a tag the XML pass cannot see (mask-named-values.ts) — and any remaining occurrence of
+ * `values`, what a reader read for the secret parameters. `found` collects the named values masked
+ * (see echoForms).
  */
 export function maskRequestBody(
   text: string,
   names: readonly string[],
   values: Iterable<string | undefined> = [],
+  found?: string[],
 ): string {
-  return maskFormFields(maskXmlElements(text, names, values), names);
+  if (text === '') return text;
+  const structured = maskMultipartParts(maskXmlElements(text, names, [], found), names);
+  return maskValues(maskNamedValues(structured, names, 'request', found), values);
+}
+
+/**
+ * Masks secrets in what the server wrote about a request — an error text, an answer's body, a
+ * note — which may echo part of it (an operation name from the path, a SOAPAction, a parameter's
+ * value): values after a secret name and `=`, or a `:` with nothing between it and the name and
+ * the value (the server's own texts say `Invalid code: it must be…`), and any occurrence of
+ * `values` (what a reader read, and echoForms of what the request's masking found).
+ */
+export function maskAnswerText(
+  text: string,
+  names: readonly string[],
+  values: Iterable<string | undefined> = [],
+): string {
+  return maskValues(maskNamedValues(text, names, 'answer'), values);
+}
+
+/**
+ * What the answer texts mask of what the request's masking `found`: each value as written, as a
+ * path is decoded (an operation name echoed in an error: `AuthCode;code%2F=4821` comes back as
+ * `AuthCode;code/=4821`, another shape), as a query or a form is (`+` a space), and each run of 4
+ * letters or digits or more in them — a code is letters and digits, and comes back whole whatever
+ * the echo escapes around it (`&quot;`, a parser's quotes); not the secret names themselves.
+ * Distinct, 4 characters or more (maskValues ignores shorter ones).
+ */
+export function echoForms(found: Iterable<string>, names: readonly string[]): string[] {
+  const forms = new Set<string>();
+  const { secret } = lowerNames(names);
+  const add = (form: string) => {
+    forms.add(form);
+    // Letters and digits only, as a code is: its own only run.
+    if (/^[A-Za-z0-9]*$/.test(form)) return;
+    for (const run of form.match(/[A-Za-z0-9]{4,}/g) ?? [])
+      if (!secret.includes(run.toLowerCase())) forms.add(run);
+  };
+  for (const value of found) {
+    add(value);
+    if (!value.includes('%') && !value.includes('+')) continue;
+    try {
+      add(decodeURIComponent(value));
+    } catch {
+      // A malformed escape: as a path it would not have been routed.
+    }
+    add(new URLSearchParams(`v=${value}`).get('v') ?? value);
+  }
+  return [...forms].filter((form) => form.length >= 4);
 }

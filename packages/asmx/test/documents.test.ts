@@ -6,8 +6,8 @@ import {
   htmlEncode,
   httpErrorBody,
   invalidMethodNameText,
-  maskFormFields,
-  maskQuery,
+  maskRequestBody,
+  maskRequestText,
   maskXmlElements,
   methodNameCaseText,
   renderDisco,
@@ -215,9 +215,11 @@ describe('masking', () => {
     expect(maskXmlElements('<n:code a="1">4821</n:code><phone>1</phone><code/>', ['code'])).toBe(
       '<n:code a="1">***</n:code><phone>1</phone><code/>',
     );
-    expect(maskFormFields('CODE=4821&phone=%2B1&code', ['code'])).toBe('CODE=***&phone=%2B1&code=***');
-    expect(maskQuery('/A.asmx/AuthCode?code=1&phone=2', ['code'])).toBe('/A.asmx/AuthCode?code=***&phone=2');
-    expect(maskQuery('/A.asmx/AuthCode', ['code'])).toBe('/A.asmx/AuthCode');
+    expect(maskRequestBody('CODE=4821&phone=%2B1&code', ['code'])).toBe('CODE=***&phone=%2B1&code');
+    expect(maskRequestText('/A.asmx/AuthCode?code=1&phone=2', ['code'])).toBe(
+      '/A.asmx/AuthCode?code=***&phone=2',
+    );
+    expect(maskRequestText('/A.asmx/AuthCode', ['code'])).toBe('/A.asmx/AuthCode');
   });
 });
 

@@ -1,13 +1,14 @@
 import type { Readable } from 'node:stream';
-import { maskQuery } from '@school/asmx';
-import { maskParams, type OperationDef, secretParamNames } from '@school/contract';
+import { echoForms, maskAnswerText, maskRequestBody, maskRequestText, maskValues } from '@school/asmx';
+import { MASK, maskParams, type OperationDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationResult } from '../operations/run.js';
 import type { NewDelivery } from '../outbox/index.js';
 import { type Binding, isUnavailableError, type Outcome } from '../store/index.js';
 import { formatRequest, formatResponse } from './http-message.js';
-import { type CallOutcome, callRecord, outcomeOf } from './record.js';
+import { type CallFacts, type CallOutcome, callRecord, outcomeOf } from './record.js';
 
+/** Every operation's secret names, whatever the door: a code sent to the wrong one is masked too. */
 const SECRETS = secretParamNames();
 
 /** What one exchange with an operation amounts to, whichever door it came in by. */
@@ -24,8 +25,10 @@ export interface CallExchange {
   readonly error: string | null;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string | Buffer | Readable | object | undefined;
-  /** The request body as the record keeps it, secrets masked. */
+  /** The request body as text, as the door has it; the record masks its secrets (recordAndAnswer). */
   readonly requestBody: string;
+  /** What a reader read for the secret parameters: masked wherever it still appears in the record. */
+  readonly secretValues?: readonly (string | undefined)[] | undefined;
   /** The response body as the record shows it, when it is not text (a PDF, an object). */
   readonly recordedBody?: string | undefined;
   /** Deliveries the call queues, committed with its record (the outbox). */
@@ -78,8 +81,11 @@ export interface AnswerOptions {
   readonly unrecordable: (unavailable: boolean) => FastifyReply;
   /** What is sent instead of the exchange's body, once the record's id is known. */
   readonly body?: (id: number) => unknown;
-  /** Runs once the record is committed, before the answer (e.g. the audit entry of a console Send). */
-  readonly committed?: (id: number) => Promise<void>;
+  /**
+   * Runs once the record is committed, before the answer (e.g. the audit entry of a console Send),
+   * with what the record holds: its secrets masked.
+   */
+  readonly committed?: (id: number, recorded: CallFacts) => Promise<void>;
 }
 
 /**
@@ -95,28 +101,11 @@ export async function recordAndAnswer(
   options: AnswerOptions,
 ): Promise<FastifyReply> {
   const body = ex.body;
-  const bodyText = ex.recordedBody ?? recordedText(body);
+  const facts = maskedFacts(request, ex, ex.recordedBody ?? recordedText(body));
   let id: number;
   try {
     id = await app.recorder.record(
-      callRecord(request, reply, app.diskSpace.recordBytes(), {
-        group: ex.group,
-        operation: ex.operation,
-        binding: ex.binding,
-        params: ex.params,
-        outcome: ex.outcome,
-        status: ex.status,
-        error: ex.error,
-        request: formatRequest(
-          request.method,
-          maskQuery(request.url, SECRETS),
-          request.raw.httpVersion,
-          request.headers,
-          ex.requestBody,
-        ),
-        response: formatResponse(ex.status, ex.headers, bodyText),
-        note: ex.note ?? null,
-      }),
+      callRecord(request, reply, app.diskSpace.recordBytes(), facts),
       ex.deliveries,
     );
   } catch (err) {
@@ -130,11 +119,51 @@ export async function recordAndAnswer(
   }
   observe(app, reply, ex, outcomeOf(ex.status, ex.outcome));
   ex.afterCommit?.();
-  await options.committed?.(id);
+  await options.committed?.(id, facts);
   return reply
     .code(ex.status)
     .headers(ex.headers)
     .send(options.body ? options.body(id) : body);
+}
+
+/**
+ * What the record keeps of an exchange, every auth code masked before anything is written
+ * (docs/security.md#what-is-masked-and-where): the request line and headers (path parameters and
+ * query included), the body whatever its shape or Content-Type, the user agent, the parameters,
+ * and what the answer, the error and the note echo of the request. Masking runs on every call:
+ * each pass is linear in the text (packages/asmx/src/mask.ts).
+ */
+function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: string): CallFacts {
+  // What was masked in the request, as the server may have decoded and echoed it (an operation
+  // name from the path in an error, a parameter's value), and what a reader read.
+  const found: string[] = [];
+  const head = formatRequest(request.method, request.url, request.raw.httpVersion, request.headers, '');
+  const read = ex.secretValues ?? [];
+  const requestText =
+    maskRequestText(head, SECRETS, found) + maskRequestBody(ex.requestBody, SECRETS, read, found);
+  const userAgent = request.headers['user-agent'];
+  const echoes = found.length === 0 ? read : [...read, ...echoForms(found, SECRETS)];
+  let params: Record<string, string> | null = null;
+  if (ex.params) {
+    params = Object.create(null) as Record<string, string>;
+    for (const name in ex.params) {
+      const value = ex.params[name] as string;
+      params[name] = value === MASK ? value : maskValues(maskRequestText(value, SECRETS), echoes);
+    }
+  }
+  return {
+    group: ex.group,
+    operation: ex.operation,
+    binding: ex.binding,
+    params,
+    outcome: ex.outcome,
+    status: ex.status,
+    error: ex.error === null ? null : maskAnswerText(ex.error, SECRETS, echoes),
+    request: requestText,
+    response: maskAnswerText(formatResponse(ex.status, ex.headers, responseBody), SECRETS, echoes),
+    note: ex.note ? maskAnswerText(ex.note, SECRETS, echoes) : null,
+    userAgent: userAgent === undefined ? null : maskRequestText(userAgent, SECRETS),
+  };
 }
 
 /** Every call is counted here, and only here, once its record was attempted (docs/monitoring.md#metrics). */

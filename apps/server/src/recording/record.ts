@@ -20,6 +20,8 @@ export interface CallFacts {
   readonly response: string;
   /** What the operation did, in words. */
   readonly note?: string | null;
+  /** The request's User-Agent, secrets already masked. */
+  readonly userAgent: string | null;
 }
 
 /**
@@ -43,7 +45,7 @@ export function callRecord(
     operation: facts.operation,
     binding: facts.binding,
     caller_ip: request.ip,
-    user_agent: request.headers['user-agent']?.slice(0, 512) ?? null,
+    user_agent: facts.userAgent?.slice(0, 512) ?? null,
     params: facts.params === null ? null : JSON.stringify(facts.params),
     outcome: outcomeOf(facts.status, facts.outcome),
     status: facts.status,

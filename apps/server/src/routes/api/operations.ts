@@ -124,15 +124,16 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
       return recordAndAnswer(app, request, reply, ex, {
         // The stored answer goes without the id: it is not known until the record is written.
         body: (id) => (ex.status === 200 ? { id, ...answer } : { ...answer, callId: id }),
-        committed: (id) =>
+        // What the record holds, secrets masked; an unknown name is in its error, masked, not here.
+        committed: (id, recorded) =>
           app.audit(request, {
             action: 'send',
-            target: `call ${id} (${op?.name ?? name.slice(0, 64)})`,
+            target: `call ${id} (${op?.name ?? 'no such operation'})`,
             details: {
-              outcome: ex.outcome,
-              status: ex.status,
-              ...(ex.params ? { params: ex.params } : {}),
-              ...(ex.error ? { error: ex.error } : {}),
+              outcome: recorded.outcome,
+              status: recorded.status,
+              ...(recorded.params ? { params: recorded.params } : {}),
+              ...(recorded.error ? { error: recorded.error } : {}),
             },
           }),
         unrecordable: (unavailable) =>

@@ -34,7 +34,7 @@ export const FAULT_CACHE = 'private';
 export type AsmxExchange = CallExchange & { readonly unrecorded?: boolean };
 
 /** The part of an exchange known before the operation runs. */
-export type ExchangeBase = Pick<CallExchange, 'binding' | 'requestBody'> & {
+export type ExchangeBase = Pick<CallExchange, 'binding' | 'requestBody' | 'secretValues'> & {
   readonly group: GroupDef;
   readonly operation?: OperationDef | undefined;
   readonly params?: CallExchange['params'];
@@ -63,6 +63,7 @@ const fromBase = (base: ExchangeBase) => ({
   operation: base.operation?.name ?? null,
   params: base.params ?? null,
   requestBody: base.requestBody,
+  secretValues: base.secretValues,
 });
 
 export interface FailureOptions {
@@ -205,6 +206,7 @@ export function createAsmxAnswers(app: FastifyInstance) {
       operation: op.name,
       params,
       requestBody: base.requestBody,
+      secretValues: base.secretValues,
       outcome: 'ok',
       error: null,
       deliveries: result.deliveries,

@@ -1,12 +1,11 @@
 import {
   httpParamReader,
   invalidMethodNameText,
-  maskRequestBody,
   methodNameCaseText,
   parseContentType,
   requestFormatText,
 } from '@school/asmx';
-import { type GroupDef, secretParamNames } from '@school/contract';
+import type { GroupDef } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Binding } from '../../store/index.js';
 import {
@@ -27,7 +26,6 @@ const ALLOW = 'GET, POST';
  * (docs/faults.md#http-get-and-http-post-errors). HEAD never runs an operation.
  */
 export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answers: AsmxAnswers): void {
-  const secrets = secretParamNames(group.operations);
   const httpRoute = `${group.path}/:op`;
   const httpConfig = { config: { asmxGroup: group, asmxKind: 'http' as const }, exposeHeadRoute: false };
 
@@ -41,7 +39,8 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
         entries = new URLSearchParams(queryOf(request.url));
       } else {
         const body = (request.body as Buffer | undefined) ?? EMPTY;
-        requestBody = maskRequestBody(body.toString('utf8'), secrets);
+        // Masked when recorded (recording/exchange.ts), whatever its shape.
+        requestBody = body.toString('utf8');
         const sent = request.headers['content-type'];
         const type = parseContentType(sent).mediaType;
         const isForm = type === 'application/x-www-form-urlencoded' || (type === '' && body.length === 0);

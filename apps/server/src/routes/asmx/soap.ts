@@ -1,4 +1,4 @@
-import { bindingOfSoapVersion, maskRequestBody, readSoapRequest } from '@school/asmx';
+import { bindingOfSoapVersion, readSoapRequest } from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance } from 'fastify';
 import { header } from '../../http/headers.js';
@@ -20,12 +20,10 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
       group,
       namespace,
     });
-    const requestBody = maskRequestBody(
-      parsed.xml ?? '',
-      secrets,
-      // Safety net: what the reader took for a secret appears nowhere in the record.
-      parsed.ok ? secrets.map((name) => parsed.params.get(name)) : [],
-    );
+    // Masked when recorded (recording/exchange.ts); what the reader took for a secret appears
+    // nowhere in the record.
+    const requestBody = parsed.xml ?? '';
+    const secretValues = parsed.ok ? secrets.map((name) => parsed.params.get(name)) : undefined;
     if (!parsed.ok) {
       // Recorded under the envelope's version, or the one assumed from the headers when the
       // media type names none (docs/bindings.md#how-each-binding-is-recorded).
@@ -38,7 +36,7 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
     }
     const { params } = parsed;
     const ex = await answers.perform(
-      { binding: bindingOfSoapVersion(parsed.version), group, requestBody },
+      { binding: bindingOfSoapVersion(parsed.version), group, requestBody, secretValues },
       parsed.operation,
       (n) => params.get(n),
       request,
