@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { type Availability, describeError as describe } from './availability.js';
+import { createPause } from './pause.js';
 import type { PostgresTx } from './unit-of-work.js';
 
 /** The channel committed calls are announced on, to every instance (LISTEN/NOTIFY). */
@@ -96,21 +97,10 @@ export function watchPostgres(options: WatchOptions): PgWatch {
   const connectTimeoutMs = options.connectTimeoutMs ?? 2000;
   let client: pg.Client | undefined;
   let closed = false;
-  /** Cuts the current pause short (a check asked for, the connection lost, close). */
-  let interrupt: (() => void) | undefined;
+  /** Between checks; cut short when a check is asked for, the connection is lost, or it closes. */
+  const pause = createPause();
   /** This watch said the database went down, and has not yet said it is back. */
   let saidDown = false;
-
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        interrupt = undefined;
-        resolve();
-      }
-      interrupt = done;
-    });
 
   const dropClient = () => {
     const c = client;
@@ -131,13 +121,13 @@ export function watchPostgres(options: WatchOptions): PgWatch {
     c.on('error', () => {
       if (client === c) {
         dropClient();
-        interrupt?.();
+        pause.wake();
       }
     });
     c.on('end', () => {
       if (client === c) {
         client = undefined;
-        interrupt?.();
+        pause.wake();
       }
     });
     c.on('notification', (message) => {
@@ -160,7 +150,7 @@ export function watchPostgres(options: WatchOptions): PgWatch {
     return c;
   }
 
-  const onCheck = () => interrupt?.();
+  const onCheck = () => pause.wake();
   availability.events.on('check', onCheck);
 
   async function run(): Promise<void> {
@@ -188,7 +178,7 @@ export function watchPostgres(options: WatchOptions): PgWatch {
           saidDown = false;
         }
         availability.markUp();
-        await pause(upIntervalMs);
+        await pause.wait(upIntervalMs);
       } catch (err) {
         dropClient();
         if (closed) break;
@@ -207,7 +197,7 @@ export function watchPostgres(options: WatchOptions): PgWatch {
           );
           saidDown = true;
         }
-        await pause(downIntervalMs);
+        await pause.wait(downIntervalMs);
       }
     }
   }
@@ -217,7 +207,7 @@ export function watchPostgres(options: WatchOptions): PgWatch {
     async close() {
       closed = true;
       availability.events.off('check', onCheck);
-      interrupt?.();
+      pause.wake();
       await running;
       const c = client;
       client = undefined;

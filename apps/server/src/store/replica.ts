@@ -2,6 +2,7 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { describeError, isConnectionError, trackAvailability } from './availability.js';
 import { type DbLog, newPool } from './db.js';
+import { createPause } from './pause.js';
 
 /**
  * Reads from a streaming replica (DATABASE_READ_URL, docs/deployment.md#reads-from-a-replica).
@@ -197,7 +198,7 @@ function watchReplica(
   /** The state last said in the log (none at first). */
   let said: ReplicaState | undefined;
   let closed = false;
-  let interrupt: (() => void) | undefined;
+  const pause = createPause();
   /** The primary's positions, oldest first, with when each was read; those replayed are dropped. */
   const samples: { lsn: bigint; at: number }[] = [];
 
@@ -292,17 +293,7 @@ function watchReplica(
     return oldest ? Math.max(0, Date.now() - oldest.at) : 0;
   }
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        interrupt = undefined;
-        resolve();
-      }
-      interrupt = done;
-    });
-  const onCheck = () => interrupt?.();
+  const onCheck = () => pause.wake();
   reachable.events.on('check', onCheck);
 
   async function run(): Promise<void> {
@@ -338,7 +329,7 @@ function watchReplica(
           NO_ANSWER.test(reason) ? `no answer within ${timeoutMs} ms (${reason})` : reason,
         );
       }
-      await pause(intervalMs);
+      await pause.wait(intervalMs);
     }
   }
 
@@ -351,7 +342,7 @@ function watchReplica(
     async close() {
       closed = true;
       reachable.events.off('check', onCheck);
-      interrupt?.();
+      pause.wake();
       await running;
       await Promise.all([primary.drop(), replicaConnection.drop()]);
     },
