@@ -176,3 +176,18 @@ export const fieldBytesArb = fc
     }
     return bytes;
   });
+
+/** A form's Content-Type, mostly right: sometimes missing, plain text, with a charset, empty or spoiled. */
+export const formContentTypeArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('application/x-www-form-urlencoded') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      undefined,
+      'text/plain',
+      'application/x-www-form-urlencoded; charset=utf-8',
+      '',
+    ),
+  },
+  { weight: 1, arbitrary: spoil('application/x-www-form-urlencoded') },
+);

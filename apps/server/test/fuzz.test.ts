@@ -15,7 +15,16 @@ import { groups, type OperationDef } from '@school/contract';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bytesOf, encodeArb, fieldBytesArb, fuzzText, mutate, mutationArb, spoil } from './fuzz-inputs.js';
+import {
+  bytesOf,
+  encodeArb,
+  fieldBytesArb,
+  formContentTypeArb,
+  fuzzText,
+  mutate,
+  mutationArb,
+  spoil,
+} from './fuzz-inputs.js';
 import { startTestApp, type TestApp } from './helpers.js';
 
 // fast-xml-parser is a dependency of @school/asmx, not of the server: load it from there.
@@ -206,19 +215,7 @@ const httpArb: fc.Arbitrary<Input> = opArb.chain(({ group, op }) =>
       name: opNameArb(op),
       form: formArb(op),
       mutations: fc.array(mutationArb, { maxLength: 2 }),
-      contentType: fc.oneof(
-        { weight: 6, arbitrary: fc.constant('application/x-www-form-urlencoded') },
-        {
-          weight: 1,
-          arbitrary: fc.constantFrom(
-            undefined,
-            'text/plain',
-            'application/x-www-form-urlencoded; charset=utf-8',
-            '',
-          ),
-        },
-        { weight: 1, arbitrary: spoil('application/x-www-form-urlencoded') },
-      ),
+      contentType: formContentTypeArb,
       method: fc.oneof(
         { weight: 12, arbitrary: fc.constant(undefined) },
         { weight: 1, arbitrary: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS') },

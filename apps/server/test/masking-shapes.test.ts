@@ -30,6 +30,7 @@ import {
   bytesOf,
   encodeArb,
   fieldBytesArb,
+  formContentTypeArb,
   fuzzText,
   mutate,
   mutationArb,
@@ -554,19 +555,7 @@ describe('auth codes in any shape stay out of DATA_DIR and the log', () => {
       code: codeFieldArb,
       mutationsBefore: fc.array(mutationArb, { maxLength: 2 }),
       mutationsAfter: fc.array(mutationArb, { maxLength: 2 }),
-      contentType: fc.oneof(
-        { weight: 6, arbitrary: fc.constant('application/x-www-form-urlencoded') },
-        {
-          weight: 1,
-          arbitrary: fc.constantFrom(
-            undefined,
-            'text/plain',
-            'application/x-www-form-urlencoded; charset=utf-8',
-            '',
-          ),
-        },
-        { weight: 1, arbitrary: spoil('application/x-www-form-urlencoded') },
-      ),
+      contentType: formContentTypeArb,
     });
     for (const o of fc.sample(arb, { seed: SEED, numRuns: 2 * RUNS })) {
       await send(
