@@ -21,6 +21,7 @@ import {
 } from './env/values.js';
 import { checkProviderConfig, providerConfigShape } from './providers/config.js';
 import { secretKeyBytes } from './secrets/sealer.js';
+import { PARTITION_PERIODS } from './store/index.js';
 
 /** Every environment variable the server reads; documented in the README and .env.example. */
 export const configSchema = z.object({
@@ -100,6 +101,12 @@ export const configSchema = z.object({
   DATABASE_READ_MAX_LAG: optional(duration.default(30_000)),
   CONSOLE_DIR: optional(z.string().optional()),
   RETENTION_DAYS: optional(integer(1, 36_500).default(400)),
+  /**
+   * PostgreSQL: a partition of calls, deliveries and attempts per `day` or per `month` (UTC,
+   * store/partitions.ts). Retention drops whole periods, so history is kept up to one period longer
+   * than RETENTION_DAYS. `day` above about a million calls a day (docs/deployment.md#partitions).
+   */
+  PARTITION_PERIOD: optional(z.enum(PARTITION_PERIODS).default('month')),
   AUTHCODE_TTL: optional(duration.default(600_000)),
   AUTHCODE_LIMIT_PER_PHONE: optional(rateLimit.default({ max: 5, windowMs: 15 * 60_000 })),
   AUTHCODE_LIMIT_PER_IP: optional(rateLimit.default({ max: 30, windowMs: 60_000 })),

@@ -10,6 +10,19 @@ import { type Store, UNIQUE_CONSTRAINTS, uniqueViolation } from '../src/store/in
 import type { TestApp } from './helpers.js';
 import { DIALECTS, openTestStoresOn, startTestAppOn, type TestStores } from './pg.js';
 
+/**
+ * PostgreSQL's own differences (migration 0018, store/partition-upgrade.ts): the keys of the
+ * time-partitioned tables include their time, and the deliveries' idempotency key is unique on
+ * SQLite only. No write of the application can break those.
+ */
+const { deliveries_idempotency_key_key: _sqliteOnly, ...shared } = UNIQUE_CONSTRAINTS;
+const ON_POSTGRES = {
+  ...shared,
+  calls_pkey: 'calls.id, calls.at',
+  deliveries_pkey: 'deliveries.id, deliveries.created_at',
+  delivery_attempts_pkey: 'delivery_attempts.id, delivery_attempts.started_at',
+};
+
 /** What `write` failed with, as uniqueViolation names it; a write that succeeds fails the test. */
 async function brokenBy(write: Promise<unknown>) {
   return write.then(
@@ -33,6 +46,7 @@ async function uniqueColumns(store: Store): Promise<Record<string, string> | str
       CROSS JOIN LATERAL unnest(x.indkey) WITH ORDINALITY AS k(attnum, n)
       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
       WHERE x.indisunique AND s.nspname = current_schema() AND t.relname NOT LIKE 'kysely_%'
+        AND NOT t.relispartition
       GROUP BY i.relname`.execute(store.db);
     return Object.fromEntries(rows.map((r) => [r.name, r.columns]));
   }
@@ -63,7 +77,7 @@ describe.each(DIALECTS)('unique violations (%s)', (dialect) => {
 
   it('knows every unique constraint the migrations make, by its name and columns', async () => {
     const found = await uniqueColumns(store);
-    if (dialect === 'postgres') expect(found).toEqual(UNIQUE_CONSTRAINTS);
+    if (dialect === 'postgres') expect(found).toEqual(ON_POSTGRES);
     else expect(found).toEqual([...new Set(Object.values(UNIQUE_CONSTRAINTS))].sort());
   });
 

@@ -154,6 +154,14 @@ describe.skipIf(!TEST_DATABASE_URL)('migrate-data: a SQLite store into PostgreSQ
       expect(await pgRows(pg, table), table).toEqual(withoutNul(source));
       expect(first.stdout).toMatch(new RegExp(`\\b${table}\\s+${source.length} rows`));
     }
+    // The copied history is in its periods' partitions, made first; none went to a default one.
+    for (const table of ['calls', 'deliveries', 'delivery_attempts']) {
+      const { rows } = await sql<{ part: string }>`
+        SELECT DISTINCT tableoid::regclass::text AS part FROM ${sql.table(table)}`.execute(pg.db);
+      expect(rows.length, table).toBeGreaterThan(0);
+      for (const { part } of rows) expect(part, table).toMatch(new RegExp(`^${table}_p\\d{8}$`));
+    }
+    expect(first.stdout).toMatch(/partitions: \d+ made, a month each/);
     // The seeded default templates were replaced by the source's own rows.
     expect((await pgRows(pg, 'templates')).map((r) => r.type)).toEqual(['*', 'marks', 'homework']);
     // The NUL case was real, and reported.

@@ -171,22 +171,45 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     expect(history.searchWorker.jobs).toBe(0);
   });
 
-  it('deletes old calls with their deliveries and attempts, in batches', async () => {
+  it('deletes old calls with their deliveries and attempts, in batches, but not a delivery on its way', async () => {
     const { store, recorder, history, outbox } = opened;
-    for (let i = 0; i < 25; i++) await recorder.record(call({ at: T0 + i }), [sms()]);
-    // Some of them under way, with their attempts: all go with their calls.
-    await createOutboxSql(store, testSealer()).claimDue({
+    const ids: number[] = [];
+    for (let i = 0; i < 25; i++) ids.push(await recorder.record(call({ at: T0 + i }), [sms()]));
+    // Some under way, with their attempts; the first 12 settled (sent, dead or expired); the rest
+    // waiting. Only the settled old ones go: a delivery waiting or sending keeps its call.
+    const claimed = await createOutboxSql(store, testSealer()).claimDue({
       now: Date.now(),
-      limit: 10,
+      limit: 20,
       leaseUntil: Date.now() + 60_000,
       kind: 'sms',
       routedTo: ['log'],
       provider: 'log',
       instance: store.instance,
     });
-    expect(await history.deleteOlderThan(T0 + 20, { batch: 7, alongside: outbox.deleteForCalls })).toBe(20);
-    expect(await history.count()).toBe(5);
-    expect(await outbox.deliveries.search({}, { limit: 100 })).toHaveLength(5);
+    expect(claimed.length).toBeGreaterThan(12);
+    const settled = ids.slice(0, 12);
+    for (const [n, status] of (['sent', 'dead', 'expired'] as const).entries()) {
+      await store.db
+        .updateTable('deliveries')
+        .set({ status })
+        .where(
+          'call_id',
+          'in',
+          settled.filter((_, i) => i % 3 === n),
+        )
+        .execute();
+    }
+    expect(await history.deleteOlderThan(T0 + 20, { batch: 5, alongside: outbox.deleteForCalls })).toBe(12);
+    expect((await history.list({ limit: 100 })).map((c) => c.id).sort((a, b) => a - b)).toEqual(
+      ids.slice(12),
+    );
+    expect(await outbox.deliveries.search({}, { limit: 100 })).toHaveLength(13);
+    const attempts = await store.db.selectFrom('delivery_attempts').select('delivery_id').execute();
+    const deliveryIds = new Set(
+      (await store.db.selectFrom('deliveries').select('id').execute()).map((d) => d.id),
+    );
+    expect(attempts.length).toBeGreaterThan(0);
+    for (const a of attempts) expect(deliveryIds.has(a.delivery_id)).toBe(true);
   });
 
   it('takes exactly the limit when hundreds ask at once, and gives slots back', async () => {

@@ -16,10 +16,14 @@ import { createFilesPrivately } from '../private-files.js';
 import { KEY_FILE, loadSealer, type Sealer } from '../secrets/sealer.js';
 import {
   COPIED_TABLES,
+  createPartitions,
   type Database,
   isPostgresUrl,
   type OpenedDatabase,
   openDatabase,
+  PARTITION_PERIODS,
+  PARTITIONED_TABLES,
+  type PartitionPeriod,
 } from '../store/index.js';
 
 const USAGE = `Usage: pnpm migrate-data --from <DATA_DIR> --to <postgres://user:password@host:5432/database>
@@ -30,6 +34,10 @@ their bytes, calls, deliveries, delivery attempts and limit slots. Sessions are 
 log in again. Both databases are first brought to the latest schema.
 
 Stop the server using DATA_DIR first: what it records after the copy starts is not copied.
+
+On PostgreSQL calls, deliveries and attempts are partitioned by time: the partitions the copied
+history needs are made first, a day or a month each as PARTITION_PERIOD says (month when unset;
+give it the value the servers will have).
 
 SMS still waiting to be sent keep their text sealed under DATA_DIR's key file; they are sealed
 again under CODE_ENCRYPTION_KEY, the key the PostgreSQL instances will use: set it in this
@@ -76,6 +84,8 @@ class UsageError extends Error {}
 interface Options {
   readonly from: string;
   readonly to: string;
+  /** PARTITION_PERIOD, as the server reads it: the copied history's partitions are made with it. */
+  readonly period: PartitionPeriod;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
@@ -101,7 +111,10 @@ function parseOptions(argv: string[]): Options | 'help' {
     throw new UsageError(
       '--to must be a PostgreSQL URL such as postgres://user:password@127.0.0.1:5432/school.',
     );
-  return { from: path.resolve(values.from), to: values.to };
+  const period = process.env.PARTITION_PERIOD?.trim() || 'month';
+  if (!(PARTITION_PERIODS as readonly string[]).includes(period))
+    throw new UsageError(`PARTITION_PERIOD must be ${PARTITION_PERIODS.join(' or ')}.`);
+  return { from: path.resolve(values.from), to: values.to, period: period as PartitionPeriod };
 }
 
 /** The URL without its password, for printing. */
@@ -294,6 +307,33 @@ async function copyBookBytes(
   return done;
 }
 
+const refusal = (url: string, taken: readonly string[]) =>
+  `Refused: ${redact(url)} already holds data (${taken.join('; ')}). migrate-data only fills an empty database; nothing was changed.`;
+
+/**
+ * PostgreSQL's time partitions (store/partitions.ts) for every period from the oldest row the
+ * source holds in a partitioned table, and ahead as the server keeps them; answers how many.
+ */
+async function makePartitions(
+  source: Kysely<Database>,
+  target: Kysely<Database>,
+  period: PartitionPeriod,
+): Promise<number> {
+  const partitions = createPartitions(target, period);
+  let oldest: number | null = null;
+  for (const { table, column } of PARTITIONED_TABLES) {
+    const { rows } = await sql<{ t: number | null }>`SELECT min(${sql.ref(column)}) AS t FROM ${sql.table(
+      table,
+    )}`.execute(source);
+    const t = rows[0]?.t;
+    if (t !== null && t !== undefined) oldest = oldest === null ? Number(t) : Math.min(oldest, Number(t));
+  }
+  const now = Date.now();
+  const made = oldest !== null && oldest < now ? await partitions.ensure(oldest, now) : [];
+  made.push(...(await partitions.ensureAhead(now)));
+  return made.length / PARTITIONED_TABLES.length;
+}
+
 /** Moves each identity past the largest id copied, so the next insert gets a new id. */
 async function advanceIdentities(dst: Transaction<Database>): Promise<void> {
   for (const table of TABLES) {
@@ -388,6 +428,12 @@ async function migrate(options: Options): Promise<void> {
     print(`Copying ${options.from} (SQLite) into ${redact(options.to)} (PostgreSQL)…`);
     const started = Date.now();
     const dst = target.db;
+    // The periods the copied history spans get their partitions first, so that its rows land in
+    // them rather than in the default partition (a target that holds data is left as it is).
+    const taken = await dst.transaction().execute(occupied);
+    if (taken.length > 0) throw new Refusal(refusal(options.to, taken));
+    const made = await makePartitions(source.db, dst, options.period);
+    print(`  partitions: ${made} made, a ${options.period} each (PARTITION_PERIOD)`);
     const summary = await source.db.transaction().execute((src) =>
       dst.transaction().execute(async (trx) => {
         // No instance may write while the copy runs (its rows would collide with the ids kept),
@@ -396,11 +442,7 @@ async function migrate(options: Options): Promise<void> {
           trx,
         );
         const taken = await occupied(trx);
-        if (taken.length > 0) {
-          throw new Refusal(
-            `Refused: ${redact(options.to)} already holds data (${taken.join('; ')}). migrate-data only fills an empty database; nothing was changed.`,
-          );
-        }
+        if (taken.length > 0) throw new Refusal(refusal(options.to, taken));
         await trx.deleteFrom('templates').execute();
 
         const tables = new Map<CopiedTable, TableCopy & { expected: number }>();

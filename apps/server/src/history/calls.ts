@@ -255,6 +255,17 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
           .selectFrom('calls')
           .select('id')
           .where('at', '<', before)
+          // A call whose delivery is still on its way stays until the delivery settles.
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('deliveries')
+                  .select('deliveries.id')
+                  .whereRef('deliveries.call_id', '=', 'calls.id')
+                  .where('deliveries.status', 'in', ['pending', 'sending']),
+              ),
+            ),
+          )
           .orderBy('at')
           .limit(batch)
           .execute()

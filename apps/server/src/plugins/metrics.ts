@@ -25,6 +25,14 @@ declare module 'fastify' {
   }
 }
 
+/** What the partitions job (plugins/partitions.ts) last found. */
+export interface PartitionWatch {
+  /** Until when (epoch ms) every partitioned table had its periods made; null before a run. */
+  readonly coveredUntil: number | null;
+  /** Rows in the default partitions (counted up to 1 000); null before a run. */
+  readonly defaultRows: number | null;
+}
+
 export type ProviderOutcome = 'sent' | 'transient' | 'permanent' | 'error';
 
 export interface Metrics {
@@ -53,6 +61,14 @@ export interface Metrics {
   watchReadiness(readiness: Readiness, disk: DiskSpace): void;
   /** Reports the providers' circuits at each scrape. */
   watchCircuits(circuits: () => readonly ProviderCircuit[]): void;
+  /** Reports, at each scrape, what the partitions job found at its last run (PostgreSQL). */
+  watchPartitions(read: () => PartitionWatch): void;
+  /** One retention run that finished: the calls it removed, by whole partitions and in batches. */
+  observeRetention(run: {
+    readonly at: number;
+    readonly partitionCalls: number;
+    readonly batchCalls: number;
+  }): void;
   /** The exposition text, the outbox read from the database first. */
   scrape(): Promise<string>;
 }
@@ -181,6 +197,39 @@ export const metricsPlugin = fp(
       },
     });
 
+    let partitions: (() => PartitionWatch) | undefined;
+    new Gauge({
+      name: 'school_database_partitions_ahead_seconds',
+      help: "How far ahead every time-partitioned table (calls, deliveries, attempts) has its partitions made, at the partitions job's last run (PostgreSQL; it keeps 7 days and one period ahead, hourly). Near 0: calls are about to go to the default partition.",
+      registers: [registry],
+      collect() {
+        const until = partitions?.().coveredUntil;
+        if (until === undefined || until === null) this.reset();
+        else this.set(Math.max(0, until - Date.now()) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'school_database_default_partition_rows',
+      help: "Rows in the default partitions at the partitions job's last run (counted up to 1 000; PostgreSQL). Above 0: a period had no partition when they were written, or deliveries on their way were kept past retention.",
+      registers: [registry],
+      collect() {
+        const rows = partitions?.().defaultRows;
+        if (rows === undefined || rows === null) this.reset();
+        else this.set(rows);
+      },
+    });
+    const retentionLastRun = new Gauge({
+      name: 'school_retention_last_run_timestamp_seconds',
+      help: 'When the last retention run finished (it runs at start and daily, on one instance).',
+      registers: [registry],
+    });
+    const retentionRemoved = new Counter({
+      name: 'school_retention_removed_calls_total',
+      help: "Calls retention removed, with their deliveries and attempts: by whole partitions (PostgreSQL; as estimated) or in batches (SQLite; PostgreSQL's calls from before partitioning and in the default partition).",
+      labelNames: ['how'] as const,
+      registers: [registry],
+    });
+
     const codesRefused = new Counter({
       name: 'school_authcode_refused_total',
       help: 'AuthCode calls whose SMS was not queued, by reason: country and number-type (a destination SMS_ALLOWED_COUNTRIES or the number kinds refuse), range (too many codes to one block of 1 000 numbers: SMS pumping walks them), phone, caller and country-rate (the other limits).',
@@ -204,6 +253,14 @@ export const metricsPlugin = fp(
       },
       watchCircuits(read) {
         circuits = read;
+      },
+      watchPartitions(read) {
+        partitions = read;
+      },
+      observeRetention({ at, partitionCalls, batchCalls }) {
+        retentionLastRun.set(at / 1000);
+        if (partitionCalls > 0) retentionRemoved.inc({ how: 'partition' }, partitionCalls);
+        if (batchCalls > 0) retentionRemoved.inc({ how: 'batch' }, batchCalls);
       },
       observeCall({ operation, binding, outcome, seconds }) {
         const op = operation ?? 'unknown';

@@ -3,7 +3,9 @@ import { isUnavailableError } from '../store/index.js';
 
 /**
  * Retention: calls (with their deliveries, the outbox's), their roll-ups and audit entries older
- * than RETENTION_DAYS go, at start and daily.
+ * than RETENTION_DAYS go, at start and daily. On PostgreSQL calls, deliveries and attempts go a
+ * whole period at a time once all of it is past (store/partitions.ts), so they are kept up to one
+ * PARTITION_PERIOD longer; SQLite deletes them in batches.
  */
 export const retentionPlugin = fp(
   async (app) => {
@@ -13,9 +15,29 @@ export const retentionPlugin = fp(
         // One instance at a time (the others skip this round; the next is a day later).
         await store.exclusively('retention', async () => {
           const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
-          const removed = await history.deleteOlderThan(before, { alongside: outbox.deleteForCalls });
+          // PostgreSQL: whole periods first (store/partitions.ts); what is left in batches is what
+          // no period partition holds (rows from before partitioning, the default partition's).
+          let batchBelow = before;
+          let partitionCalls = 0;
+          if (store.partitions) {
+            const retired = await store.partitions.retire(before);
+            partitionCalls = retired.calls;
+            if (retired.partitions.length > 0)
+              app.log.info(
+                {
+                  partitions: retired.partitions,
+                  calls: retired.calls,
+                  kept: retired.moved,
+                  days: config.RETENTION_DAYS,
+                },
+                'old partitions dropped',
+              );
+            batchBelow = Math.min(before, (await store.partitions.batchDeletedBelow()) ?? before);
+          }
+          const removed = await history.deleteOlderThan(batchBelow, { alongside: outbox.deleteForCalls });
           await rollups.deleteOlderThan(before);
           if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
+          app.metrics.observeRetention({ at: Date.now(), partitionCalls, batchCalls: removed });
           // The audit log is kept as long as the calls (docs/security.md).
           const audited = await store.audit.deleteOlderThan(before);
           if (audited > 0)
@@ -43,5 +65,5 @@ export const retentionPlugin = fp(
       if (timer) clearInterval(timer);
     });
   },
-  { name: 'retention', dependencies: ['config', 'store', 'history', 'outbox', 'stats'] },
+  { name: 'retention', dependencies: ['config', 'store', 'history', 'outbox', 'stats', 'metrics'] },
 );

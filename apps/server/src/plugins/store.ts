@@ -25,6 +25,7 @@ export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
       poolSize: config.DATABASE_POOL_SIZE,
       readUrl: config.DATABASE_READ_URL,
       readMaxLagMs: config.DATABASE_READ_MAX_LAG,
+      partitionPeriod: config.PARTITION_PERIOD,
       log,
       onWarning: (message, err) => log.warn({ err }, message),
       onDiskFull: () => app.diskSpace.writeFoundFull(),

@@ -20,6 +20,7 @@ import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type DbOptions, type DialectName, isPostgresUrl, openDatabase } from './db.js';
 import { createLimitRepository, type LimitRepository } from './limits.js';
 import { NulToReplacementPlugin } from './nul-plugin.js';
+import { createPartitions, type PartitionPeriod, type Partitions } from './partitions.js';
 import { watchPostgres } from './pg-watch.js';
 import { type OpenedReplica, openReadReplica, type ReadReplica } from './replica.js';
 import type { Database } from './schema.js';
@@ -47,6 +48,19 @@ export type { DbOptions, DialectName, OpenedDatabase } from './db.js';
 // The database alone, without the store's watch, checkpoints or instance: for `migrate-data`.
 export { isPostgresUrl, openDatabase } from './db.js';
 export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
+export {
+  createPartitions,
+  isLockTimeout,
+  PARTITION_PERIODS,
+  PARTITIONED_TABLES,
+  type Partition,
+  type PartitionLayout,
+  type PartitionPeriod,
+  type Partitions,
+  periodEnd,
+  periodStart,
+  type Retired,
+} from './partitions.js';
 export { announceCalls } from './pg-watch.js';
 export type { ReadReplica, ReplicaState, ReplicaStatus } from './replica.js';
 export type {
@@ -94,6 +108,11 @@ export interface Store {
    * primary, and consecutive reads may be served by either.
    */
   readonly reads: Kysely<Database>;
+  /**
+   * PostgreSQL's time partitions of calls, deliveries and attempts: made ahead, retired whole
+   * (store/partitions.ts); undefined on SQLite, whose tables are single.
+   */
+  readonly partitions: Partitions | undefined;
   /** The read replica (DATABASE_READ_URL) and its state; undefined without one. */
   readonly replica: ReadReplica | undefined;
   /** SQLite's handle, for the statements a module prepares once (the call recorder's, the outbox's). */
@@ -213,6 +232,8 @@ export interface StoreOptions extends DbOptions {
   readonly readUrl?: string | undefined;
   /** The replica behind by more than this is not read from (ms; default 30 s). */
   readonly readMaxLagMs?: number | undefined;
+  /** PostgreSQL: the period of a time partition (store/partitions.ts; default a month). */
+  readonly partitionPeriod?: PartitionPeriod | undefined;
 
   /** Trouble the store works around and someone should know of (a failed WAL checkpoint). */
   readonly onWarning?: (message: string, err?: unknown) => void;
@@ -303,6 +324,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     db,
     reads,
     replica: replica?.replica,
+    partitions:
+      opened.dialect === 'postgres' ? createPartitions(db, options.partitionPeriod ?? 'month') : undefined,
     instance,
     sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
     readPool: opened.dialect === 'postgres' ? (replica?.pool ?? opened.pool) : undefined,

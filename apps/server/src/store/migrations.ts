@@ -5,6 +5,7 @@ import {
   type MigrationProvider,
   sql,
 } from 'kysely';
+import { partitionByTime } from './partition-upgrade.js';
 
 /** The two databases the store runs on (docs/deployment.md). */
 export type DialectName = 'sqlite' | 'postgres';
@@ -428,6 +429,17 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       // then sends it, the message may have arrived twice (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
       async up(db: Kysely<unknown>) {
         await db.schema.alterTable('deliveries').addColumn('unsure_provider', 'text').execute();
+      },
+    },
+    '0018_time_partitions': {
+      // PostgreSQL: the tables that grow with calls become partitioned by time (store/partitions.ts
+      // creates the periods ahead and retires them whole). What they held stays as it is, attached
+      // as one partition `<table>_legacy` for everything before the next day (UTC); retention
+      // deletes its old rows in batches until the whole of it is past, then drops it. SQLite keeps
+      // its single tables.
+      async up(db: Kysely<unknown>) {
+        if (!pg) return;
+        await partitionByTime(db);
       },
     },
   };

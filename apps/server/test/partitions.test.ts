@@ -1,0 +1,301 @@
+/**
+ * PostgreSQL's time partitions (store/partitions.ts, migration 0018): calls, deliveries and
+ * attempts land in their period's partition, or in the default one when it has none; a period made
+ * later takes its rows from the default; retiring a period drops it whole but keeps the deliveries
+ * still on their way, with their calls and attempts; and a database from before partitioning is
+ * upgraded with every row kept. Needs TEST_DATABASE_URL (skipped without it).
+ */
+
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Database, NewCall } from '../src/store/index.js';
+import { migrationProvider } from '../src/store/migrations.js';
+import { tempDataDir } from './helpers.js';
+import { openTestInstance, type TestInstance } from './instance.js';
+import { type FreshDatabase, freshPostgres, TEST_DATABASE_URL } from './pg.js';
+
+const DAY = 86_400_000;
+/** A day boundary (UTC) ten days back: the periods the tests make and retire are around it. */
+const D = Math.floor(Date.now() / DAY) * DAY - 10 * DAY;
+
+function call(at: number, overrides: Partial<NewCall> = {}): NewCall {
+  return {
+    at,
+    group_name: 'AuthCodeSending',
+    operation: 'AuthCode',
+    binding: 'soap11',
+    caller_ip: '10.0.0.1',
+    user_agent: 'test',
+    params: JSON.stringify({ phone: '+447700900123', code: '****' }),
+    outcome: 'ok',
+    status: 200,
+    error: null,
+    duration_ms: 1.25,
+    request: 'POST /AuthCodeSending.asmx HTTP/1.1\r\n\r\n<soap:Envelope/>',
+    request_bytes: 40,
+    response: 'HTTP/1.1 200 OK\r\n\r\n<ok/>',
+    response_bytes: 20,
+    note: null,
+    request_id: 'req-1',
+    ...overrides,
+  };
+}
+
+/** Which partition holds each row of `table`, by id. */
+async function placed(db: Kysely<Database>, table: string): Promise<Record<number, string>> {
+  const { rows } = await sql<{ id: string; part: string }>`
+    SELECT id::text AS id, tableoid::regclass::text AS part FROM ${sql.table(table)}`.execute(db);
+  return Object.fromEntries(rows.map((r) => [Number(r.id), r.part]));
+}
+
+/** A delivery (and one attempt) written at `at`, of call `callId`, in `status`. */
+async function delivery(db: Kysely<Database>, callId: number, at: number, status: string): Promise<number> {
+  const { id } = await db
+    .insertInto('deliveries')
+    .values({
+      call_id: callId,
+      kind: 'push',
+      provider: 'log',
+      recipient: 'school-north',
+      payload: '{}',
+      secret: null,
+      status: status as 'pending',
+      attempts: 1,
+      next_attempt_at: at,
+      expires_at: null,
+      idempotency_key: `key-${callId}-${at}`,
+      created_at: at,
+      updated_at: at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('delivery_attempts')
+    .values({ delivery_id: id, provider: 'log', started_at: at + 1000, outcome: 'transient' })
+    .execute();
+  return id;
+}
+
+describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
+  let fresh: FreshDatabase;
+  let instance: TestInstance;
+  const data = tempDataDir();
+
+  beforeEach(async () => {
+    fresh = await freshPostgres();
+    instance = await openTestInstance({
+      dataDir: data.dir,
+      synchronous: 'NORMAL',
+      databaseUrl: fresh.url,
+      partitionPeriod: 'day',
+    });
+  });
+  afterEach(async () => {
+    await instance.close();
+    await fresh.drop();
+  });
+
+  it('puts each row in its period, a row no period holds in the default partition, and moves it when its period is made', async () => {
+    const { store, recorder, history } = instance;
+    const partitions = store.partitions;
+    if (!partitions) throw new Error('no partitions on PostgreSQL');
+    // Freshly migrated: partitioned tables with only their default partitions.
+    for (const layout of await partitions.layout()) {
+      expect(layout.partitions).toEqual([]);
+      expect(layout.default).toBe(`${layout.table}_default`);
+    }
+    expect(await partitions.coveredAhead(Date.now())).toBe(0);
+
+    const made = await partitions.ensureAhead(Date.now());
+    // Today and at least 7 days ahead, for each of the three tables.
+    expect(made.filter((n) => n.startsWith('calls_p'))).toHaveLength(
+      made.filter((n) => n.startsWith('deliveries_p')).length,
+    );
+    expect(made.filter((n) => n.startsWith('calls_p')).length).toBeGreaterThanOrEqual(8);
+    expect(await partitions.coveredAhead(Date.now())).toBeGreaterThanOrEqual(7 * DAY);
+    // Made again: nothing to do.
+    expect(await partitions.ensureAhead(Date.now())).toEqual([]);
+
+    const today = await recorder.record(call(Date.now()));
+    const old = await recorder.record(call(D + 5000));
+    expect(await placed(store.db, 'calls')).toEqual({
+      [today]: `calls_p${new Date().toISOString().slice(0, 10).replaceAll('-', '')}`,
+      [old]: 'calls_default',
+    });
+    expect(await partitions.defaultRows()).toBe(1);
+
+    // The old day made now: its row moves out of the default partition, and is still found.
+    expect(await partitions.ensure(D, D + DAY)).toEqual([
+      `calls_p${new Date(D).toISOString().slice(0, 10).replaceAll('-', '')}`,
+      `deliveries_p${new Date(D).toISOString().slice(0, 10).replaceAll('-', '')}`,
+      `delivery_attempts_p${new Date(D).toISOString().slice(0, 10).replaceAll('-', '')}`,
+    ]);
+    expect((await placed(store.db, 'calls'))[old]).toMatch(/^calls_p\d{8}$/);
+    expect(await partitions.defaultRows()).toBe(0);
+    expect((await history.findById(old))?.at).toBe(D + 5000);
+    expect(await history.count()).toBe(2);
+  });
+
+  it('retires a period whole, keeping the deliveries still on their way with their calls and attempts', async () => {
+    const { store, recorder, history } = instance;
+    const partitions = store.partitions;
+    if (!partitions) throw new Error('no partitions on PostgreSQL');
+    await partitions.ensure(D, D + 2 * DAY);
+    const settled = await recorder.record(call(D + 1000));
+    const waiting = await recorder.record(call(D + 2000));
+    // Queued after its call's period had ended: its call is in the retired period, it is not.
+    const late = await recorder.record(call(D + DAY - 1));
+    const next = await recorder.record(call(D + DAY + 1000));
+    await delivery(store.db, settled, D + 1000, 'sent');
+    const waitingDelivery = await delivery(store.db, waiting, D + 2000, 'pending');
+    await delivery(store.db, late, D + DAY + 10, 'sending');
+    await delivery(store.db, next, D + DAY + 1000, 'dead');
+
+    const retired = await partitions.retire(D + DAY);
+    const day = new Date(D).toISOString().slice(0, 10).replaceAll('-', '');
+    expect([...retired.partitions].sort()).toEqual(
+      [`calls_p${day}`, `deliveries_p${day}`, `delivery_attempts_p${day}`].sort(),
+    );
+    expect(retired.moved).toBe(1);
+    // The settled call went with its period; the one waiting and the late one's call were kept.
+    expect((await history.list({ limit: 10 })).map((c) => c.id).sort((a, b) => a - b)).toEqual(
+      [waiting, late, next].sort((a, b) => a - b),
+    );
+    const calls = await placed(store.db, 'calls');
+    expect(calls[waiting]).toBe('calls_default');
+    expect(calls[late]).toBe('calls_default');
+    const kept = await store.db
+      .selectFrom('deliveries')
+      .select(['id', 'call_id', 'status'])
+      .orderBy('id')
+      .execute();
+    expect(kept.map((d) => d.call_id)).toEqual([waiting, late, next]);
+    const attempts = await store.db.selectFrom('delivery_attempts').select('delivery_id').execute();
+    expect(attempts.map((a) => a.delivery_id)).toContain(waitingDelivery);
+    // Nothing left behind: no detached table, and the period is not made again by the job.
+    const { rows: leftovers } = await sql<{ n: string }>`
+      SELECT count(*)::text AS n FROM pg_class WHERE relname LIKE 'retired\\_%'`.execute(store.db);
+    expect(leftovers[0]?.n).toBe('0');
+
+    // Once it settles, retention's batch pass takes the kept call: it is below every period.
+    await store.db
+      .updateTable('deliveries')
+      .set({ status: 'sent' })
+      .where('id', '=', waitingDelivery)
+      .execute();
+    const below = await partitions.batchDeletedBelow();
+    expect(below).toBe(D + DAY);
+    const removed = await history.deleteOlderThan(Math.min(D + DAY, below ?? D + DAY), {
+      alongside: instance.outbox.deleteForCalls,
+    });
+    expect(removed).toBe(1);
+    expect(await history.findById(waiting)).toBeUndefined();
+    // The late call stays while its delivery is on its way.
+    expect(await history.findById(late)).toBeDefined();
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('upgrading an unpartitioned PostgreSQL database', () => {
+  it('keeps every call, delivery and attempt, attached as the legacy partition, and numbers on from them', async () => {
+    const fresh = await freshPostgres();
+    const data = tempDataDir();
+    const pool = new pg.Pool({ connectionString: fresh.url, max: 2 });
+    const raw = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    let instance: TestInstance | undefined;
+    try {
+      // The database as the release before partitioning left it.
+      const migrator = new Migrator({ db: raw, provider: migrationProvider('postgres') });
+      const before = await migrator.migrateTo('0017_delivery_unsure_provider');
+      expect(before.error).toBeUndefined();
+      const now = Date.now();
+      const callIds: number[] = [];
+      for (let i = 0; i < 300; i++) {
+        const { id } = await raw
+          .insertInto('calls')
+          .values(call(now - (300 - i) * 3_600_000, { params: JSON.stringify({ i }) }))
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        callIds.push(id);
+        if (i % 3 === 0) await delivery(raw, id, now - (300 - i) * 3_600_000 + 5, i % 2 ? 'sent' : 'pending');
+      }
+      const fingerprint = async (db: Kysely<Database>) => {
+        const { rows } = await sql<{ calls: string; deliveries: string; attempts: string }>`
+          SELECT
+            (SELECT md5(string_agg(c::text, '|' ORDER BY id)) FROM calls c) AS calls,
+            (SELECT md5(string_agg(d::text, '|' ORDER BY id)) FROM deliveries d) AS deliveries,
+            (SELECT md5(string_agg(a::text, '|' ORDER BY id)) FROM delivery_attempts a) AS attempts`.execute(
+          db,
+        );
+        return rows[0];
+      };
+      const was = await fingerprint(raw);
+
+      instance = await openTestInstance({
+        dataDir: data.dir,
+        synchronous: 'NORMAL',
+        databaseUrl: fresh.url,
+        partitionPeriod: 'month',
+      });
+      const { store, recorder, history } = instance;
+      await store.whenReady(
+        () => {},
+        (err) => {
+          throw err;
+        },
+      );
+      // Every row as it was, now in the legacy partitions.
+      expect(await fingerprint(raw)).toEqual(was);
+      expect(new Set(Object.values(await placed(raw, 'calls')))).toEqual(new Set(['calls_legacy']));
+      expect(new Set(Object.values(await placed(raw, 'deliveries')))).toEqual(new Set(['deliveries_legacy']));
+      const layouts = await store.partitions?.layout();
+      for (const layout of layouts ?? []) {
+        expect(layout.partitions).toHaveLength(1);
+        expect(layout.partitions[0]?.name).toBe(`${layout.table}_legacy`);
+        expect(layout.partitions[0]?.from).toBeNull();
+      }
+      // New calls number on from the kept ones, and go to their periods once made.
+      await store.partitions?.ensureAhead(Date.now());
+      const newer = await recorder.record(call(Date.now() + 2 * DAY), [
+        {
+          kind: 'push',
+          provider: 'log',
+          recipient: 'school-north',
+          payload: { title: 't', body: 'b', data: {} },
+        },
+      ]);
+      expect(newer).toBeGreaterThan(Math.max(...callIds));
+      expect((await placed(raw, 'calls'))[newer]).toMatch(/^calls_p\d{8}$/);
+      expect(await history.count()).toBe(301);
+      expect((await history.findById(callIds[0] as number))?.params).toBe(JSON.stringify({ i: 0 }));
+
+      // Retention deletes the legacy partition's old rows in batches (it is not past as a
+      // whole), keeping the calls whose deliveries are on their way; then drops it once it is.
+      const cutoff = now - 150 * 3_600_000;
+      expect(await store.partitions?.retire(cutoff)).toMatchObject({ partitions: [] });
+      const below = Math.min(cutoff, (await store.partitions?.batchDeletedBelow()) ?? cutoff);
+      const removed = await history.deleteOlderThan(below, { alongside: instance.outbox.deleteForCalls });
+      // 150 calls were older; those of them with a pending delivery (every 6th) stay.
+      expect(removed).toBe(150 - 25);
+      const legacyEnd = layouts?.[0]?.partitions[0]?.to ?? 0;
+      const retired = await store.partitions?.retire(legacyEnd);
+      expect(retired?.partitions).toEqual(
+        expect.arrayContaining(['calls_legacy', 'deliveries_legacy', 'delivery_attempts_legacy']),
+      );
+      // The pending deliveries, their attempts and calls are kept (in the default partitions).
+      const pending = await raw
+        .selectFrom('deliveries')
+        .select('call_id')
+        .where('status', '=', 'pending')
+        .where('call_id', '<>', newer)
+        .execute();
+      expect(pending).toHaveLength(50);
+      expect(await history.count()).toBe(1 + 50);
+    } finally {
+      await instance?.close();
+      await raw.destroy();
+      await fresh.drop();
+      data.remove();
+    }
+  });
+});
