@@ -194,6 +194,86 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     // The late call stays while its delivery is on its way.
     expect(await history.findById(late)).toBeDefined();
   });
+
+  it("reads History across partitions, the default's rows included, exactly as one table would", async () => {
+    const { store, recorder, history } = instance;
+    const partitions = store.partitions;
+    if (!partitions) throw new Error('no partitions on PostgreSQL');
+    await partitions.ensure(D - 5 * DAY, D + 5 * DAY);
+    await partitions.ensureAhead(Date.now());
+    // Calls before the oldest partition and in the gap after D + 5 days (default), in periods,
+    // today and ahead; every third an SMS, some of which went dead; some with a needle.
+    const times = [-8, -5.5, -4, -1, -0.2, 0, 0.3, 1, 2.5, 4.9, 6, 7.5, 9.99, 10, 10.4, 13].flatMap((d) =>
+      [0, 1, 2, 3].map((k) => D + d * DAY + k * 1000),
+    );
+    for (const [i, at] of times.entries()) {
+      await recorder.record(
+        call(at, {
+          operation: i % 2 ? 'AuthCode' : 'SendMarkNotes',
+          response: i % 5 === 0 ? '<r>Needle</r>' : '<r>hay</r>',
+        }),
+        i % 3 === 0
+          ? [
+              {
+                kind: 'sms',
+                provider: 'log',
+                recipient: '+447700900123',
+                payload: { text: 'x 1', maskedText: 'x *' },
+              },
+            ]
+          : [],
+      );
+    }
+    await sql`UPDATE deliveries SET status = 'dead' WHERE id % 2 = 0`.execute(store.db);
+    expect(await partitions.defaultRows()).toBeGreaterThan(0);
+
+    const truth = async (where = sql`TRUE`) =>
+      (
+        await sql<{
+          id: string;
+        }>`SELECT id::text FROM calls WHERE ${where} ORDER BY at DESC, id DESC`.execute(store.db)
+      ).rows.map((r) => Number(r.id));
+    const paged = async (query: Parameters<typeof history.search>[0]) => {
+      const ids: number[] = [];
+      let after: { at: number; id: number } | undefined;
+      for (;;) {
+        const rows = await history.search(query, { limit: 7, after });
+        ids.push(...rows.map((r) => r.id));
+        const last = rows.at(-1);
+        if (rows.length < 7 || !last) return ids;
+        after = { at: last.at, id: last.id };
+      }
+    };
+    const from = D - 4.5 * DAY;
+    const to = D + 10.2 * DAY;
+    expect(await paged({})).toEqual(await truth());
+    expect(await paged({ operation: 'AuthCode' })).toEqual(await truth(sql`operation = 'AuthCode'`));
+    expect(await paged({ from, to })).toEqual(await truth(sql`at >= ${from} AND at < ${to}`));
+    expect(await paged({ delivery: 'failed' })).toEqual(
+      await truth(sql`id IN (SELECT call_id FROM deliveries WHERE status = 'dead')`),
+    );
+    expect(await paged({ delivery: 'failed', from })).toEqual(
+      await truth(sql`at >= ${from} AND id IN (SELECT call_id FROM deliveries WHERE status = 'dead')`),
+    );
+    const scanned: number[] = [];
+    for await (const batch of history.scanSummaries({ operation: 'SendMarkNotes' }, 5))
+      scanned.push(...batch.map((r) => r.id));
+    expect(scanned).toEqual(await truth(sql`operation = 'SendMarkNotes'`));
+    const rowByRow: number[] = [];
+    const rows = history.scanRows({ to }, { batchSize: 6, summaries: true }, (row) => rowByRow.push(row.id));
+    while (await rows.next());
+    expect(rowByRow).toEqual(await truth(sql`at < ${to}`));
+    const needles: number[] = [];
+    for await (const batch of history.scan({ q: 'needle' }, 4)) needles.push(...batch.map((r) => r.id));
+    expect(needles).toEqual(await truth(sql`response LIKE '%Needle%'`));
+    const page = await history.searchText({ q: 'NEEDLE', from }, { limit: 3 });
+    expect(page.rows.map((r) => r.id)).toEqual(
+      (await truth(sql`response LIKE '%Needle%' AND at >= ${from}`)).slice(0, 3),
+    );
+    // The list's delivery states, looked up within the page's time.
+    const states = await instance.outbox.deliveries.ofCalls(await history.search({}, { limit: 64 }));
+    expect(states.size).toBe(Math.ceil(times.length / 3));
+  });
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('upgrading an unpartitioned PostgreSQL database', () => {

@@ -11,6 +11,7 @@ import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call
 import { createLiveTail, type LiveTail } from './live-tail.js';
 import { createPgSearch } from './pg-search.js';
 import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
+import { timeWindows } from './time-windows.js';
 
 export type { CallCursor, CallQuery, CallRow, CallSummaryRow };
 
@@ -139,8 +140,17 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
   // read-only connection to the same WAL file; on PostgreSQL in the database's own processes.
   const searchWorker = store.sqlite
     ? createSearchWorker({ file: store.sqlite.name, maxJobs: options.searchMaxJobs })
-    : createPgSearch(reads, { maxJobs: options.searchMaxJobs });
+    : createPgSearch(reads, {
+        maxJobs: options.searchMaxJobs,
+        windowsOf: (query, after) => windowsOf(query, after),
+      });
   const live = createLiveTail(store);
+  const partitions = store.partitions;
+  /** The query in time windows, newest first (time-windows.ts); one window on SQLite. */
+  const windowsOf = async (query: CallQuery, after?: CallCursor): Promise<CallQuery[]> =>
+    partitions
+      ? timeWindows(query, after, partitions.period, await partitions.oldest(), Date.now())
+      : [query];
 
   async function* scanBy<R extends CallSummaryRow>(
     query: CallQuery,
@@ -148,15 +158,16 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     columns: (qb: SelectQueryBuilder<Database, 'calls', object>) => SelectQueryBuilder<Database, 'calls', R>,
   ): AsyncGenerator<R[]> {
     let cursor: CallCursor | undefined;
-    for (;;) {
-      let qb = applyFilters(columns(reads.selectFrom('calls')), query);
-      if (cursor) qb = qb.where(olderThan(cursor));
-      const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
-      if (rows.length === 0) return;
-      yield rows;
-      const last = rows[rows.length - 1] as R;
-      cursor = { at: last.at, id: last.id };
-      if (rows.length < batchSize) return;
+    for (const window of await windowsOf(query)) {
+      for (;;) {
+        let qb = applyFilters(columns(reads.selectFrom('calls')), window);
+        if (cursor) qb = qb.where(olderThan(cursor));
+        const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
+        if (rows.length > 0) yield rows;
+        const last = rows[rows.length - 1];
+        if (last) cursor = { at: last.at, id: last.id };
+        if (rows.length < batchSize) break;
+      }
     }
   }
 
@@ -218,24 +229,32 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
   ): RowScan {
     let cursor: CallCursor | undefined;
     let ended = false;
+    let windows: CallQuery[] | undefined;
     return {
       async next(size = batchSize) {
-        if (ended) return false;
-        let qb = applyFilters(columns(reads.selectFrom('calls')), query);
-        if (cursor) qb = qb.where(olderThan(cursor));
-        const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).compile();
-        let count = 0;
-        let at = 0;
-        let id = 0;
-        await eachRow(compiled, (row) => {
-          count++;
-          at = row.at as number;
-          id = row.id as number;
-          each(row);
-        });
-        cursor = { at, id };
-        if (count < size) ended = true;
-        return count > 0;
+        windows ??= await windowsOf(query);
+        // A window read to its end goes on in the next, in the same call: `false` means the end.
+        while (!ended) {
+          const window = windows[0];
+          if (!window) break;
+          let qb = applyFilters(columns(reads.selectFrom('calls')), window);
+          if (cursor) qb = qb.where(olderThan(cursor));
+          const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).compile();
+          let count = 0;
+          let at = 0;
+          let id = 0;
+          await eachRow(compiled, (row) => {
+            count++;
+            at = row.at as number;
+            id = row.id as number;
+            each(row);
+          });
+          if (count > 0) cursor = { at, id };
+          if (count < size) windows.shift();
+          if (count > 0) return true;
+        }
+        ended = true;
+        return false;
       },
       close() {
         ended = true;
@@ -293,9 +312,20 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         });
         return found.rows;
       }
-      let qb = applyFilters(reads.selectFrom('calls').select(CALL_SUMMARY_COLUMNS), query);
-      if (page.after) qb = qb.where(olderThan(page.after));
-      return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
+      const rows: CallSummaryRow[] = [];
+      for (const window of await windowsOf(query, page.after)) {
+        let qb = applyFilters(reads.selectFrom('calls').select(CALL_SUMMARY_COLUMNS), window);
+        if (page.after) qb = qb.where(olderThan(page.after));
+        rows.push(
+          ...(await qb
+            .orderBy('at', 'desc')
+            .orderBy('id', 'desc')
+            .limit(page.limit - rows.length)
+            .execute()),
+        );
+        if (rows.length >= page.limit) break;
+      }
+      return rows;
     },
     async searchText(query, page) {
       // One more than the page: finding it tells that the page is full and more follow.

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../store/index.js';
-import { applyFilters, likePattern, olderThan, TEXT_COLUMNS } from './call-filters.js';
+import { applyFilters, type CallQuery, likePattern, olderThan, TEXT_COLUMNS } from './call-filters.js';
 import {
   type Key,
   SearchBusyError,
@@ -34,8 +34,16 @@ const textHit = (pattern: string) =>
  * only, stopping at `want` matches or when the time budget has passed. PostgreSQL runs the scan in
  * its own processes, so no thread is needed here; a job holds one pooled connection per chunk.
  */
-export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number } = {}): SearchWorker {
+export function createPgSearch(
+  db: Kysely<Database>,
+  options: {
+    maxJobs?: number;
+    /** The query in time windows, newest first (time-windows.ts): each chunk is read within one. */
+    windowsOf?: (query: TextQuery, after: Key | undefined) => Promise<CallQuery[]>;
+  } = {},
+): SearchWorker {
   const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
+  const windowsOf = options.windowsOf ?? (async (query: TextQuery) => [query]);
   let jobs = 0;
   let closed = false;
 
@@ -56,27 +64,41 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
     let cursor = after;
     let size = MIN_CHUNK;
     let ended = false;
+    let windows: CallQuery[] | undefined;
     return {
       get ended() {
         return ended;
       },
+      /** The next chunk's keys; empty, without having ended, when a window ran out. */
       async next(): Promise<{ id: number; at: number; hit: boolean }[]> {
         if (closed) throw new SearchClosedError('The store is closed.');
         if (ended) return [];
+        windows ??= await windowsOf(query, cursor ?? undefined);
+        const window = windows[0];
+        if (!window) {
+          ended = true;
+          return [];
+        }
         const started = performance.now();
         const from = cursor;
         const keys = await db
           .selectFrom((eb) => {
-            let chunk = applyFilters(eb.selectFrom('calls').select(['id', 'at']), query);
+            let chunk = applyFilters(eb.selectFrom('calls').select(['id', 'at']), window);
             if (from) chunk = chunk.where(olderThan(from));
             return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
           })
-          .innerJoin('calls as c', 'c.id', 'chunk.id')
+          // By time too: each row is then looked up in its own partition only.
+          .innerJoin('calls as c', (join) =>
+            join.onRef('c.id', '=', 'chunk.id').onRef('c.at', '=', 'chunk.at'),
+          )
           .select(['chunk.id as id', 'chunk.at as at', textHit(pattern).as('hit')])
           .orderBy('chunk.at', 'desc')
           .orderBy('chunk.id', 'desc')
           .execute();
-        if (keys.length < size) ended = true;
+        if (keys.length < size) {
+          windows.shift();
+          if (windows.length === 0) ended = true;
+        }
         const last = keys[keys.length - 1];
         if (last) cursor = { at: last.at, id: last.id };
         const took = performance.now() - started;
@@ -87,10 +109,19 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
     };
   }
 
-  /** The rows of the matching ids, newest first (rows deleted since, by retention, are skipped). */
-  async function rowsOf<R>(ids: number[], columns: readonly string[] | '*'): Promise<R[]> {
-    if (ids.length === 0) return [];
-    const base = db.selectFrom('calls').where('id', 'in', ids);
+  /**
+   * The rows of the matching keys, newest first (rows deleted since, by retention, are skipped),
+   * looked up within the time they span: in those partitions only.
+   */
+  async function rowsOf<R>(keys: readonly Key[], columns: readonly string[] | '*'): Promise<R[]> {
+    if (keys.length === 0) return [];
+    const ids = keys.map((k) => k.id);
+    const times = keys.map((k) => k.at);
+    const base = db
+      .selectFrom('calls')
+      .where('id', 'in', ids)
+      .where('at', '>=', Math.min(...times))
+      .where('at', '<=', Math.max(...times));
     const rows =
       columns === '*'
         ? await base.selectAll().execute()
@@ -113,7 +144,7 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
       try {
         const started = performance.now();
         const scan = scanner(request.query, request.after ?? null);
-        const hits: number[] = [];
+        const hits: Key[] = [];
         let scanned = 0;
         let last: Key | null = null;
         let stopped = false;
@@ -123,7 +154,7 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
             scanned++;
             last = { at: key.at, id: key.id };
             if (key.hit) {
-              hits.push(key.id);
+              hits.push({ at: key.at, id: key.id });
               if (hits.length >= request.want) break outer;
             }
           }
@@ -144,10 +175,10 @@ export function createPgSearch(db: Kysely<Database>, options: { maxJobs?: number
       const scan = scanner(query, null);
       async function* batches(): AsyncGenerator<R[]> {
         try {
-          let pending: number[] = [];
+          let pending: Key[] = [];
           for (;;) {
             while (pending.length < batchSize && !scan.ended) {
-              for (const key of await scan.next()) if (key.hit) pending.push(key.id);
+              for (const key of await scan.next()) if (key.hit) pending.push({ at: key.at, id: key.id });
             }
             if (pending.length === 0) return;
             const batch = pending.slice(0, batchSize);

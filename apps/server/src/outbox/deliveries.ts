@@ -48,7 +48,7 @@ export interface DeliveryRepository {
     page: { limit: number; after?: DeliveryCursor | undefined },
   ): Promise<DeliveryRow[]>;
   /** Where each call's deliveries stand (History's list), for the calls that queued any. */
-  ofCalls(callIds: readonly number[]): Promise<Map<number, CallDelivery>>;
+  ofCalls(calls: readonly { readonly id: number; readonly at: number }[]): Promise<Map<number, CallDelivery>>;
   counts(): Promise<Record<DeliveryStatus, number>>;
   /** As the API counts them: `sent` without the `log` provider's, which are `logged` (one snapshot). */
   stateCounts(): Promise<Record<DeliveryState, number>>;
@@ -149,14 +149,21 @@ export function createDeliveryRepository(
       if (page.after) qb = qb.where(olderThan(page.after));
       return qb.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
     },
-    async ofCalls(callIds) {
+    async ofCalls(calls) {
       const byCall = new Map<number, CallDelivery>();
-      if (callIds.length === 0) return byCall;
-      // One query for a page of calls, through the deliveries' call_id index.
+      if (calls.length === 0) return byCall;
+      // One query for a page of calls, through the deliveries' call_id index. A delivery is
+      // queued when its call is recorded, never before it arrived: on PostgreSQL the bound leaves
+      // the older partitions out.
       const rows = await db
         .selectFrom('deliveries')
         .select(['call_id', 'status', 'provider', 'attempts'])
-        .where('call_id', 'in', [...callIds])
+        .where(
+          'call_id',
+          'in',
+          calls.map((c) => c.id),
+        )
+        .where('created_at', '>=', Math.min(...calls.map((c) => c.at)))
         .execute();
       for (const row of rows) {
         const state = callDeliveryState(row);

@@ -87,6 +87,11 @@ const eventOf = (result: AttemptResult): OutboxEvent =>
   result.outcome === 'sent' ? 'sent' : result.retryAt === undefined ? 'fail' : 'retry';
 
 type Ended = {
+  /**
+   * When its delivery was queued: the bounds that keep PostgreSQL's update to the partitions the
+   * batch's rows are in (an attempt starts after its delivery was queued, before it finished).
+   */
+  readonly queuedAt: number;
   readonly attempt: {
     id: number;
     finished_at: number;
@@ -118,6 +123,7 @@ function endedOf({ claimed, now, result }: Finished): Ended {
   const sent = result.outcome === 'sent';
   const status = to(eventOf(result));
   return {
+    queuedAt: delivery.created_at,
     attempt: {
       id: attemptId,
       finished_at: now,
@@ -446,6 +452,9 @@ export type OutboxSql = ReturnType<typeof createOutboxSql>;
  * `finish` on PostgreSQL: the two updates of SQLite's, with the same conditions, for a whole batch
  * each (UPDATE … FROM a VALUES list), in one statement.
  */
+/** How far apart two instances' clocks may be for the bounds on an attempt's start still to hold. */
+const CLOCK_SLACK_MS = 10 * 60_000;
+
 async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ended[]): Promise<void> {
   const attempts = sql.join(
     ended.map(
@@ -459,19 +468,31 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
         sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint, ${d.unsure_provider}::text)`,
     ),
   );
+  // The rows' time bounds: the planner then reads only the partitions they are in (store/partitions.ts).
+  let queuedFrom = Number.POSITIVE_INFINITY;
+  let queuedTo = Number.NEGATIVE_INFINITY;
+  let finishedTo = Number.NEGATIVE_INFINITY;
+  for (const e of ended) {
+    queuedFrom = Math.min(queuedFrom, e.queuedAt);
+    queuedTo = Math.max(queuedTo, e.queuedAt);
+    finishedTo = Math.max(finishedTo, e.attempt.finished_at);
+  }
   // One statement, one round trip: the attempts' update runs as a data-modifying CTE.
   await sql`WITH attempt AS (
       UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
         status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
       FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
-      WHERE a.id = v.id AND a.outcome IS NULL)
+      WHERE a.id = v.id AND a.outcome IS NULL
+        AND a.started_at >= ${queuedFrom - CLOCK_SLACK_MS}::bigint
+        AND a.started_at <= ${finishedTo + CLOCK_SLACK_MS}::bigint)
     UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
       next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
       last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at,
       unsure_provider = COALESCE(d.unsure_provider, v.unsure_provider)
     FROM (VALUES ${deliveries})
       AS v(id, attempts, status, next_attempt_at, provider, provider_id, last_error, sent_at, secret, updated_at, unsure_provider)
-    WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts`.execute(trx);
+    WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts
+      AND d.created_at >= ${queuedFrom}::bigint AND d.created_at <= ${queuedTo}::bigint`.execute(trx);
 }
 
 /**

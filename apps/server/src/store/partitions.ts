@@ -74,6 +74,12 @@ export interface Partitions {
    * partitions): retention deletes those rows one batch at a time. Null: every time is.
    */
   batchDeletedBelow(): Promise<number | null>;
+  /**
+   * Where the oldest partition of calls starts (the legacy partition: where it ends), as History's
+   * time windows need it (history/time-windows.ts); null while calls has no partition but the
+   * default. Read from the catalogue at most once a minute: it only changes by the hour.
+   */
+  oldest(): Promise<number | null>;
   /** How far ahead (ms from `now`) every table has its periods; 0 when `now` is not covered. */
   coveredAhead(now: number): Promise<number>;
   /** Rows in the default partitions (counted up to `cap`): more than a few says the job is late. */
@@ -260,17 +266,31 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
     return { partitions: detached.map((n) => n.slice(RETIRED.length)), calls, moved };
   }
 
+  let oldest: { value: number | null; read: number } | undefined;
+
   return {
     period,
     layout,
-    ensure,
+    async ensure(from, to) {
+      oldest = undefined;
+      return ensure(from, to);
+    },
+    async oldest() {
+      if (oldest && performance.now() - oldest.read < 60_000) return oldest.value;
+      const { partitions } = await layoutOf(db, 'calls');
+      const value = partitions.length === 0 ? null : Math.min(...partitions.map((p) => p.from ?? p.to));
+      oldest = { value, read: performance.now() };
+      return value;
+    },
     ensureAhead(now) {
+      oldest = undefined;
       return ensure(
         periodStart(now, period),
         Math.max(now + 7 * DAY, periodEnd(periodEnd(now, period), period)),
       );
     },
     async retire(before) {
+      oldest = undefined;
       await dropLeftovers();
       for (let attempt = 1; ; attempt++) {
         try {

@@ -99,7 +99,7 @@ export async function withDeliveries(
   rows: readonly CallSummaryRow[],
   deliveries: Pick<DeliveryRepository, 'ofCalls'>,
 ): Promise<CallSummary[]> {
-  const states = await deliveries.ofCalls(rows.map((r) => r.id));
+  const states = await deliveries.ofCalls(rows);
   return rows.map((row) => ({ ...toSummary(row), delivery: states.get(row.id) ?? null }));
 }
 

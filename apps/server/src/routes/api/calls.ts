@@ -335,7 +335,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
     async (request, reply) => {
       const row = await history.findById(request.params.id);
       if (!row) return sendProblem(reply, problem(404, `There is no call ${request.params.id}.`));
-      const delivery = (await outbox.deliveries.ofCalls([row.id])).get(row.id) ?? null;
+      const delivery = (await outbox.deliveries.ofCalls([row])).get(row.id) ?? null;
       return { ...toDetail(row), delivery };
     },
   );
