@@ -195,6 +195,29 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     expect(await history.findById(late)).toBeDefined();
   });
 
+  it("records a provider's report about a message sent days ago, as about one sent now", async () => {
+    const { store, recorder, outbox } = instance;
+    await store.partitions?.ensure(D, D + DAY);
+    await store.partitions?.ensureAhead(Date.now());
+    const old = await delivery(store.db, await recorder.record(call(D + 10)), D + 10, 'sent');
+    const recent = await delivery(store.db, await recorder.record(call(Date.now())), Date.now(), 'sent');
+    await store.db.updateTable('deliveries').set({ provider_id: sql<string>`'SM' || id` }).execute();
+    expect(await outbox.deliveries.recordProviderStatus(`SM${old}`, 'delivered', Date.now())).toBe(true);
+    expect(
+      await outbox.deliveries.recordProviderStatus(`SM${recent}`, 'undelivered (30003)', Date.now()),
+    ).toBe(true);
+    expect(await outbox.deliveries.recordProviderStatus('SM0', 'delivered', Date.now())).toBe(false);
+    const rows = await store.db
+      .selectFrom('deliveries')
+      .select(['id', 'provider_status'])
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { id: old, provider_status: 'delivered' },
+      { id: recent, provider_status: 'undelivered (30003)' },
+    ]);
+  });
+
   it("reads History across partitions, the default's rows included, exactly as one table would", async () => {
     const { store, recorder, history } = instance;
     const partitions = store.partitions;

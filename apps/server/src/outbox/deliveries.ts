@@ -64,6 +64,9 @@ export interface DeliveryRepository {
   recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
 }
 
+/** How far back a provider's report about a message is looked for first (recordProviderStatus). */
+const RECENT_REPORT_MS = 3 * 86_400_000;
+
 /**
  * Retention: deletes the deliveries of the calls `callIds`, and their attempts, in the transaction
  * that deletes the calls (history/calls.ts), before it does.
@@ -126,12 +129,18 @@ export function createDeliveryRepository(
       return rows.map((r) => Number(r.created_at));
     },
     async recordProviderStatus(providerId, status, now) {
-      const result = await db
-        .updateTable('deliveries')
-        .set({ provider_status: status, updated_at: now })
-        .where('provider_id', '=', providerId)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
+      // A provider reports within hours of sending: the last days' deliveries first (on
+      // PostgreSQL, their few partitions), then all of them for a late report.
+      for (const since of [now - RECENT_REPORT_MS, undefined]) {
+        let update = db
+          .updateTable('deliveries')
+          .set({ provider_status: status, updated_at: now })
+          .where('provider_id', '=', providerId);
+        if (since !== undefined) update = update.where('created_at', '>=', since);
+        const result = await update.executeTakeFirst();
+        if (Number(result.numUpdatedRows) > 0) return true;
+      }
+      return false;
     },
     findById(id) {
       return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
