@@ -134,6 +134,8 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     expect((await placed(store.db, 'calls'))[old]).toMatch(/^calls_p\d{8}$/);
     expect(await partitions.defaultRows()).toBe(0);
     expect((await history.findById(old))?.at).toBe(D + 5000);
+    expect((await history.findById(today))?.id).toBe(today);
+    expect(await history.findById(today + old + 1)).toBeUndefined();
     expect(await history.count()).toBe(2);
   });
 
