@@ -87,10 +87,14 @@ export function createPgSearch(
             if (from) chunk = chunk.where(olderThan(from));
             return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
           })
-          // By time too: each row is then looked up in its own partition only.
-          .innerJoin('calls as c', (join) =>
-            join.onRef('c.id', '=', 'chunk.id').onRef('c.at', '=', 'chunk.at'),
-          )
+          // By time too, within the window: each row is looked up in its own partition only, and
+          // the query is planned over the window's.
+          .innerJoin('calls as c', (join) => {
+            let on = join.onRef('c.id', '=', 'chunk.id').onRef('c.at', '=', 'chunk.at');
+            if (window.from !== undefined) on = on.on('c.at', '>=', window.from);
+            if (window.to !== undefined) on = on.on('c.at', '<', window.to);
+            return on;
+          })
           .select(['chunk.id as id', 'chunk.at as at', textHit(pattern).as('hit')])
           .orderBy('chunk.at', 'desc')
           .orderBy('chunk.id', 'desc')

@@ -64,6 +64,12 @@ export interface DeliveryRepository {
   recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
 }
 
+/**
+ * A delivery is queued in its call's commit: by then at most this long after the call arrived
+ * (a request waits at most seconds for the database; an hour leaves room for clocks).
+ */
+const QUEUED_WITHIN_MS = 3_600_000;
+
 /** How far back a provider's report about a message is looked for first (recordProviderStatus). */
 const RECENT_REPORT_MS = 3 * 86_400_000;
 
@@ -162,8 +168,9 @@ export function createDeliveryRepository(
       const byCall = new Map<number, CallDelivery>();
       if (calls.length === 0) return byCall;
       // One query for a page of calls, through the deliveries' call_id index. A delivery is
-      // queued when its call is recorded, never before it arrived: on PostgreSQL the bound leaves
-      // the older partitions out.
+      // queued in its call's commit (recording/writers.ts), moments after the call arrived: on
+      // PostgreSQL the bounds leave the other partitions out.
+      const times = calls.map((c) => c.at);
       const rows = await db
         .selectFrom('deliveries')
         .select(['call_id', 'status', 'provider', 'attempts'])
@@ -172,7 +179,8 @@ export function createDeliveryRepository(
           'in',
           calls.map((c) => c.id),
         )
-        .where('created_at', '>=', Math.min(...calls.map((c) => c.at)))
+        .where('created_at', '>=', Math.min(...times))
+        .where('created_at', '<=', Math.max(...times) + QUEUED_WITHIN_MS)
         .execute();
       for (const row of rows) {
         const state = callDeliveryState(row);
