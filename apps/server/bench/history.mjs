@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { connectAdmin, createDatabase, keptDatabase } from './pg.mjs';
+import { rolledUp } from './rollups.mjs';
 import {
   BINDINGS,
   CALL_COLUMNS,
@@ -200,39 +201,12 @@ async function timeList(server, query, { warm, samples, mustFind }) {
 
 const NO_MATCH = 'no-such-text';
 
-/** The roll-ups' watermark (stats/call-rollups.ts), read from the store itself; null while none. */
-async function rolledUntil(env) {
-  if (env.DATABASE_URL) {
-    const client = new pg.Client({ connectionString: env.DATABASE_URL });
-    await client.connect();
-    try {
-      const { rows } = await client.query('SELECT rolled_until FROM call_rollup_state WHERE id = 1');
-      return rows[0]?.rolled_until == null ? null : Number(rows[0].rolled_until);
-    } finally {
-      await client.end();
-    }
-  }
-  const db = new SQLite(path.join(env.DATA_DIR, 'school-messaging.db'), { readonly: true });
-  try {
-    return db.prepare('SELECT rolled_until FROM call_rollup_state WHERE id = 1').get()?.rolled_until ?? null;
-  } finally {
-    db.close();
-  }
-}
-
 /**
  * The Dashboard (GET /api/stats) for each period, once the server has rolled up the seeded
  * history (it does so in the background after start; how long that took is reported too).
  */
 async function timeDashboard(server, env, now) {
-  const HOUR = 3_600_000;
-  const caughtUp = Math.floor((Date.now() - 5 * 60_000) / HOUR) * HOUR;
-  const started = performance.now();
-  while (((await rolledUntil(env)) ?? 0) < caughtUp) {
-    if (performance.now() - started > 600_000) throw new Error('the roll-ups did not catch up in 10 minutes');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const rollupSeconds = (performance.now() - started) / 1000;
+  const rollupSeconds = await rolledUp(env);
   const periods = {
     '24 hours by hour': [1, 'hour'],
     '7 days by hour': [7, 'hour'],
