@@ -158,10 +158,12 @@ async function startB(days) {
 
 /**
  * The catalogue every 20 ms until stopped: the retirement's transaction (a session detaching a
- * partition or moving rows out of a detached one: the distinct transactions seen are its tries),
+ * partition, locking the tables or moving rows out of a detached one: the distinct transactions
+ * seen are its tries, those caught at it),
  * when the day's calls partition went (the commit), when the detached tables went (the drops),
- * the most sessions waiting for a table's lock at once, and what a waiting DETACH waited behind
- * (each session's state and statement, and how long its transaction had been running at most).
+ * the most sessions waiting for a table's lock at once, what a waiting DETACH waited behind
+ * (each session's state and statement, and how long its transaction had been running at most),
+ * and the transactions rolled back meanwhile (the tries refused their locks).
  */
 function watch() {
   const w = {
@@ -171,6 +173,7 @@ function watch() {
     dropped: null,
     maxWaiting: 0,
     blockers: new Map(),
+    rollbacks: { first: null, last: null },
     stop: false,
   };
   w.running = (async () => {
@@ -179,12 +182,13 @@ function watch() {
       const { rows } = await client.query(
         `SELECT to_regclass($1) IS NOT NULL AS attached,
            (SELECT count(*)::int FROM pg_class WHERE relname LIKE 'retired\\_%') AS detached,
+           (SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()) AS rollbacks,
            (SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database()
               AND wait_event = 'relation') AS waiting,
            (SELECT array_agg(extract(epoch FROM xact_start) * 1000) FROM pg_stat_activity
               WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'
                 AND xact_start IS NOT NULL
-                AND (query ILIKE '%DETACH PARTITION%'
+                AND (query ILIKE '%DETACH PARTITION%' OR query ILIKE 'LOCK TABLE%'
                   OR (query ILIKE '%retired\\_%' AND query NOT ILIKE 'DROP%'))) AS detaching,
            (SELECT json_agg(json_build_object('state', b.state, 'query', left(b.query, 120),
                 'ms', round(extract(epoch FROM clock_timestamp() - b.xact_start) * 1000)))
@@ -201,6 +205,8 @@ function watch() {
         w.firstSeen ??= now;
       }
       w.maxWaiting = Math.max(w.maxWaiting, r.waiting);
+      w.rollbacks.first ??= Number(r.rollbacks);
+      w.rollbacks.last = Number(r.rollbacks);
       for (const b of r.blockers ?? []) {
         const key = `${b.state}: ${b.query.replace(/\s+/g, ' ')}`;
         w.blockers.set(key, Math.max(w.blockers.get(key) ?? 0, b.ms ?? 0));
@@ -361,7 +367,7 @@ function print(r, round) {
       const { tries, firstSeen, committed, dropped: gone, maxWaiting } = w.w;
       const inside = done && done.time <= w.ended;
       console.log(
-        `  catalogue: DETACH first seen at ${at(firstSeen)} (${tries.size} transaction${tries.size === 1 ? '' : 's'}${tries.size ? `, the first begun at ${at(Math.min(...tries))}` : ''}), the day's calls partition gone at ${at(committed)} (${tries.size ? `${committed - Math.min(...tries)} ms after the first began` : '—'}), the detached tables dropped by ${at(gone)}; at most ${maxWaiting} sessions waiting for a lock; ${inside ? 'done within the window' : 'NOT done within the window'}`,
+        `  catalogue: DETACH first seen at ${at(firstSeen)} (${tries.size} transaction${tries.size === 1 ? '' : 's'}${tries.size ? `, the first begun at ${at(Math.min(...tries))}` : ''}), the day's calls partition gone at ${at(committed)} (${tries.size ? `${committed - Math.min(...tries)} ms after the first began` : '—'}), the detached tables dropped by ${at(gone)}; at most ${maxWaiting} sessions waiting for a lock; ${w.w.rollbacks.last - w.w.rollbacks.first} transactions rolled back in the database meanwhile (tries refused, as the statistics have them); ${inside ? 'done within the window' : 'NOT done within the window'}`,
       );
       for (const [what, age] of w.w.blockers)
         console.log(`  the DETACH waited behind (its transaction ${age} ms old at most): ${what}`);
