@@ -383,8 +383,10 @@ function print(r, round) {
       const times = w.slowest.filter(([t]) => t >= from && t <= to).map(([, v]) => v);
       const { p50, p99, max } = stats(times);
       const worst = slowest.filter(([t]) => t >= from && t <= to).length;
+      // Above the baseline's p99, they are what the event could add to the window's slowest 1 %.
+      const above = times.filter((v) => v > base.p99).length;
       console.log(
-        `  calls started during ${name} (${at(from)} to ${at(to)}): ${times.length}, p50 ${ms(p50)}, p99 ${ms(p99)}, max ${ms(max)}; ${worst} of the window's slowest 1 % (${ms(slowest.at(-1)?.[1])} and up)`,
+        `  calls started during ${name} (${at(from)} to ${at(to)}): ${times.length}, p50 ${ms(p50)}, p99 ${ms(p99)}, max ${ms(max)}; ${worst} of the window's slowest 1 % (${ms(slowest.at(-1)?.[1])} and up), ${above} slower than the baseline's p99`,
       );
     }
   }
