@@ -98,7 +98,8 @@ const client = new pg.Client({ connectionString: database.url });
 /**
  * The day's calls (with their SMS and attempts) in partitions of their own, or with `partitioned`
  * false in the default partitions; VACUUM (ANALYZE) and a CHECKPOINT, so that a window does not
- * pay for the seeding's dirty pages. Prints the time taken and the tables' sizes.
+ * pay for the seeding's dirty pages. Prints the time taken and the tables' sizes (rows as
+ * estimated by ANALYZE).
  */
 async function seed(partitioned) {
   const t = performance.now();
@@ -121,7 +122,7 @@ async function seed(partitioned) {
     `seeded ${CALLS.toLocaleString('en')} calls on ${new Date(day).toISOString().slice(0, 10)} ${partitioned ? 'in its partitions' : 'in the default partitions'} in ${since(t)} s: ` +
       rows
         .map(
-          (r) => `${r.name} ${Number(r.n).toLocaleString('en')} rows ${(r.bytes / 2 ** 20).toFixed(0)} MiB`,
+          (r) => `${r.name} ~${Number(r.n).toLocaleString('en')} rows ${(r.bytes / 2 ** 20).toFixed(0)} MiB`,
         )
         .join(', '),
   );
