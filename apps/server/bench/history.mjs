@@ -5,6 +5,16 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { connectAdmin, createDatabase, keptDatabase } from './pg.mjs';
+import { rolledUp } from './rollups.mjs';
+import {
+  BINDINGS,
+  CALL_COLUMNS,
+  DELIVERY_COLUMNS,
+  ipOf,
+  OPS,
+  seedCallsPostgres,
+  seedDeliveriesPostgres,
+} from './seed-calls.mjs';
 import { killAll, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -71,24 +81,9 @@ function resetPeak(pid) {
   }
 }
 
-const OPS = [
-  ['AuthCodeSending', 'AuthCode'],
-  ['BookPdf', 'GetBookPdfByTerm'],
-  ['NotificationNotes', 'SendNotificationType'],
-  ['NotificationNotes', 'SendMarkNotes'],
-  ['PushNotificationMobile', 'pushNoti'],
-];
-const BINDINGS = ['soap11', 'soap12', 'http-get', 'http-post', 'console'];
 const SPAN = 90 * 24 * 3_600_000;
-/** Call i's caller (10.3.2.1 for the 197 121st). */
-const ipOf = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-const CALL_COLUMNS =
-  'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes';
-
 /** Each AuthCode call has its SMS; one in DEAD_EVERY of them went dead (History's "delivery failed"). */
 const DEAD_EVERY = 500;
-const DELIVERY_COLUMNS =
-  'call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at, idempotency_key, created_at, updated_at';
 
 /** A cursor as the API gives them out (routes/api/call-mapping.ts): the bench knows its format to jump deep. */
 const cursorOf = (row) => Buffer.from(`${row.at}.${row.id}`).toString('base64url');
@@ -144,8 +139,8 @@ function seedSqlite(file, total) {
 }
 
 /**
- * PostgreSQL: the same rows as seedSqlite, made by the database itself in one INSERT … SELECT over
- * generate_series, then VACUUM (ANALYZE): statistics for the planner and the visibility map that
+ * PostgreSQL: the same rows as seedSqlite, made by the database itself (bench/seed-calls.mjs),
+ * then VACUUM (ANALYZE): statistics for the planner and the visibility map that
  * autovacuum would have written on a server that has been up a while.
  */
 async function seedPostgres(url, total) {
@@ -153,41 +148,9 @@ async function seedPostgres(url, total) {
   await client.connect();
   try {
     const now = Date.now();
-    const list = (values) => `ARRAY[${values.map((v) => `'${v}'`).join(', ')}]`;
-    await client.query(
-      `INSERT INTO calls (${CALL_COLUMNS})
-       SELECT $1::bigint - $2::bigint + floor(i::float8 / $3::bigint * $2::bigint)::bigint,
-         g.name, g.op,
-         (${list(BINDINGS)})[(i * 7) % 5 + 1],
-         '10.' || ((i >> 16) & 255) || '.' || ((i >> 8) & 255) || '.' || (i & 255),
-         'ksoap2-android/2.6.0+',
-         '{"code":"***","phone":"' || g.phone || '"}',
-         CASE WHEN i % 17 = 0 THEN 'client-error' ELSE 'ok' END,
-         CASE WHEN i % 17 = 0 THEN 400 ELSE 200 END,
-         CASE WHEN i % 17 = 0 THEN 'Missing parameter: phone.' END,
-         1.2,
-         'POST /' || g.name || E'.asmx HTTP/1.1\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n'
-           || '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><'
-           || g.op || ' xmlns="http://tempuri.org/"><code>***</code><phone>' || g.phone || '</phone></'
-           || g.op || '></soap:Body></soap:Envelope>',
-         300,
-         E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
-           || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
-         200
-       FROM generate_series(0, $3::bigint - 1) AS i,
-         LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
-           (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,
-           '+4479111' || lpad((i % 100000)::text, 5, '0') AS phone) AS g
-       ORDER BY i`,
-      [now, SPAN, total],
-    );
-    await client.query(
-      `INSERT INTO deliveries (${DELIVERY_COLUMNS})
-       SELECT id, 'sms', 'http', '+447911100000', '{}',
-         CASE WHEN (id - 1) / 5 % ${DEAD_EVERY} = 0 THEN 'dead' ELSE 'sent' END,
-         1, at, 'key-' || id, at, at
-       FROM calls WHERE operation = 'AuthCode' ORDER BY id`,
-    );
+    await seedCallsPostgres(client, { total, from: now - SPAN, span: SPAN });
+    // Each AuthCode call's SMS, one in DEAD_EVERY dead.
+    await seedDeliveriesPostgres(client, { from: now - SPAN, to: now, deadEvery: DEAD_EVERY });
     await client.query('VACUUM (ANALYZE) calls');
     await client.query('VACUUM (ANALYZE) deliveries');
     const { rows } = await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(total)]);
@@ -238,39 +201,12 @@ async function timeList(server, query, { warm, samples, mustFind }) {
 
 const NO_MATCH = 'no-such-text';
 
-/** The roll-ups' watermark (stats/call-rollups.ts), read from the store itself; null while none. */
-async function rolledUntil(env) {
-  if (env.DATABASE_URL) {
-    const client = new pg.Client({ connectionString: env.DATABASE_URL });
-    await client.connect();
-    try {
-      const { rows } = await client.query('SELECT rolled_until FROM call_rollup_state WHERE id = 1');
-      return rows[0]?.rolled_until == null ? null : Number(rows[0].rolled_until);
-    } finally {
-      await client.end();
-    }
-  }
-  const db = new SQLite(path.join(env.DATA_DIR, 'school-messaging.db'), { readonly: true });
-  try {
-    return db.prepare('SELECT rolled_until FROM call_rollup_state WHERE id = 1').get()?.rolled_until ?? null;
-  } finally {
-    db.close();
-  }
-}
-
 /**
  * The Dashboard (GET /api/stats) for each period, once the server has rolled up the seeded
  * history (it does so in the background after start; how long that took is reported too).
  */
 async function timeDashboard(server, env, now) {
-  const HOUR = 3_600_000;
-  const caughtUp = Math.floor((Date.now() - 5 * 60_000) / HOUR) * HOUR;
-  const started = performance.now();
-  while (((await rolledUntil(env)) ?? 0) < caughtUp) {
-    if (performance.now() - started > 600_000) throw new Error('the roll-ups did not catch up in 10 minutes');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const rollupSeconds = (performance.now() - started) / 1000;
+  const rollupSeconds = await rolledUp(env);
   const periods = {
     '24 hours by hour': [1, 'hour'],
     '7 days by hour': [7, 'hour'],

@@ -7,20 +7,18 @@
 // limits off. Saturation is wrk (one thread, 16 connections; autocannon without it); the paced
 // rows are bench/paced.mjs (evenly spaced requests, in a process of its own).
 //   node bench/load-shape.mjs                           (BENCH_SECONDS, 8; BENCH_SYNCHRONOUS, FULL)
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
+import { runScript } from './run-script.mjs';
 import { startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 16;
-const run = promisify(execFile);
 
 if (process.platform !== 'linux') {
   console.log('load-shape: reads /proc, so Linux only; skipped.');
@@ -51,16 +49,7 @@ async function measure(server, load) {
 }
 
 async function paced(url, rate) {
-  const spec = {
-    url: url + SOAP.path,
-    method: 'POST',
-    headers: SOAP.headers,
-    body: SOAP.body,
-    rate,
-    seconds,
-  };
-  const { stdout } = await run(process.execPath, [path.join(here, 'paced.mjs'), JSON.stringify(spec)]);
-  const result = JSON.parse(stdout);
+  const result = await runScript('paced.mjs', url, SOAP, { rate, seconds });
   if (result.failed > 0) throw new Error(`paced at ${rate}/s: ${result.failed} failed`);
   return result.sent;
 }

@@ -4,23 +4,26 @@
 // time). Each request is timed with performance.now() from its start to the end of its answer.
 // Prints {sent, rps, p50, p99, max, failed} (ms) as JSON on stdout.
 //   node bench/paced.mjs '{"url":"http://127.0.0.1:3000/healthz","rate":1000,"seconds":10}'
-// with optional "method", "headers", "body" and "connections" (32).
+// with optional "method", "headers", "body" and "connections" (32), and "slowest": n to add the n
+// slowest requests as [start (epoch ms), time (ms)], slowest first (when they were slow).
 // Why not autocannon's overallRate: it gives each connection a quota per second, sent back to back
 // as the second starts, so the server sees bursts at its full rate and then nothing.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const spec = JSON.parse(process.argv[2]);
-const { url, method = 'GET', headers = {}, body, rate, seconds, connections = 32 } = spec;
+const { url, method = 'GET', headers = {}, body, rate, seconds, connections = 32, slowest = 0 } = spec;
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 const payload = body === undefined ? undefined : Buffer.from(body);
 const total = Math.round(rate * seconds);
 const times = new Float64Array(total);
+const starts = new Float64Array(total);
 let answered = 0;
 let failed = 0;
 
 function send(i) {
   const start = performance.now();
+  starts[i] = start;
   const req = http.request(url, {
     method,
     agent,
@@ -55,6 +58,11 @@ while (answered < total) await sleep(5);
 agent.destroy();
 const ok = [...times].filter((t) => t > 0).sort((a, b) => a - b);
 const at = (q) => ok[Math.min(ok.length - 1, Math.ceil(q * ok.length) - 1)];
-console.log(
-  JSON.stringify({ sent, rps: sent / elapsed, p50: at(0.5), p99: at(0.99), max: ok.at(-1), failed }),
-);
+const result = { sent, rps: sent / elapsed, p50: at(0.5), p99: at(0.99), max: ok.at(-1), failed };
+if (slowest > 0)
+  result.slowest = [...times.keys()]
+    .filter((i) => times[i] > 0)
+    .sort((a, b) => times[b] - times[a])
+    .slice(0, slowest)
+    .map((i) => [performance.timeOrigin + starts[i], times[i]]);
+console.log(JSON.stringify(result));

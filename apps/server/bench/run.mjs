@@ -10,17 +10,16 @@
 // AuthCode against the bare route, the outbox's backlog 2 s after BENCH_BACKLOG_SECONDS (20) at full
 // load, p99 of SOAP AuthCode and of /healthz at half the SQLite FULL row's req/s, and the server's
 // peak RSS under full load.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { connectAdmin, createDatabase } from './pg.mjs';
+import { runScript } from './run-script.mjs';
 import { startProcess, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -281,20 +280,6 @@ async function deliveries(url) {
     count,
   );
   return { pending, sending, unsent: pending + sending, queued: pending + sending + sent + dead + expired };
-}
-
-const runFile = promisify(execFile);
-/** A script of bench/ in a process of its own (its clock not delayed by autocannon's work here); answers its JSON. */
-async function runScript(script, url, req, spec) {
-  const args = {
-    url: `${url}${req.path}`,
-    method: req.method,
-    headers: req.headers,
-    body: req.body,
-    ...spec,
-  };
-  const { stdout } = await runFile(process.execPath, [path.join(here, script), JSON.stringify(args)]);
-  return JSON.parse(stdout);
 }
 
 /**

@@ -29,12 +29,14 @@ const children = new Set();
 
 /**
  * Starts `script` with `env` on a free port (PORT, HOST and a quiet LOG_LEVEL set; DATABASE_URL
- * cleared unless `env` gives one) and resolves once `readyPath` answers 200.
+ * cleared unless `env` gives one) and resolves once `readyPath` answers 200. Its stdout (the log)
+ * is dropped, or with `stdout: 'pipe'` left to read on `child.stdout` (read it: a full pipe blocks
+ * the server's writes).
  */
 export async function startProcess(
   script,
   env,
-  { readyPath = '/healthz', baseEnv = process.env, cwd = undefined } = {},
+  { readyPath = '/healthz', baseEnv = process.env, cwd = undefined, stdout = 'ignore' } = {},
 ) {
   const port = await freePort();
   // Instances on PostgreSQL seal auth codes with one shared key (CODE_ENCRYPTION_KEY is required there).
@@ -50,7 +52,7 @@ export async function startProcess(
       ...sealing,
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', stdout, 'inherit'],
   });
   children.add(child);
   child.once('exit', () => children.delete(child));

@@ -299,6 +299,46 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     const states = await instance.outbox.deliveries.ofCalls(await history.search({}, { limit: 64 }));
     expect(states.size).toBe(Math.ceil(times.length / 3));
   });
+
+  it('retires without queueing for its locks while a transaction has the tables: no call waits behind it', async () => {
+    const { store, recorder, history } = instance;
+    const partitions = store.partitions;
+    if (!partitions) throw new Error('no partitions on PostgreSQL');
+    await partitions.ensure(D, D + 2 * DAY);
+    const old = await recorder.record(call(D + 1000));
+    // A long read of the calls (a report, a pg_dump): its lock on the table is held until it ends.
+    const reader = new pg.Client({ connectionString: fresh.url });
+    await reader.connect();
+    const watcher = new pg.Client({ connectionString: fresh.url });
+    await watcher.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT 1 FROM calls LIMIT 1');
+      const retiring = partitions.retire(D + DAY);
+      // Meanwhile no session waits for a lock (a DETACH in the queue would, and the calls behind it).
+      let waited = 0;
+      for (let i = 0; i < 60; i++) {
+        const { rows } = await watcher.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        waited = Math.max(waited, rows[0]?.n ?? 0);
+        if (i === 30) await recorder.record(call(Date.now()));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(waited).toBe(0);
+      expect(await history.findById(old)).toBeDefined();
+      await reader.query('COMMIT');
+      const retired = await retiring;
+      expect(retired.partitions).toContain(
+        `calls_p${new Date(D).toISOString().slice(0, 10).replaceAll('-', '')}`,
+      );
+      expect(await history.findById(old)).toBeUndefined();
+    } finally {
+      await reader.end();
+      await watcher.end();
+    }
+  });
 });
 
 describe.skipIf(!TEST_DATABASE_URL)('upgrading an unpartitioned PostgreSQL database', () => {

@@ -14,7 +14,8 @@ import type { Database } from './schema.js';
  * moved to the default partition first, never lost.
  *
  * Every change takes its locks with a short lock_timeout and is tried again rather than wait: a
- * DDL statement waiting for a lock makes every query behind it wait too.
+ * DDL statement waiting for a lock makes every query behind it wait too. A retirement, whose
+ * DETACH needs the tables to itself (ACCESS EXCLUSIVE), first asks without queueing at all.
  */
 
 export const PARTITION_PERIODS = ['day', 'month'] as const;
@@ -66,7 +67,8 @@ export interface Partitions {
   ensureAhead(now: number): Promise<string[]>;
   /**
    * Detaches and drops every partition wholly before `before`, in one transaction for the three
-   * tables, tried again a few times when its locks are not had at once.
+   * tables. Its locks are asked for without queueing (NOWAIT) every few milliseconds for up to
+   * NOWAIT_MS, then queued for, LOCK_TIMEOUT_MS at a time, a few times.
    */
   retire(before: number): Promise<Retired>;
   /**
@@ -89,6 +91,12 @@ export interface Partitions {
 const DAY = 86_400_000;
 /** How long a DDL statement waits for its lock before giving up (and being tried again). */
 const LOCK_TIMEOUT_MS = 250;
+/**
+ * How long a retirement asks for its locks without waiting (NOWAIT, every NOWAIT_EVERY_MS) before
+ * it waits for them in the queue, LOCK_TIMEOUT_MS at a time.
+ */
+const NOWAIT_MS = 10_000;
+const NOWAIT_EVERY_MS = 20;
 
 /** The start of the period holding `t` (UTC). */
 export function periodStart(t: number, period: PartitionPeriod): number {
@@ -214,7 +222,7 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
     for (const { name } of rows) await sql`DROP TABLE IF EXISTS ${sql.table(name)}`.execute(db);
   }
 
-  async function retireOnce(before: number): Promise<Retired> {
+  async function retireOnce(before: number, queue: boolean): Promise<Retired> {
     const detached: string[] = [];
     let calls = 0;
     let moved = 0;
@@ -227,6 +235,14 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
         }
       }
       if (retiring.length === 0) return;
+      if (!queue) {
+        // Refused at once (LockNotAvailable) while any transaction has the tables: a lock asked
+        // for in the queue would make every call behind it wait as long as that transaction,
+        // only to give up after lock_timeout when it is a slow one (a slow commit, a long read).
+        const parents = [...new Set(retiring.map((r) => r.table))];
+        await sql`LOCK TABLE ${sql.join(parents.map((t) => sql`ONLY ${sql.table(t)}`))}
+          IN ACCESS EXCLUSIVE MODE NOWAIT`.execute(trx);
+      }
       // ACCESS EXCLUSIVE on each partitioned table until the commit: a few milliseconds, the
       // moves below reading only the detached tables' few in-flight rows through their indexes.
       for (const { table, name } of retiring) {
@@ -292,9 +308,21 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
     async retire(before) {
       oldest = undefined;
       await dropLeftovers();
+      // First without queueing for the locks, tried again every few milliseconds: at an instant
+      // no transaction has the tables, which under a steady load comes within a few tries.
+      const nowaitUntil = Date.now() + NOWAIT_MS;
+      while (Date.now() < nowaitUntil) {
+        try {
+          return await retireOnce(before, false);
+        } catch (err) {
+          if (!isLockTimeout(err)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, NOWAIT_EVERY_MS));
+        }
+      }
+      // The tables never free at once (a long read, a load that never pauses): queued for them.
       for (let attempt = 1; ; attempt++) {
         try {
-          return await retireOnce(before);
+          return await retireOnce(before, true);
         } catch (err) {
           if (!isLockTimeout(err) || attempt >= 20) throw err;
           // Whoever held the lock (a long read) may be done in a moment; the calls behind the

@@ -1,0 +1,40 @@
+// The Dashboard's roll-ups (stats/call-rollups.ts) as the benches wait for them: a server rolls up
+// a seeded history in the background after it starts, which a measurement should not run beside.
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+
+const HOUR = 3_600_000;
+/** ROLLUP_GRACE_MS: an hour is rolled up this long after it ended. */
+const GRACE = 5 * 60_000;
+
+/** The roll-ups' watermark, read from the store itself (`env`: DATABASE_URL, else DATA_DIR's SQLite); null while none. */
+export async function rolledUntil(env) {
+  if (env.DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT rolled_until FROM call_rollup_state WHERE id = 1');
+      return rows[0]?.rolled_until == null ? null : Number(rows[0].rolled_until);
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new SQLite(path.join(env.DATA_DIR, 'school-messaging.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT rolled_until FROM call_rollup_state WHERE id = 1').get()?.rolled_until ?? null;
+  } finally {
+    db.close();
+  }
+}
+
+/** Waits (10 minutes at most) until every hour that ended is rolled up; answers the seconds it took. */
+export async function rolledUp(env) {
+  const caughtUp = Math.floor((Date.now() - GRACE) / HOUR) * HOUR;
+  const started = performance.now();
+  while (((await rolledUntil(env)) ?? 0) < caughtUp) {
+    if (performance.now() - started > 600_000) throw new Error('the roll-ups did not catch up in 10 minutes');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return (performance.now() - started) / 1000;
+}
