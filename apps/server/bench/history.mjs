@@ -9,7 +9,9 @@ import { killAll, startProcess, stopAll, stopProcess } from './server-process.mj
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
-const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? TOTAL);
+// BENCH_CALLS=0 or BENCH_SQLITE=0: no SQLite part (PostgreSQL alone, BENCH_PG_CALLS of it: 1 M by default).
+const SQLITE = TOTAL > 0 && process.env.BENCH_SQLITE !== '0';
+const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? (TOTAL || 1_000_000));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const TARGET_MS = 20;
 const STATS_TARGET_MS = 200;
@@ -24,6 +26,13 @@ const keep = process.env.BENCH_DATA_DIR;
 const PG_DATABASE = process.env.BENCH_PG_DATABASE;
 if (PG_DATABASE !== undefined && !/^[a-z_][a-z0-9_]*$/.test(PG_DATABASE))
   throw new Error(`BENCH_PG_DATABASE: ${PG_DATABASE} is not a plain lower-case name`);
+// BENCH_PARTITION_PERIOD: the partitions seeded into, and the server's PARTITION_PERIOD (`day`:
+// the setting for a country's traffic, docs/deployment.md#partitions; or `month`).
+const PERIOD = process.env.BENCH_PARTITION_PERIOD ?? 'day';
+if (!['day', 'month'].includes(PERIOD))
+  throw new Error(`BENCH_PARTITION_PERIOD: ${PERIOD} is not day or month`);
+// Calls seeded per INSERT … SELECT on PostgreSQL (a transaction each).
+const PG_CHUNK = Number(process.env.BENCH_PG_CHUNK ?? 1_000_000);
 // BENCH_ONLY: `dashboard` (the Dashboard alone) or `export` (the exports alone); all by default.
 const ONLY = process.env.BENCH_ONLY;
 // BENCH_SERVER: another build's dist/server.js measured in place of ours (its parent, say).
@@ -143,9 +152,63 @@ function seedSqlite(file, total) {
   return { now, deepCursor: cursorOf(deep) };
 }
 
+const DAY = 86_400_000;
+/** The start of the period holding `t` (UTC), as store/partitions.ts has it. */
+function periodStart(t) {
+  if (PERIOD === 'day') return Math.floor(t / DAY) * DAY;
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+/** The start of the period after the one holding `t`. */
+function periodEnd(t) {
+  if (PERIOD === 'day') return periodStart(t) + DAY;
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+const PARTITIONED = ['calls', 'deliveries', 'delivery_attempts'];
+/** `calls_p20261127`, as store/partitions.ts names them. */
+const partitionName = (table, from) =>
+  `${table}_p${new Date(from).toISOString().slice(0, 10).replaceAll('-', '')}`;
+
 /**
- * PostgreSQL: the same rows as seedSqlite, made by the database itself in one INSERT … SELECT over
- * generate_series, then VACUUM (ANALYZE): statistics for the planner and the visibility map that
+ * The partitions of the periods from `from` to `to` that are not there yet, in each partitioned
+ * table: the server's job makes them from the current period on only, and a seeded row of a
+ * period with none would land in the default partition. Answers how many were made.
+ */
+async function makePartitions(client, from, to) {
+  let made = 0;
+  for (let start = periodStart(from); start < to; start = periodEnd(start)) {
+    for (const table of PARTITIONED) {
+      const name = partitionName(table, start);
+      const { rows } = await client.query('SELECT to_regclass($1) IS NOT NULL AS there', [name]);
+      if (rows[0].there) continue;
+      await client.query(
+        `CREATE TABLE ${name} PARTITION OF ${table} FOR VALUES FROM (${start}) TO (${periodEnd(start)})`,
+      );
+      made++;
+    }
+  }
+  return made;
+}
+
+/** Rows in each table's default partition: none when every seeded period had its partition. */
+async function defaultRows(client) {
+  const counts = {};
+  for (const table of PARTITIONED)
+    counts[table] = Number(
+      (await client.query(`SELECT count(*)::text AS n FROM ${table}_default`)).rows[0].n,
+    );
+  console.log(
+    `PostgreSQL: rows in the default partitions (must be 0): ${PARTITIONED.map((t) => `${t}_default ${counts[t]}`).join(', ')}`,
+  );
+  if (Object.values(counts).some((n) => n > 0))
+    throw new Error('seeded rows went to a default partition: a period had no partition');
+}
+
+/**
+ * PostgreSQL: the same rows as seedSqlite, made by the database itself with INSERT … SELECT over
+ * generate_series, PG_CHUNK calls (and their deliveries) a statement, into partitions made first
+ * for the 90 days; then VACUUM (ANALYZE): statistics for the planner and the visibility map that
  * autovacuum would have written on a server that has been up a while.
  */
 async function seedPostgres(url, total) {
@@ -153,43 +216,57 @@ async function seedPostgres(url, total) {
   await client.connect();
   try {
     const now = Date.now();
+    const made = await makePartitions(client, now - SPAN, now);
+    console.log(`PostgreSQL: ${made} partitions made (a ${PERIOD} each) for the 90 days seeded`);
     const list = (values) => `ARRAY[${values.map((v) => `'${v}'`).join(', ')}]`;
-    await client.query(
-      `INSERT INTO calls (${CALL_COLUMNS})
-       SELECT $1::bigint - $2::bigint + floor(i::float8 / $3::bigint * $2::bigint)::bigint,
-         g.name, g.op,
-         (${list(BINDINGS)})[(i * 7) % 5 + 1],
-         '10.' || ((i >> 16) & 255) || '.' || ((i >> 8) & 255) || '.' || (i & 255),
-         'ksoap2-android/2.6.0+',
-         '{"code":"***","phone":"' || g.phone || '"}',
-         CASE WHEN i % 17 = 0 THEN 'client-error' ELSE 'ok' END,
-         CASE WHEN i % 17 = 0 THEN 400 ELSE 200 END,
-         CASE WHEN i % 17 = 0 THEN 'Missing parameter: phone.' END,
-         1.2,
-         'POST /' || g.name || E'.asmx HTTP/1.1\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n'
-           || '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><'
-           || g.op || ' xmlns="http://tempuri.org/"><code>***</code><phone>' || g.phone || '</phone></'
-           || g.op || '></soap:Body></soap:Envelope>',
-         300,
-         E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
-           || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
-         200
-       FROM generate_series(0, $3::bigint - 1) AS i,
-         LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
-           (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,
-           '+4479111' || lpad((i % 100000)::text, 5, '0') AS phone) AS g
-       ORDER BY i`,
-      [now, SPAN, total],
-    );
-    await client.query(
-      `INSERT INTO deliveries (${DELIVERY_COLUMNS})
-       SELECT id, 'sms', 'http', '+447911100000', '{}',
-         CASE WHEN (id - 1) / 5 % ${DEAD_EVERY} = 0 THEN 'dead' ELSE 'sent' END,
-         1, at, 'key-' || id, at, at
-       FROM calls WHERE operation = 'AuthCode' ORDER BY id`,
-    );
-    await client.query('VACUUM (ANALYZE) calls');
-    await client.query('VACUUM (ANALYZE) deliveries');
+    const started = performance.now();
+    for (let from = 0; from < total; from += PG_CHUNK) {
+      const to = Math.min(total, from + PG_CHUNK);
+      await client.query(
+        `INSERT INTO calls (${CALL_COLUMNS})
+         SELECT $1::bigint - $2::bigint + floor(i::float8 / $3::bigint * $2::bigint)::bigint,
+           g.name, g.op,
+           (${list(BINDINGS)})[(i * 7) % 5 + 1],
+           '10.' || ((i >> 16) & 255) || '.' || ((i >> 8) & 255) || '.' || (i & 255),
+           'ksoap2-android/2.6.0+',
+           '{"code":"***","phone":"' || g.phone || '"}',
+           CASE WHEN i % 17 = 0 THEN 'client-error' ELSE 'ok' END,
+           CASE WHEN i % 17 = 0 THEN 400 ELSE 200 END,
+           CASE WHEN i % 17 = 0 THEN 'Missing parameter: phone.' END,
+           1.2,
+           'POST /' || g.name || E'.asmx HTTP/1.1\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n'
+             || '<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><'
+             || g.op || ' xmlns="http://tempuri.org/"><code>***</code><phone>' || g.phone || '</phone></'
+             || g.op || '></soap:Body></soap:Envelope>',
+           300,
+           E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
+             || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
+           200
+         FROM generate_series($4::bigint, $5::bigint) AS i,
+           LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
+             (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,
+             '+4479111' || lpad((i % 100000)::text, 5, '0') AS phone) AS g
+         ORDER BY i`,
+        [now, SPAN, total, from, to - 1],
+      );
+      // The chunk's AuthCode calls' SMS (call i is id i + 1: a fresh table numbers from 1).
+      await client.query(
+        `INSERT INTO deliveries (${DELIVERY_COLUMNS})
+         SELECT id, 'sms', 'http', '+447911100000', '{}',
+           CASE WHEN (id - 1) / 5 % ${DEAD_EVERY} = 0 THEN 'dead' ELSE 'sent' END,
+           1, at, 'key-' || id, at, at
+         FROM calls WHERE operation = 'AuthCode' AND id > $1 AND id <= $2 ORDER BY id`,
+        [from, to],
+      );
+      const seconds = (performance.now() - started) / 1000;
+      console.log(
+        `  ${to.toLocaleString('en')} / ${total.toLocaleString('en')} calls (${Math.round((100 * to) / total)} %), ${seconds.toFixed(0)} s, ${Math.round(to / seconds).toLocaleString('en')} calls/s, load ${loadNow()}`,
+      );
+    }
+    const vacuumed = performance.now();
+    for (const table of PARTITIONED) await client.query(`VACUUM (ANALYZE) ${table}`);
+    console.log(`  VACUUM (ANALYZE) in ${((performance.now() - vacuumed) / 1000).toFixed(0)} s`);
+    await defaultRows(client);
     const { rows } = await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(total)]);
     return { now, deepCursor: cursorOf(rows[0]) };
   } finally {
@@ -210,6 +287,7 @@ async function seededAlready(url, total) {
     const [seeded] = (await client.query('SELECT count(*)::int AS n, max(at)::bigint AS now FROM calls'))
       .rows;
     if (seeded.n < total) return null;
+    await defaultRows(client);
     const deep = (await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(seeded.n)])).rows[0];
     if (!deep) return null;
     return { total: seeded.n, now: Number(seeded.now), deepCursor: cursorOf(deep) };
@@ -217,6 +295,9 @@ async function seededAlready(url, total) {
     await client.end();
   }
 }
+
+/** The load average over the last minute, as `cat /proc/loadavg` gives it first. */
+const loadNow = () => os.loadavg()[0].toFixed(2);
 
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
@@ -233,10 +314,13 @@ async function timeList(server, query, { warm, samples, mustFind }) {
     if (i >= warm) times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), body };
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), body, load: loadNow() };
 }
 
 const NO_MATCH = 'no-such-text';
+/** A phone number of the seed's (call i has +4479111 and i % 100 000 in five digits). */
+const PHONE = '+447911100123';
+const PHONE_CASE = `q=${PHONE} (a phone): first page`;
 
 /** The roll-ups' watermark (stats/call-rollups.ts), read from the store itself; null while none. */
 async function rolledUntil(env) {
@@ -292,22 +376,25 @@ async function timeDashboard(server, env, now) {
       if (i >= 2) samples.push(performance.now() - t);
     }
     samples.sort((a, b) => a - b);
-    times.set(name, { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) });
+    times.set(name, { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95), load: loadNow() });
   }
   return { rollupSeconds, times };
 }
 
+/** The day the day filters pick: a whole UTC day a month back (with PARTITION_PERIOD=day, one partition). */
+const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
+
 /** Everything measured on one store: `env` starts the server on it; `seeded` from its seeding. */
 async function measure(env, total, { now, deepCursor }) {
   const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null };
+  const dayStart = dayStartOf(now);
+  const oneDay = `from=${new Date(dayStart).toISOString()}&to=${new Date(dayStart + DAY).toISOString()}`;
   let server;
   try {
     if (ONLY !== 'export') {
       server = await startServer(env);
       out.dashboard = await timeDashboard(server, env, now);
       if (ONLY === 'dashboard') return out;
-      const day = 24 * 3_600_000;
-      const oneDay = `from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`;
       const filters = {
         'no filter': '',
         'operation=AuthCode': 'operation=AuthCode',
@@ -317,13 +404,19 @@ async function measure(env, total, { now, deepCursor }) {
         'delivery=failed + operation': 'delivery=failed&operation=AuthCode',
         'ip (one caller)': `ip=${ipOf(Math.min(197_121, Math.floor(total / 2)))}`,
         'from/to (one day)': oneDay,
+        'operation + day': `operation=AuthCode&${oneDay}`,
         'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,
         'deep keyset page (90 % back)': `cursor=${deepCursor}`,
         'operation=AuthCode, deep keyset page': `operation=AuthCode&cursor=${deepCursor}`,
         'q (free text, common): first page': 'q=4479111',
+        // History has no phone filter: a phone is looked for as free text (in one call in 100 000).
+        [PHONE_CASE]: `q=${encodeURIComponent(PHONE)}`,
       };
-      for (const [name, query] of Object.entries(filters))
-        out.lists.set(name, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind: true }));
+      for (const [name, query] of Object.entries(filters)) {
+        // The phone's first page may stop at the search's budget before a match: what it found is said.
+        const mustFind = name !== PHONE_CASE;
+        out.lists.set(name, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind }));
+      }
 
       // Free text that matches nothing examines every call: the first page stops at the budget
       // (few samples), then "Load more" is followed back to the oldest call.
@@ -355,8 +448,13 @@ async function measure(env, total, { now, deepCursor }) {
       };
     }
 
-    // Exports of everything, read to the end as a client would, the server's peak RSS sampled.
-    for (const format of ['csv', 'json']) {
+    // Exports of everything and of one day, read to the end as a client would, the server's peak RSS sampled.
+    const exports = {
+      'CSV, all calls': ['csv', ''],
+      'JSON, all calls': ['json', ''],
+      'CSV, one day': ['csv', `&${oneDay}`],
+    };
+    for (const [name, [format, filter]] of Object.entries(exports)) {
       if (server) await stop(server.child);
       server = await startServer(env);
       const idle = procStatusMb(server.child.pid, 'VmRSS');
@@ -364,24 +462,27 @@ async function measure(env, total, { now, deepCursor }) {
       // (N = 2^15, r = 8) takes 32 MiB for a tenth of a second and would otherwise be the peak.
       const reset = resetPeak(server.child.pid);
       const t = performance.now();
-      const res = await fetch(`${server.url}/api/calls/export?format=${format}`, { headers: server.headers });
-      if (!res.ok) throw new Error(`export ${format}: ${res.status} ${await res.text()}`);
+      const res = await fetch(`${server.url}/api/calls/export?format=${format}${filter}`, {
+        headers: server.headers,
+      });
+      if (!res.ok) throw new Error(`export ${name}: ${res.status} ${await res.text()}`);
       let bytes = 0;
       let newlines = 0;
       for await (const chunk of res.body) {
         bytes += chunk.length;
-        for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) newlines++;
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) newlines++;
       }
       const seconds = (performance.now() - t) / 1000;
       // CSV: a header line, then a line per call; JSON: `[`, a line per call, `]`.
       const rows = format === 'csv' ? newlines - 1 : newlines - 2;
-      out.exports.set(format, {
+      out.exports.set(name, {
         idle,
         rows,
         mb: bytes / 1e6,
         seconds,
         peak: procStatusMb(server.child.pid, 'VmHWM'),
         reset,
+        load: loadNow(),
       });
     }
   } finally {
@@ -391,54 +492,94 @@ async function measure(env, total, { now, deepCursor }) {
 }
 
 const secondsSince = (t) => ((performance.now() - t) / 1000).toFixed(1);
+const gb = (bytes) => (bytes / 1e9).toFixed(1);
+
+/**
+ * A PostgreSQL database with PG_TOTAL calls: as an earlier run seeded it when `kept` (what holds
+ * it, in words) and it has them all, else seeded now (emptied first when kept), the schema made
+ * by the server started on `env` once.
+ */
+async function seededDatabase(database, env, kept) {
+  let seeded = kept ? await seededAlready(database.url, PG_TOTAL) : null;
+  if (seeded) {
+    console.log(`PostgreSQL: ${kept}, ${seeded.total.toLocaleString('en')} calls already seeded`);
+    return seeded;
+  }
+  if (kept) await database.empty();
+  await stop((await startServer(env)).child);
+  const t = performance.now();
+  seeded = { total: PG_TOTAL, ...(await seedPostgres(database.url, PG_TOTAL)) };
+  console.log(
+    `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
+  );
+  return seeded;
+}
+
+/** The database's size, as pg_database_size says. */
+async function databaseSize(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT pg_database_size(current_database())::text AS bytes');
+    return Number(rows[0].bytes);
+  } finally {
+    await client.end();
+  }
+}
+
+/** PostgreSQL on the shared server: a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept). */
+async function onSharedServer() {
+  const admin = await connectAdmin();
+  if (admin.reason) {
+    console.log(`PostgreSQL skipped: ${admin.reason}`);
+    return;
+  }
+  const database = PG_DATABASE
+    ? await keptDatabase(admin.client, PG_DATABASE)
+    : await createDatabase(admin.client);
+  try {
+    const pgEnv = {
+      DATABASE_URL: database.url,
+      DATA_DIR: path.join(dataDir, 'pg'),
+      PARTITION_PERIOD: PERIOD,
+    };
+    const seeded = await seededDatabase(database, pgEnv, PG_DATABASE && `kept database ${PG_DATABASE}`);
+    console.log(`PostgreSQL: database ${gb(await databaseSize(database.url))} GB`);
+    results.push({ name: 'PostgreSQL', short: 'PG', ...(await measure(pgEnv, seeded.total, seeded)) });
+  } finally {
+    await stopAll();
+    await database.drop();
+    await admin.client.end();
+  }
+}
+
 const results = [];
+console.log(`load average at the start: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
 try {
   // 1. SQLite: the server creates the schema, the bench seeds directly, then measures.
-  const sqliteEnv = { DATA_DIR: dataDir };
-  await stop((await startServer(sqliteEnv)).child);
-  let t = performance.now();
-  const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
-  console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
-  results.push({ name: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
-
-  // 2. PostgreSQL: the same, in a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept).
-  const admin = await connectAdmin();
-  if (admin.reason) console.log(`PostgreSQL skipped: ${admin.reason}`);
-  else {
-    const database = PG_DATABASE
-      ? await keptDatabase(admin.client, PG_DATABASE)
-      : await createDatabase(admin.client);
-    try {
-      const pgEnv = { DATABASE_URL: database.url, DATA_DIR: path.join(dataDir, 'pg') };
-      let pgSeeded = PG_DATABASE ? await seededAlready(database.url, PG_TOTAL) : null;
-      if (pgSeeded)
-        console.log(
-          `PostgreSQL: kept database ${PG_DATABASE}, ${pgSeeded.total.toLocaleString('en')} calls already seeded`,
-        );
-      else {
-        if (PG_DATABASE) await database.empty();
-        await stop((await startServer(pgEnv)).child);
-        t = performance.now();
-        pgSeeded = { total: PG_TOTAL, ...(await seedPostgres(database.url, PG_TOTAL)) };
-        console.log(
-          `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
-        );
-      }
-      results.push({ name: 'PostgreSQL', ...(await measure(pgEnv, pgSeeded.total, pgSeeded)) });
-    } finally {
-      await stopAll();
-      await database.drop();
-      await admin.client.end();
-    }
+  if (SQLITE) {
+    const sqliteEnv = { DATA_DIR: dataDir };
+    await stop((await startServer(sqliteEnv)).child);
+    const t = performance.now();
+    const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
+    console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
+    results.push({ name: 'SQLite', short: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
   }
+  // 2. PostgreSQL: the same.
+  await onSharedServer();
 } finally {
   killAll();
   if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
-// 3. Side by side: each database's p50 / p95 and p95 against the target, then PostgreSQL / SQLite.
-const [lite, post] = results;
+// 3. Side by side: each store's p50 / p95, p95 against the target and the load average (1 min)
+// when measured; then the last two compared (PostgreSQL / SQLite, or the replica / the primary).
+if (results.length === 0) process.exit(0);
+const [a, b] = results.length >= 2 ? results.slice(-2) : [];
 const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
+const width = Math.max(28, ...results.map((r) => r.name.length + 14));
+/** The ratio column's width: its heading's. */
+const ratioWidth = a ? `  p95 ${b.short} / ${a.short}`.length : 0;
 
 if (ONLY !== 'export') printDashboardAndLists();
 
@@ -447,13 +588,15 @@ function printDashboardAndLists() {
   console.log(
     'Dashboard: GET /api/stats'.padEnd(40),
     results
-      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}`)
+      .map(
+        (r) => `${`${r.name} p50 / p95 ms`.padStart(width)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}  load`,
+      )
       .join(''),
   );
-  for (const name of lite.dashboard.times.keys()) {
+  for (const name of results[0].dashboard.times.keys()) {
     const cells = results.map((r) => {
       const m = r.dashboard.times.get(name);
-      return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(28)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}`;
+      return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(width)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}  ${m?.load ?? ''}`;
     });
     console.log(name.padEnd(40), cells.join(''));
   }
@@ -466,58 +609,64 @@ function printDashboardAndLists() {
   console.log(
     'GET /api/calls?limit=50&<filter>'.padEnd(40),
     results
-      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${TARGET_MS} ms`.padStart(8)}`)
+      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(width)}  ${`/ ${TARGET_MS} ms`.padStart(8)}  load`)
       .join(''),
-    post ? '  p95 PG / SQLite' : '',
+    a ? `  p95 ${b.short} / ${a.short}` : '',
   );
-  for (const name of lite.lists.keys()) {
+  for (const name of results[0].lists.keys()) {
     const cells = results.map((r) => {
       const m = r.lists.get(name);
-      return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(28)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}`;
+      return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(width)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}  ${m?.load ?? ''}`;
     });
-    const ratio = post ? num(post.lists.get(name)?.p95 / lite.lists.get(name).p95) : '';
-    console.log(name.padEnd(40), cells.join(''), ratio.padStart(17));
+    const ratio = a ? num(b.lists.get(name)?.p95 / a.lists.get(name)?.p95) : '';
+    console.log(name.padEnd(40), cells.join(''), ratio.padStart(ratioWidth));
   }
 
-  if (lite.budget) {
+  for (const r of results) {
+    const { body } = r.lists.get(PHONE_CASE);
     console.log(
-      `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+      `${PHONE_CASE}, ${r.name}, last sample: ${body.items.length} calls found, ${body.search.scanned.toLocaleString('en')} examined, complete: ${body.search.complete}`,
     );
-    for (const r of results) {
-      const b = r.budget;
-      const share = (100 * b.first.scanned) / b.total;
-      console.log(
-        `${r.name.padEnd(11)} first page: ${b.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${b.first.complete}; ` +
-          `followed back ${b.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * b.scanned) / b.total).toFixed(0)} % of the calls`}: ` +
-          `${b.pages} pages, ${b.seconds.toFixed(1)} s, ${Math.round(b.scanned / b.seconds).toLocaleString('en')} calls/s`,
-      );
-    }
-    if (post)
-      console.log(
-        `PostgreSQL / SQLite free-text scan rate: ${num(post.budget.scanned / post.budget.seconds / (lite.budget.scanned / lite.budget.seconds))}`,
-      );
   }
+
+  console.log(
+    `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+  );
+  for (const r of results) {
+    const bud = r.budget;
+    const share = (100 * bud.first.scanned) / bud.total;
+    console.log(
+      `${r.name.padEnd(20)} first page: ${bud.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${bud.first.complete}; ` +
+        `followed back ${bud.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * bud.scanned) / bud.total).toFixed(0)} % of the calls`}: ` +
+        `${bud.pages} pages, ${bud.seconds.toFixed(1)} s, ${Math.round(bud.scanned / bud.seconds).toLocaleString('en')} calls/s`,
+    );
+  }
+  if (a)
+    console.log(
+      `${b.short} / ${a.short} free-text scan rate: ${num(b.budget.scanned / b.budget.seconds / (a.budget.scanned / a.budget.seconds))}`,
+    );
 }
 
 console.log();
 console.log(
-  'export of all calls'.padEnd(30),
-  'rows'.padStart(9),
+  'export'.padEnd(36),
+  'rows'.padStart(10),
   'MB out'.padStart(7),
   'seconds'.padStart(8),
   'rows/s'.padStart(8),
   'idle RSS MB'.padStart(12),
   'peak RSS MB'.padStart(12),
   `  peak / ${TARGET_RSS_MB} MB`,
-  post ? '  seconds PG / SQLite' : '',
+  '  load',
+  a ? `  seconds ${b.short} / ${a.short}` : '',
 );
-for (const format of ['csv', 'json']) {
+for (const name of results[0].exports.keys()) {
   for (const r of results) {
-    const e = r.exports.get(format);
-    const ratio = r === post ? num(e.seconds / lite.exports.get(format).seconds) : '';
+    const e = r.exports.get(name);
+    const ratio = a && r === b ? num(e.seconds / a.exports.get(name).seconds) : '';
     console.log(
-      `${format.toUpperCase()}, ${r.name}`.padEnd(30),
-      String(e.rows).padStart(9),
+      `${name}, ${r.name}`.padEnd(36),
+      String(e.rows).padStart(10),
       e.mb.toFixed(0).padStart(7),
       e.seconds.toFixed(1).padStart(8),
       Math.round(e.rows / e.seconds)
@@ -526,7 +675,8 @@ for (const format of ['csv', 'json']) {
       e.idle.toFixed(0).padStart(12),
       e.peak.toFixed(0).padStart(12),
       `  ${(e.peak / TARGET_RSS_MB).toFixed(2).padStart(12)}`,
-      ratio.padStart(21),
+      e.load.padStart(6),
+      ratio.padStart(ratioWidth + 4),
     );
   }
 }
