@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { connectAdmin, createDatabase, keptDatabase } from './pg.mjs';
+import { startClusters } from './pg-clusters.mjs';
 import { killAll, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -26,6 +27,12 @@ const keep = process.env.BENCH_DATA_DIR;
 const PG_DATABASE = process.env.BENCH_PG_DATABASE;
 if (PG_DATABASE !== undefined && !/^[a-z_][a-z0-9_]*$/.test(PG_DATABASE))
   throw new Error(`BENCH_PG_DATABASE: ${PG_DATABASE} is not a plain lower-case name`);
+// BENCH_REPLICA=1: PostgreSQL on a primary and a streaming replica of the bench's own (pg-clusters.mjs)
+// in place of the shared server, measured twice: reads on the primary, then on the replica
+// (DATABASE_READ_URL). BENCH_PG_DIR keeps both clusters, seeded, between runs (~1 GB a million
+// calls each); by default they are in a temporary folder removed at the end.
+const REPLICA = process.env.BENCH_REPLICA === '1';
+const PG_DIR = process.env.BENCH_PG_DIR;
 // BENCH_PARTITION_PERIOD: the partitions seeded into, and the server's PARTITION_PERIOD (`day`:
 // the setting for a country's traffic, docs/deployment.md#partitions; or `month`).
 const PERIOD = process.env.BENCH_PARTITION_PERIOD ?? 'day';
@@ -47,7 +54,19 @@ const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1
 /** Starts the built server on a store (`env`: DATA_DIR, and DATABASE_URL for PostgreSQL), logged in. */
 async function startServer(env) {
   const { url, child } = await startProcess(SERVER, { ...BENCH_ADMIN, ...env });
+  if (env.DATABASE_READ_URL) await replicaInUse(url);
   return { url, child, headers: { cookie: await login(url) } };
+}
+
+/** Waits until the server reads from its replica (/readyz says `replica.state` ok), 60 s at most. */
+async function replicaInUse(url) {
+  let body;
+  for (let i = 0; i < 600; i++) {
+    body = await (await fetch(`${url}/readyz`)).json();
+    if (body.replica?.state === 'ok') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the server does not read from the replica: ${JSON.stringify(body.replica)}`);
 }
 
 async function login(url) {
@@ -527,6 +546,20 @@ async function databaseSize(url) {
   }
 }
 
+/** Rows a database has given its queries so far (pg_stat_database), to tell that reads went there. */
+async function rowsRead(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT (tup_returned + tup_fetched)::text AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
 /** PostgreSQL on the shared server: a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept). */
 async function onSharedServer() {
   const admin = await connectAdmin();
@@ -553,6 +586,59 @@ async function onSharedServer() {
   }
 }
 
+/**
+ * PostgreSQL on a primary and a replica of the bench's own: seeded on the primary, measured with
+ * reads on the primary (DATABASE_URL alone), then on the replica (DATABASE_READ_URL too).
+ */
+async function onPrimaryAndReplica() {
+  let t = performance.now();
+  const clusters = await startClusters(PG_DIR);
+  console.log(
+    `PostgreSQL: primary on port ${clusters.primary.port}, replica on ${clusters.replica.port}, in ${clusters.dir} (${secondsSince(t)} s)`,
+  );
+  try {
+    const primaryEnv = {
+      DATABASE_URL: clusters.primary.url,
+      DATA_DIR: path.join(dataDir, 'pg-primary'),
+      PARTITION_PERIOD: PERIOD,
+    };
+    const seeded = await seededDatabase(
+      clusters.database,
+      primaryEnv,
+      PG_DIR && `kept clusters in ${PG_DIR}`,
+    );
+    t = performance.now();
+    await clusters.caughtUp();
+    console.log(`PostgreSQL: the replica caught up in ${secondsSince(t)} s`);
+    const folders = clusters.sizes();
+    console.log(
+      `PostgreSQL: database ${gb(await databaseSize(clusters.primary.url))} GB; folders: primary ${gb(folders.primary)} GB, replica ${gb(folders.replica)} GB`,
+    );
+    results.push({
+      name: 'PG primary',
+      short: 'primary',
+      ...(await measure(primaryEnv, seeded.total, seeded)),
+    });
+    const replicaEnv = {
+      ...primaryEnv,
+      DATA_DIR: path.join(dataDir, 'pg-replica'),
+      DATABASE_READ_URL: clusters.replica.url,
+    };
+    const before = await rowsRead(clusters.replica.url);
+    results.push({
+      name: 'PG, reads on replica',
+      short: 'replica',
+      ...(await measure(replicaEnv, seeded.total, seeded)),
+    });
+    console.log(
+      `PostgreSQL: the replica gave ${((await rowsRead(clusters.replica.url)) - before).toLocaleString('en')} rows to queries while its server was measured`,
+    );
+  } finally {
+    await stopAll();
+    await clusters.close();
+  }
+}
+
 const results = [];
 console.log(`load average at the start: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
 try {
@@ -565,8 +651,9 @@ try {
     console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
     results.push({ name: 'SQLite', short: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
   }
-  // 2. PostgreSQL: the same.
-  await onSharedServer();
+  // 2. PostgreSQL: the same, on the shared server or on a primary and replica of the bench's own.
+  if (REPLICA) await onPrimaryAndReplica();
+  else await onSharedServer();
 } finally {
   killAll();
   if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
