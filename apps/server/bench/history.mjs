@@ -4,7 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { connectAdmin, createDatabase, keptDatabase } from './pg.mjs';
+import { explainHistory } from './history-plans.mjs';
+import { connectAdmin, createDatabase, keptDatabase, shownAdminUrl } from './pg.mjs';
 import { startClusters } from './pg-clusters.mjs';
 import { killAll, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
@@ -38,6 +39,9 @@ const PG_DIR = process.env.BENCH_PG_DIR;
 const PERIOD = process.env.BENCH_PARTITION_PERIOD ?? 'day';
 if (!['day', 'month'].includes(PERIOD))
   throw new Error(`BENCH_PARTITION_PERIOD: ${PERIOD} is not day or month`);
+// BENCH_PLANS: a file to write EXPLAIN (ANALYZE, BUFFERS) of History's SQL into (history-plans.mjs),
+// run on the seeded PostgreSQL database (the primary) before the measurements.
+const PLANS = process.env.BENCH_PLANS;
 // Calls seeded per INSERT … SELECT on PostgreSQL (a transaction each).
 const PG_CHUNK = Number(process.env.BENCH_PG_CHUNK ?? 1_000_000);
 // BENCH_ONLY: `dashboard` (the Dashboard alone) or `export` (the exports alone); all by default.
@@ -560,6 +564,20 @@ async function rowsRead(url) {
   }
 }
 
+/** BENCH_PLANS's file written from `url`'s database, a line per plan printed. */
+async function writePlans(url, seeded, where) {
+  if (!PLANS) return;
+  const summaries = await explainHistory(url, {
+    now: seeded.now,
+    dayStart: dayStartOf(seeded.now),
+    callId: deepId(seeded.total),
+    file: PLANS,
+    heading: `History's SQL on ${seeded.total.toLocaleString('en')} calls, ${where}, PARTITION_PERIOD=${PERIOD}`,
+  });
+  console.log(`PostgreSQL: plans in ${PLANS}:`);
+  for (const line of summaries) console.log(`  ${line}`);
+}
+
 /** PostgreSQL on the shared server: a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept). */
 async function onSharedServer() {
   const admin = await connectAdmin();
@@ -578,6 +596,7 @@ async function onSharedServer() {
     };
     const seeded = await seededDatabase(database, pgEnv, PG_DATABASE && `kept database ${PG_DATABASE}`);
     console.log(`PostgreSQL: database ${gb(await databaseSize(database.url))} GB`);
+    await writePlans(database.url, seeded, `database ${database.name} of ${shownAdminUrl}`);
     results.push({ name: 'PostgreSQL', short: 'PG', ...(await measure(pgEnv, seeded.total, seeded)) });
   } finally {
     await stopAll();
@@ -614,6 +633,7 @@ async function onPrimaryAndReplica() {
     console.log(
       `PostgreSQL: database ${gb(await databaseSize(clusters.primary.url))} GB; folders: primary ${gb(folders.primary)} GB, replica ${gb(folders.replica)} GB`,
     );
+    await writePlans(clusters.primary.url, seeded, `the bench's primary (${clusters.dir})`);
     results.push({
       name: 'PG primary',
       short: 'primary',
