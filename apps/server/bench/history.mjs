@@ -568,9 +568,8 @@ async function rowsRead(url) {
 async function writePlans(url, seeded, where) {
   if (!PLANS) return;
   const summaries = await explainHistory(url, {
-    now: seeded.now,
+    periodStart,
     dayStart: dayStartOf(seeded.now),
-    callId: deepId(seeded.total),
     file: PLANS,
     heading: `History's SQL on ${seeded.total.toLocaleString('en')} calls, ${where}, PARTITION_PERIOD=${PERIOD}`,
   });
