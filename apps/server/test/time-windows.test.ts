@@ -42,7 +42,10 @@ describe('time windows', () => {
         (from, to, cursorAt, oldest, period) => {
           const after = cursorAt === undefined ? undefined : { at: cursorAt, id: 1 };
           const windows = timeWindows({ from, to }, after, period, oldest, NOW);
-          const upper = Math.min(to ?? Number.POSITIVE_INFINITY, after ? after.at + 1 : Number.POSITIVE_INFINITY);
+          const upper = Math.min(
+            to ?? Number.POSITIVE_INFINITY,
+            after ? after.at + 1 : Number.POSITIVE_INFINITY,
+          );
           const lower = from ?? Number.NEGATIVE_INFINITY;
           if (upper <= lower || oldest === null) {
             expect(windows).toEqual([{ from, to }]);
