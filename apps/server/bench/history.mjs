@@ -319,6 +319,8 @@ async function seededAlready(url, total) {
   }
 }
 
+const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
+
 /** The load average over the last minute, as `cat /proc/loadavg` gives it first. */
 const loadNow = () => os.loadavg()[0].toFixed(2);
 
@@ -407,9 +409,14 @@ async function timeDashboard(server, env, now) {
 /** The day the day filters pick: a whole UTC day a month back (with PARTITION_PERIOD=day, one partition). */
 const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
 
-/** Everything measured on one store: `env` starts the server on it; `seeded` from its seeding. */
-async function measure(env, total, { now, deepCursor }) {
+/**
+ * Everything measured on one store (`name`): `env` starts the server on it; `seeded` from its
+ * seeding. Each figure is said as it is had (a long run stopped half-way keeps what it measured).
+ */
+async function measure(name, env, total, { now, deepCursor }) {
   const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null };
+  const say = (what, m) =>
+    console.log(`  ${name}: ${what}: p50 / p95 ${num(m.p50)} / ${num(m.p95)} ms, load ${m.load}`);
   const dayStart = dayStartOf(now);
   const oneDay = `from=${new Date(dayStart).toISOString()}&to=${new Date(dayStart + DAY).toISOString()}`;
   let server;
@@ -417,6 +424,7 @@ async function measure(env, total, { now, deepCursor }) {
     if (ONLY !== 'export') {
       server = await startServer(env);
       out.dashboard = await timeDashboard(server, env, now);
+      for (const [period, m] of out.dashboard.times) say(`Dashboard, ${period}`, m);
       if (ONLY === 'dashboard') return out;
       const filters = {
         'no filter': '',
@@ -435,16 +443,18 @@ async function measure(env, total, { now, deepCursor }) {
         // History has no phone filter: a phone is looked for as free text (in one call in 100 000).
         [PHONE_CASE]: `q=${encodeURIComponent(PHONE)}`,
       };
-      for (const [name, query] of Object.entries(filters)) {
+      for (const [filter, query] of Object.entries(filters)) {
         // The phone's first page may stop at the search's budget before a match: what it found is said.
-        const mustFind = name !== PHONE_CASE;
-        out.lists.set(name, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind }));
+        const mustFind = filter !== PHONE_CASE;
+        out.lists.set(filter, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind }));
+        say(filter, out.lists.get(filter));
       }
 
       // Free text that matches nothing examines every call: the first page stops at the budget
       // (few samples), then "Load more" is followed back to the oldest call.
       const first = await timeList(server, `q=${NO_MATCH}`, { warm: 1, samples: 5, mustFind: false });
       out.lists.set(`q (no match): first page, budget`, first);
+      say('q (no match): first page, budget', first);
       const started = performance.now();
       let cursor = null;
       let pages = 0;
@@ -469,6 +479,9 @@ async function measure(env, total, { now, deepCursor }) {
         reachedOldest: !cursor,
         total,
       };
+      console.log(
+        `  ${name}: q (no match) followed: ${scanned.toLocaleString('en')} calls examined in ${out.budget.seconds.toFixed(1)} s`,
+      );
     }
 
     // Exports of everything and of one day, read to the end as a client would, the server's peak RSS sampled.
@@ -477,7 +490,7 @@ async function measure(env, total, { now, deepCursor }) {
       'JSON, all calls': ['json', ''],
       'CSV, one day': ['csv', `&${oneDay}`],
     };
-    for (const [name, [format, filter]] of Object.entries(exports)) {
+    for (const [exported, [format, filter]] of Object.entries(exports)) {
       if (server) await stop(server.child);
       server = await startServer(env);
       const idle = procStatusMb(server.child.pid, 'VmRSS');
@@ -488,7 +501,7 @@ async function measure(env, total, { now, deepCursor }) {
       const res = await fetch(`${server.url}/api/calls/export?format=${format}${filter}`, {
         headers: server.headers,
       });
-      if (!res.ok) throw new Error(`export ${name}: ${res.status} ${await res.text()}`);
+      if (!res.ok) throw new Error(`export ${exported}: ${res.status} ${await res.text()}`);
       let bytes = 0;
       let newlines = 0;
       for await (const chunk of res.body) {
@@ -498,15 +511,18 @@ async function measure(env, total, { now, deepCursor }) {
       const seconds = (performance.now() - t) / 1000;
       // CSV: a header line, then a line per call; JSON: `[`, a line per call, `]`.
       const rows = format === 'csv' ? newlines - 1 : newlines - 2;
-      out.exports.set(name, {
+      const e = {
         idle,
         rows,
         mb: bytes / 1e6,
         seconds,
         peak: procStatusMb(server.child.pid, 'VmHWM'),
         reset,
-        load: loadNow(),
-      });
+      };
+      out.exports.set(exported, { ...e, load: loadNow() });
+      console.log(
+        `  ${name}: export ${exported}: ${rows.toLocaleString('en')} rows in ${seconds.toFixed(1)} s, ${Math.round(rows / seconds).toLocaleString('en')} rows/s, RSS idle ${idle.toFixed(0)} MB, peak ${e.peak.toFixed(0)} MB, load ${loadNow()}`,
+      );
     }
   } finally {
     if (server) await stop(server.child);
@@ -596,7 +612,11 @@ async function onSharedServer() {
     const seeded = await seededDatabase(database, pgEnv, PG_DATABASE && `kept database ${PG_DATABASE}`);
     console.log(`PostgreSQL: database ${gb(await databaseSize(database.url))} GB`);
     await writePlans(database.url, seeded, `database ${database.name} of ${shownAdminUrl}`);
-    results.push({ name: 'PostgreSQL', short: 'PG', ...(await measure(pgEnv, seeded.total, seeded)) });
+    results.push({
+      name: 'PostgreSQL',
+      short: 'PG',
+      ...(await measure('PostgreSQL', pgEnv, seeded.total, seeded)),
+    });
   } finally {
     await stopAll();
     await database.drop();
@@ -636,7 +656,7 @@ async function onPrimaryAndReplica() {
     results.push({
       name: 'PG primary',
       short: 'primary',
-      ...(await measure(primaryEnv, seeded.total, seeded)),
+      ...(await measure('PG primary', primaryEnv, seeded.total, seeded)),
     });
     const replicaEnv = {
       ...primaryEnv,
@@ -647,7 +667,7 @@ async function onPrimaryAndReplica() {
     results.push({
       name: 'PG, reads on replica',
       short: 'replica',
-      ...(await measure(replicaEnv, seeded.total, seeded)),
+      ...(await measure('PG, reads on replica', replicaEnv, seeded.total, seeded)),
     });
     console.log(
       `PostgreSQL: the replica gave ${((await rowsRead(clusters.replica.url)) - before).toLocaleString('en')} rows to queries while its server was measured`,
@@ -668,7 +688,11 @@ try {
     const t = performance.now();
     const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
     console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
-    results.push({ name: 'SQLite', short: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
+    results.push({
+      name: 'SQLite',
+      short: 'SQLite',
+      ...(await measure('SQLite', sqliteEnv, TOTAL, sqliteSeeded)),
+    });
   }
   // 2. PostgreSQL: the same, on the shared server or on a primary and replica of the bench's own.
   if (REPLICA) await onPrimaryAndReplica();
@@ -682,7 +706,6 @@ try {
 // when measured; then the last two compared (PostgreSQL / SQLite, or the replica / the primary).
 if (results.length === 0) process.exit(0);
 const [a, b] = results.length >= 2 ? results.slice(-2) : [];
-const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
 const width = Math.max(28, ...results.map((r) => r.name.length + 14));
 /** The ratio column's width: its heading's. */
 const ratioWidth = a ? `  p95 ${b.short} / ${a.short}`.length : 0;
