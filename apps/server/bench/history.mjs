@@ -4,7 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { connectAdmin, createDatabase, keptDatabase } from './pg.mjs';
+import { explainHistory } from './history-plans.mjs';
+import { connectAdmin, createDatabase, keptDatabase, shownAdminUrl } from './pg.mjs';
+import { startClusters } from './pg-clusters.mjs';
 import { rolledUp } from './rollups.mjs';
 import {
   BINDINGS,
@@ -19,7 +21,9 @@ import { killAll, startProcess, stopAll, stopProcess } from './server-process.mj
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
-const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? TOTAL);
+// BENCH_CALLS=0 or BENCH_SQLITE=0: no SQLite part (PostgreSQL alone, BENCH_PG_CALLS of it: 1 M by default).
+const SQLITE = TOTAL > 0 && process.env.BENCH_SQLITE !== '0';
+const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? (TOTAL || 1_000_000));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
 const TARGET_MS = 20;
 const STATS_TARGET_MS = 200;
@@ -34,6 +38,22 @@ const keep = process.env.BENCH_DATA_DIR;
 const PG_DATABASE = process.env.BENCH_PG_DATABASE;
 if (PG_DATABASE !== undefined && !/^[a-z_][a-z0-9_]*$/.test(PG_DATABASE))
   throw new Error(`BENCH_PG_DATABASE: ${PG_DATABASE} is not a plain lower-case name`);
+// BENCH_REPLICA=1: PostgreSQL on a primary and a streaming replica of the bench's own (pg-clusters.mjs)
+// in place of the shared server, measured twice: reads on the primary, then on the replica
+// (DATABASE_READ_URL). BENCH_PG_DIR keeps both clusters, seeded, between runs (~1 GB a million
+// calls each); by default they are in a temporary folder removed at the end.
+const REPLICA = process.env.BENCH_REPLICA === '1';
+const PG_DIR = process.env.BENCH_PG_DIR;
+// BENCH_PARTITION_PERIOD: the partitions seeded into, and the server's PARTITION_PERIOD (`day`:
+// the setting for a country's traffic, docs/deployment.md#partitions; or `month`).
+const PERIOD = process.env.BENCH_PARTITION_PERIOD ?? 'day';
+if (!['day', 'month'].includes(PERIOD))
+  throw new Error(`BENCH_PARTITION_PERIOD: ${PERIOD} is not day or month`);
+// BENCH_PLANS: a file to write EXPLAIN (ANALYZE, BUFFERS) of History's SQL into (history-plans.mjs),
+// run on the seeded PostgreSQL database (the primary) before the measurements.
+const PLANS = process.env.BENCH_PLANS;
+// Calls seeded per INSERT … SELECT on PostgreSQL (a transaction each).
+const PG_CHUNK = Number(process.env.BENCH_PG_CHUNK ?? 1_000_000);
 // BENCH_ONLY: `dashboard` (the Dashboard alone) or `export` (the exports alone); all by default.
 const ONLY = process.env.BENCH_ONLY;
 // BENCH_SERVER: another build's dist/server.js measured in place of ours (its parent, say).
@@ -48,7 +68,19 @@ const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1
 /** Starts the built server on a store (`env`: DATA_DIR, and DATABASE_URL for PostgreSQL), logged in. */
 async function startServer(env) {
   const { url, child } = await startProcess(SERVER, { ...BENCH_ADMIN, ...env });
+  if (env.DATABASE_READ_URL) await replicaInUse(url);
   return { url, child, headers: { cookie: await login(url) } };
+}
+
+/** Waits until the server reads from its replica (/readyz says `replica.state` ok), 60 s at most. */
+async function replicaInUse(url) {
+  let body;
+  for (let i = 0; i < 600; i++) {
+    body = await (await fetch(`${url}/readyz`)).json();
+    if (body.replica?.state === 'ok') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the server does not read from the replica: ${JSON.stringify(body.replica)}`);
 }
 
 async function login(url) {
@@ -138,9 +170,63 @@ function seedSqlite(file, total) {
   return { now, deepCursor: cursorOf(deep) };
 }
 
+const DAY = 86_400_000;
+/** The start of the period holding `t` (UTC), as store/partitions.ts has it. */
+function periodStart(t) {
+  if (PERIOD === 'day') return Math.floor(t / DAY) * DAY;
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+/** The start of the period after the one holding `t`. */
+function periodEnd(t) {
+  if (PERIOD === 'day') return periodStart(t) + DAY;
+  const d = new Date(t);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+const PARTITIONED = ['calls', 'deliveries', 'delivery_attempts'];
+/** `calls_p20261127`, as store/partitions.ts names them. */
+const partitionName = (table, from) =>
+  `${table}_p${new Date(from).toISOString().slice(0, 10).replaceAll('-', '')}`;
+
 /**
- * PostgreSQL: the same rows as seedSqlite, made by the database itself (bench/seed-calls.mjs),
- * then VACUUM (ANALYZE): statistics for the planner and the visibility map that
+ * The partitions of the periods from `from` to `to` that are not there yet, in each partitioned
+ * table: the server's job makes them from the current period on only, and a seeded row of a
+ * period with none would land in the default partition. Answers how many were made.
+ */
+async function makePartitions(client, from, to) {
+  let made = 0;
+  for (let start = periodStart(from); start < to; start = periodEnd(start)) {
+    for (const table of PARTITIONED) {
+      const name = partitionName(table, start);
+      const { rows } = await client.query('SELECT to_regclass($1) IS NOT NULL AS there', [name]);
+      if (rows[0].there) continue;
+      await client.query(
+        `CREATE TABLE ${name} PARTITION OF ${table} FOR VALUES FROM (${start}) TO (${periodEnd(start)})`,
+      );
+      made++;
+    }
+  }
+  return made;
+}
+
+/** Rows in each table's default partition: none when every seeded period had its partition. */
+async function defaultRows(client) {
+  const counts = {};
+  for (const table of PARTITIONED)
+    counts[table] = Number(
+      (await client.query(`SELECT count(*)::text AS n FROM ${table}_default`)).rows[0].n,
+    );
+  console.log(
+    `PostgreSQL: rows in the default partitions (must be 0): ${PARTITIONED.map((t) => `${t}_default ${counts[t]}`).join(', ')}`,
+  );
+  if (Object.values(counts).some((n) => n > 0))
+    throw new Error('seeded rows went to a default partition: a period had no partition');
+}
+
+/**
+ * PostgreSQL: the same rows as seedSqlite, made by the database itself with INSERT … SELECT over
+ * generate_series, PG_CHUNK calls (and their deliveries) a statement, into partitions made first
+ * for the 90 days; then VACUUM (ANALYZE): statistics for the planner and the visibility map that
  * autovacuum would have written on a server that has been up a while.
  */
 async function seedPostgres(url, total) {
@@ -148,11 +234,29 @@ async function seedPostgres(url, total) {
   await client.connect();
   try {
     const now = Date.now();
-    await seedCallsPostgres(client, { total, from: now - SPAN, span: SPAN });
-    // Each AuthCode call's SMS, one in DEAD_EVERY dead.
-    await seedDeliveriesPostgres(client, { from: now - SPAN, to: now, deadEvery: DEAD_EVERY });
-    await client.query('VACUUM (ANALYZE) calls');
-    await client.query('VACUUM (ANALYZE) deliveries');
+    const made = await makePartitions(client, now - SPAN, now);
+    console.log(`PostgreSQL: ${made} partitions made (a ${PERIOD} each) for the 90 days seeded`);
+    const started = performance.now();
+    for (let first = 0; first < total; first += PG_CHUNK) {
+      const count = Math.min(PG_CHUNK, total - first);
+      await seedCallsPostgres(client, { total, from: now - SPAN, span: SPAN, first, count });
+      // The chunk's AuthCode calls' SMS, one in DEAD_EVERY dead: the calls of its time span.
+      const timeOf = (i) => now - SPAN + Math.floor((i / total) * SPAN);
+      await seedDeliveriesPostgres(client, {
+        from: timeOf(first),
+        to: first + count >= total ? now : timeOf(first + count),
+        deadEvery: DEAD_EVERY,
+      });
+      const seconds = (performance.now() - started) / 1000;
+      const done = first + count;
+      console.log(
+        `  ${done.toLocaleString('en')} / ${total.toLocaleString('en')} calls (${Math.round((100 * done) / total)} %), ${seconds.toFixed(0)} s, ${Math.round(done / seconds).toLocaleString('en')} calls/s, load ${loadNow()}`,
+      );
+    }
+    const vacuumed = performance.now();
+    for (const table of PARTITIONED) await client.query(`VACUUM (ANALYZE) ${table}`);
+    console.log(`  VACUUM (ANALYZE) in ${((performance.now() - vacuumed) / 1000).toFixed(0)} s`);
+    await defaultRows(client);
     const { rows } = await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(total)]);
     return { now, deepCursor: cursorOf(rows[0]) };
   } finally {
@@ -173,6 +277,7 @@ async function seededAlready(url, total) {
     const [seeded] = (await client.query('SELECT count(*)::int AS n, max(at)::bigint AS now FROM calls'))
       .rows;
     if (seeded.n < total) return null;
+    await defaultRows(client);
     const deep = (await client.query('SELECT at, id FROM calls WHERE id = $1', [deepId(seeded.n)])).rows[0];
     if (!deep) return null;
     return { total: seeded.n, now: Number(seeded.now), deepCursor: cursorOf(deep) };
@@ -180,6 +285,11 @@ async function seededAlready(url, total) {
     await client.end();
   }
 }
+
+const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
+
+/** The load average over the last minute, as `cat /proc/loadavg` gives it first. */
+const loadNow = () => os.loadavg()[0].toFixed(2);
 
 const percentile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
@@ -196,10 +306,13 @@ async function timeList(server, query, { warm, samples, mustFind }) {
     if (i >= warm) times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), body };
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), body, load: loadNow() };
 }
 
 const NO_MATCH = 'no-such-text';
+/** A phone number of the seed's (call i has +4479111 and i % 100 000 in five digits). */
+const PHONE = '+447911100123';
+const PHONE_CASE = `q=${PHONE} (a phone): first page`;
 
 /**
  * The Dashboard (GET /api/stats) for each period, once the server has rolled up the seeded
@@ -228,22 +341,31 @@ async function timeDashboard(server, env, now) {
       if (i >= 2) samples.push(performance.now() - t);
     }
     samples.sort((a, b) => a - b);
-    times.set(name, { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95) });
+    times.set(name, { p50: percentile(samples, 0.5), p95: percentile(samples, 0.95), load: loadNow() });
   }
   return { rollupSeconds, times };
 }
 
-/** Everything measured on one store: `env` starts the server on it; `seeded` from its seeding. */
-async function measure(env, total, { now, deepCursor }) {
+/** The day the day filters pick: a whole UTC day a month back (with PARTITION_PERIOD=day, one partition). */
+const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
+
+/**
+ * Everything measured on one store (`name`): `env` starts the server on it; `seeded` from its
+ * seeding. Each figure is said as it is had (a long run stopped half-way keeps what it measured).
+ */
+async function measure(name, env, total, { now, deepCursor }) {
   const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null };
+  const say = (what, m) =>
+    console.log(`  ${name}: ${what}: p50 / p95 ${num(m.p50)} / ${num(m.p95)} ms, load ${m.load}`);
+  const dayStart = dayStartOf(now);
+  const oneDay = `from=${new Date(dayStart).toISOString()}&to=${new Date(dayStart + DAY).toISOString()}`;
   let server;
   try {
     if (ONLY !== 'export') {
       server = await startServer(env);
       out.dashboard = await timeDashboard(server, env, now);
+      for (const [period, m] of out.dashboard.times) say(`Dashboard, ${period}`, m);
       if (ONLY === 'dashboard') return out;
-      const day = 24 * 3_600_000;
-      const oneDay = `from=${new Date(now - 30 * day).toISOString()}&to=${new Date(now - 29 * day).toISOString()}`;
       const filters = {
         'no filter': '',
         'operation=AuthCode': 'operation=AuthCode',
@@ -253,18 +375,26 @@ async function measure(env, total, { now, deepCursor }) {
         'delivery=failed + operation': 'delivery=failed&operation=AuthCode',
         'ip (one caller)': `ip=${ipOf(Math.min(197_121, Math.floor(total / 2)))}`,
         'from/to (one day)': oneDay,
+        'operation + day': `operation=AuthCode&${oneDay}`,
         'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,
         'deep keyset page (90 % back)': `cursor=${deepCursor}`,
         'operation=AuthCode, deep keyset page': `operation=AuthCode&cursor=${deepCursor}`,
         'q (free text, common): first page': 'q=4479111',
+        // History has no phone filter: a phone is looked for as free text (in one call in 100 000).
+        [PHONE_CASE]: `q=${encodeURIComponent(PHONE)}`,
       };
-      for (const [name, query] of Object.entries(filters))
-        out.lists.set(name, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind: true }));
+      for (const [filter, query] of Object.entries(filters)) {
+        // The phone's first page may stop at the search's budget before a match: what it found is said.
+        const mustFind = filter !== PHONE_CASE;
+        out.lists.set(filter, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind }));
+        say(filter, out.lists.get(filter));
+      }
 
       // Free text that matches nothing examines every call: the first page stops at the budget
       // (few samples), then "Load more" is followed back to the oldest call.
       const first = await timeList(server, `q=${NO_MATCH}`, { warm: 1, samples: 5, mustFind: false });
       out.lists.set(`q (no match): first page, budget`, first);
+      say('q (no match): first page, budget', first);
       const started = performance.now();
       let cursor = null;
       let pages = 0;
@@ -289,10 +419,18 @@ async function measure(env, total, { now, deepCursor }) {
         reachedOldest: !cursor,
         total,
       };
+      console.log(
+        `  ${name}: q (no match) followed: ${scanned.toLocaleString('en')} calls examined in ${out.budget.seconds.toFixed(1)} s`,
+      );
     }
 
-    // Exports of everything, read to the end as a client would, the server's peak RSS sampled.
-    for (const format of ['csv', 'json']) {
+    // Exports of everything and of one day, read to the end as a client would, the server's peak RSS sampled.
+    const exports = {
+      'CSV, all calls': ['csv', ''],
+      'JSON, all calls': ['json', ''],
+      'CSV, one day': ['csv', `&${oneDay}`],
+    };
+    for (const [exported, [format, filter]] of Object.entries(exports)) {
       if (server) await stop(server.child);
       server = await startServer(env);
       const idle = procStatusMb(server.child.pid, 'VmRSS');
@@ -300,25 +438,31 @@ async function measure(env, total, { now, deepCursor }) {
       // (N = 2^15, r = 8) takes 32 MiB for a tenth of a second and would otherwise be the peak.
       const reset = resetPeak(server.child.pid);
       const t = performance.now();
-      const res = await fetch(`${server.url}/api/calls/export?format=${format}`, { headers: server.headers });
-      if (!res.ok) throw new Error(`export ${format}: ${res.status} ${await res.text()}`);
+      const res = await fetch(`${server.url}/api/calls/export?format=${format}${filter}`, {
+        headers: server.headers,
+      });
+      if (!res.ok) throw new Error(`export ${exported}: ${res.status} ${await res.text()}`);
       let bytes = 0;
       let newlines = 0;
       for await (const chunk of res.body) {
         bytes += chunk.length;
-        for (let i = 0; i < chunk.length; i++) if (chunk[i] === 10) newlines++;
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) newlines++;
       }
       const seconds = (performance.now() - t) / 1000;
       // CSV: a header line, then a line per call; JSON: `[`, a line per call, `]`.
       const rows = format === 'csv' ? newlines - 1 : newlines - 2;
-      out.exports.set(format, {
+      const e = {
         idle,
         rows,
         mb: bytes / 1e6,
         seconds,
         peak: procStatusMb(server.child.pid, 'VmHWM'),
         reset,
-      });
+      };
+      out.exports.set(exported, { ...e, load: loadNow() });
+      console.log(
+        `  ${name}: export ${exported}: ${rows.toLocaleString('en')} rows in ${seconds.toFixed(1)} s, ${Math.round(rows / seconds).toLocaleString('en')} rows/s, RSS idle ${idle.toFixed(0)} MB, peak ${e.peak.toFixed(0)} MB, load ${loadNow()}`,
+      );
     }
   } finally {
     if (server) await stop(server.child);
@@ -327,54 +471,184 @@ async function measure(env, total, { now, deepCursor }) {
 }
 
 const secondsSince = (t) => ((performance.now() - t) / 1000).toFixed(1);
+const gb = (bytes) => (bytes / 1e9).toFixed(1);
+
+/**
+ * A PostgreSQL database with PG_TOTAL calls: as an earlier run seeded it when `kept` (what holds
+ * it, in words) and it has them all, else seeded now (emptied first when kept), the schema made
+ * by the server started on `env` once.
+ */
+async function seededDatabase(database, env, kept) {
+  let seeded = kept ? await seededAlready(database.url, PG_TOTAL) : null;
+  if (seeded) {
+    console.log(`PostgreSQL: ${kept}, ${seeded.total.toLocaleString('en')} calls already seeded`);
+    return seeded;
+  }
+  if (kept) await database.empty();
+  await stop((await startServer(env)).child);
+  const t = performance.now();
+  seeded = { total: PG_TOTAL, ...(await seedPostgres(database.url, PG_TOTAL)) };
+  console.log(
+    `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
+  );
+  return seeded;
+}
+
+/** The database's size, as pg_database_size says. */
+async function databaseSize(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT pg_database_size(current_database())::text AS bytes');
+    return Number(rows[0].bytes);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Rows a database has given its queries so far (pg_stat_database), to tell that reads went there. */
+async function rowsRead(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT (tup_returned + tup_fetched)::text AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+/** BENCH_PLANS's file written from `url`'s database, a line per plan printed. */
+async function writePlans(url, seeded, where) {
+  if (!PLANS) return;
+  const summaries = await explainHistory(url, {
+    periodStart,
+    dayStart: dayStartOf(seeded.now),
+    file: PLANS,
+    heading: `History's SQL on ${seeded.total.toLocaleString('en')} calls, ${where}, PARTITION_PERIOD=${PERIOD}`,
+  });
+  console.log(`PostgreSQL: plans in ${PLANS}:`);
+  for (const line of summaries) console.log(`  ${line}`);
+}
+
+/** PostgreSQL on the shared server: a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept). */
+async function onSharedServer() {
+  const admin = await connectAdmin();
+  if (admin.reason) {
+    console.log(`PostgreSQL skipped: ${admin.reason}`);
+    return;
+  }
+  const database = PG_DATABASE
+    ? await keptDatabase(admin.client, PG_DATABASE)
+    : await createDatabase(admin.client);
+  try {
+    const pgEnv = {
+      DATABASE_URL: database.url,
+      DATA_DIR: path.join(dataDir, 'pg'),
+      PARTITION_PERIOD: PERIOD,
+    };
+    const seeded = await seededDatabase(database, pgEnv, PG_DATABASE && `kept database ${PG_DATABASE}`);
+    console.log(`PostgreSQL: database ${gb(await databaseSize(database.url))} GB`);
+    await writePlans(database.url, seeded, `database ${database.name} of ${shownAdminUrl}`);
+    results.push({
+      name: 'PostgreSQL',
+      short: 'PG',
+      ...(await measure('PostgreSQL', pgEnv, seeded.total, seeded)),
+    });
+  } finally {
+    await stopAll();
+    await database.drop();
+    await admin.client.end();
+  }
+}
+
+/**
+ * PostgreSQL on a primary and a replica of the bench's own: seeded on the primary, measured with
+ * reads on the primary (DATABASE_URL alone), then on the replica (DATABASE_READ_URL too).
+ */
+async function onPrimaryAndReplica() {
+  let t = performance.now();
+  const clusters = await startClusters(PG_DIR);
+  console.log(
+    `PostgreSQL: primary on port ${clusters.primary.port}, replica on ${clusters.replica.port}, in ${clusters.dir} (${secondsSince(t)} s)`,
+  );
+  try {
+    const primaryEnv = {
+      DATABASE_URL: clusters.primary.url,
+      DATA_DIR: path.join(dataDir, 'pg-primary'),
+      PARTITION_PERIOD: PERIOD,
+    };
+    const seeded = await seededDatabase(
+      clusters.database,
+      primaryEnv,
+      PG_DIR && `kept clusters in ${PG_DIR}`,
+    );
+    t = performance.now();
+    await clusters.caughtUp();
+    console.log(`PostgreSQL: the replica caught up in ${secondsSince(t)} s`);
+    const folders = clusters.sizes();
+    console.log(
+      `PostgreSQL: database ${gb(await databaseSize(clusters.primary.url))} GB; folders: primary ${gb(folders.primary)} GB, replica ${gb(folders.replica)} GB`,
+    );
+    await writePlans(clusters.primary.url, seeded, `the bench's primary (${clusters.dir})`);
+    results.push({
+      name: 'PG primary',
+      short: 'primary',
+      ...(await measure('PG primary', primaryEnv, seeded.total, seeded)),
+    });
+    const replicaEnv = {
+      ...primaryEnv,
+      DATA_DIR: path.join(dataDir, 'pg-replica'),
+      DATABASE_READ_URL: clusters.replica.url,
+    };
+    const before = await rowsRead(clusters.replica.url);
+    results.push({
+      name: 'PG, reads on replica',
+      short: 'replica',
+      ...(await measure('PG, reads on replica', replicaEnv, seeded.total, seeded)),
+    });
+    console.log(
+      `PostgreSQL: the replica gave ${((await rowsRead(clusters.replica.url)) - before).toLocaleString('en')} rows to queries while its server was measured`,
+    );
+  } finally {
+    await stopAll();
+    await clusters.close();
+  }
+}
+
 const results = [];
+console.log(`load average at the start: ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}`);
 try {
   // 1. SQLite: the server creates the schema, the bench seeds directly, then measures.
-  const sqliteEnv = { DATA_DIR: dataDir };
-  await stop((await startServer(sqliteEnv)).child);
-  let t = performance.now();
-  const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
-  console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
-  results.push({ name: 'SQLite', ...(await measure(sqliteEnv, TOTAL, sqliteSeeded)) });
-
-  // 2. PostgreSQL: the same, in a fresh database dropped at the end (or BENCH_PG_DATABASE's, kept).
-  const admin = await connectAdmin();
-  if (admin.reason) console.log(`PostgreSQL skipped: ${admin.reason}`);
-  else {
-    const database = PG_DATABASE
-      ? await keptDatabase(admin.client, PG_DATABASE)
-      : await createDatabase(admin.client);
-    try {
-      const pgEnv = { DATABASE_URL: database.url, DATA_DIR: path.join(dataDir, 'pg') };
-      let pgSeeded = PG_DATABASE ? await seededAlready(database.url, PG_TOTAL) : null;
-      if (pgSeeded)
-        console.log(
-          `PostgreSQL: kept database ${PG_DATABASE}, ${pgSeeded.total.toLocaleString('en')} calls already seeded`,
-        );
-      else {
-        if (PG_DATABASE) await database.empty();
-        await stop((await startServer(pgEnv)).child);
-        t = performance.now();
-        pgSeeded = { total: PG_TOTAL, ...(await seedPostgres(database.url, PG_TOTAL)) };
-        console.log(
-          `PostgreSQL: seeded ${PG_TOTAL.toLocaleString('en')} calls (INSERT … SELECT, then VACUUM ANALYZE) in ${secondsSince(t)} s`,
-        );
-      }
-      results.push({ name: 'PostgreSQL', ...(await measure(pgEnv, pgSeeded.total, pgSeeded)) });
-    } finally {
-      await stopAll();
-      await database.drop();
-      await admin.client.end();
-    }
+  if (SQLITE) {
+    const sqliteEnv = { DATA_DIR: dataDir };
+    await stop((await startServer(sqliteEnv)).child);
+    const t = performance.now();
+    const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
+    console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
+    results.push({
+      name: 'SQLite',
+      short: 'SQLite',
+      ...(await measure('SQLite', sqliteEnv, TOTAL, sqliteSeeded)),
+    });
   }
+  // 2. PostgreSQL: the same, on the shared server or on a primary and replica of the bench's own.
+  if (REPLICA) await onPrimaryAndReplica();
+  else await onSharedServer();
 } finally {
   killAll();
   if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
-// 3. Side by side: each database's p50 / p95 and p95 against the target, then PostgreSQL / SQLite.
-const [lite, post] = results;
-const num = (v, digits = 2) => (v === undefined ? '' : v.toFixed(digits));
+// 3. Side by side: each store's p50 / p95, p95 against the target and the load average (1 min)
+// when measured; then the last two compared (PostgreSQL / SQLite, or the replica / the primary).
+if (results.length === 0) process.exit(0);
+const [a, b] = results.length >= 2 ? results.slice(-2) : [];
+const width = Math.max(28, ...results.map((r) => r.name.length + 14));
+/** The ratio column's width: its heading's. */
+const ratioWidth = a ? `  p95 ${b.short} / ${a.short}`.length : 0;
 
 if (ONLY !== 'export') printDashboardAndLists();
 
@@ -383,13 +657,15 @@ function printDashboardAndLists() {
   console.log(
     'Dashboard: GET /api/stats'.padEnd(40),
     results
-      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}`)
+      .map(
+        (r) => `${`${r.name} p50 / p95 ms`.padStart(width)}  ${`/ ${STATS_TARGET_MS} ms`.padStart(9)}  load`,
+      )
       .join(''),
   );
-  for (const name of lite.dashboard.times.keys()) {
+  for (const name of results[0].dashboard.times.keys()) {
     const cells = results.map((r) => {
       const m = r.dashboard.times.get(name);
-      return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(28)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}`;
+      return `${`${num(m?.p50, 1)} / ${num(m?.p95, 1)}`.padStart(width)}  ${num(m && m.p95 / STATS_TARGET_MS).padStart(9)}  ${m?.load ?? ''}`;
     });
     console.log(name.padEnd(40), cells.join(''));
   }
@@ -402,58 +678,64 @@ function printDashboardAndLists() {
   console.log(
     'GET /api/calls?limit=50&<filter>'.padEnd(40),
     results
-      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(28)}  ${`/ ${TARGET_MS} ms`.padStart(8)}`)
+      .map((r) => `${`${r.name} p50 / p95 ms`.padStart(width)}  ${`/ ${TARGET_MS} ms`.padStart(8)}  load`)
       .join(''),
-    post ? '  p95 PG / SQLite' : '',
+    a ? `  p95 ${b.short} / ${a.short}` : '',
   );
-  for (const name of lite.lists.keys()) {
+  for (const name of results[0].lists.keys()) {
     const cells = results.map((r) => {
       const m = r.lists.get(name);
-      return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(28)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}`;
+      return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(width)}  ${num(m && m.p95 / TARGET_MS).padStart(8)}  ${m?.load ?? ''}`;
     });
-    const ratio = post ? num(post.lists.get(name)?.p95 / lite.lists.get(name).p95) : '';
-    console.log(name.padEnd(40), cells.join(''), ratio.padStart(17));
+    const ratio = a ? num(b.lists.get(name)?.p95 / a.lists.get(name)?.p95) : '';
+    console.log(name.padEnd(40), cells.join(''), ratio.padStart(ratioWidth));
   }
 
-  if (lite.budget) {
+  for (const r of results) {
+    const { body } = r.lists.get(PHONE_CASE);
     console.log(
-      `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+      `${PHONE_CASE}, ${r.name}, last sample: ${body.items.length} calls found, ${body.search.scanned.toLocaleString('en')} examined, complete: ${body.search.complete}`,
     );
-    for (const r of results) {
-      const b = r.budget;
-      const share = (100 * b.first.scanned) / b.total;
-      console.log(
-        `${r.name.padEnd(11)} first page: ${b.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${b.first.complete}; ` +
-          `followed back ${b.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * b.scanned) / b.total).toFixed(0)} % of the calls`}: ` +
-          `${b.pages} pages, ${b.seconds.toFixed(1)} s, ${Math.round(b.scanned / b.seconds).toLocaleString('en')} calls/s`,
-      );
-    }
-    if (post)
-      console.log(
-        `PostgreSQL / SQLite free-text scan rate: ${num(post.budget.scanned / post.budget.seconds / (lite.budget.scanned / lite.budget.seconds))}`,
-      );
   }
+
+  console.log(
+    `\nq=${NO_MATCH} (matches nothing: every call examined), SEARCH_BUDGET_MS ${process.env.SEARCH_BUDGET_MS ?? 2000}`,
+  );
+  for (const r of results) {
+    const bud = r.budget;
+    const share = (100 * bud.first.scanned) / bud.total;
+    console.log(
+      `${r.name.padEnd(20)} first page: ${bud.first.scanned.toLocaleString('en')} calls examined (${share.toFixed(0)} %), complete: ${bud.first.complete}; ` +
+        `followed back ${bud.reachedOldest ? 'to the oldest call' : `for ${FOLLOW_SECONDS} s, ${((100 * bud.scanned) / bud.total).toFixed(0)} % of the calls`}: ` +
+        `${bud.pages} pages, ${bud.seconds.toFixed(1)} s, ${Math.round(bud.scanned / bud.seconds).toLocaleString('en')} calls/s`,
+    );
+  }
+  if (a)
+    console.log(
+      `${b.short} / ${a.short} free-text scan rate: ${num(b.budget.scanned / b.budget.seconds / (a.budget.scanned / a.budget.seconds))}`,
+    );
 }
 
 console.log();
 console.log(
-  'export of all calls'.padEnd(30),
-  'rows'.padStart(9),
+  'export'.padEnd(36),
+  'rows'.padStart(10),
   'MB out'.padStart(7),
   'seconds'.padStart(8),
   'rows/s'.padStart(8),
   'idle RSS MB'.padStart(12),
   'peak RSS MB'.padStart(12),
   `  peak / ${TARGET_RSS_MB} MB`,
-  post ? '  seconds PG / SQLite' : '',
+  '  load',
+  a ? `  seconds ${b.short} / ${a.short}` : '',
 );
-for (const format of ['csv', 'json']) {
+for (const name of results[0].exports.keys()) {
   for (const r of results) {
-    const e = r.exports.get(format);
-    const ratio = r === post ? num(e.seconds / lite.exports.get(format).seconds) : '';
+    const e = r.exports.get(name);
+    const ratio = a && r === b ? num(e.seconds / a.exports.get(name).seconds) : '';
     console.log(
-      `${format.toUpperCase()}, ${r.name}`.padEnd(30),
-      String(e.rows).padStart(9),
+      `${name}, ${r.name}`.padEnd(36),
+      String(e.rows).padStart(10),
       e.mb.toFixed(0).padStart(7),
       e.seconds.toFixed(1).padStart(8),
       Math.round(e.rows / e.seconds)
@@ -462,7 +744,8 @@ for (const format of ['csv', 'json']) {
       e.idle.toFixed(0).padStart(12),
       e.peak.toFixed(0).padStart(12),
       `  ${(e.peak / TARGET_RSS_MB).toFixed(2).padStart(12)}`,
-      ratio.padStart(21),
+      e.load.padStart(6),
+      ratio.padStart(ratioWidth + 4),
     );
   }
 }

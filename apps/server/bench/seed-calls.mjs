@@ -22,9 +22,10 @@ const list = (values) => `ARRAY[${values.map((v) => `'${v}'`).join(', ')}]`;
 /**
  * `total` calls spread evenly over [from, from + span) (epoch ms), oldest first, into `calls`
  * (PostgreSQL routes them to the partitions of their times): call i is OPS[i % 5], one in 17 a
- * client error. `client` is a connected pg.Client.
+ * client error. `client` is a connected pg.Client. `first` and `count` seed calls first …
+ * first + count - 1 of them only (a chunk: the same rows, a statement at a time).
  */
-export async function seedCallsPostgres(client, { total, from, span }) {
+export async function seedCallsPostgres(client, { total, from, span, first = 0, count = total - first }) {
   await client.query(
     `INSERT INTO calls (${CALL_COLUMNS})
      SELECT $1::bigint + floor(i::float8 / $3::bigint * $2::bigint)::bigint,
@@ -45,12 +46,12 @@ export async function seedCallsPostgres(client, { total, from, span }) {
        E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
          || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
        200
-     FROM generate_series(0, $3::bigint - 1) AS i,
+     FROM generate_series($4::bigint, $5::bigint) AS i,
        LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
          (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,
          '+4479111' || lpad((i % 100000)::text, 5, '0') AS phone) AS g
      ORDER BY i`,
-    [from, span, total],
+    [from, span, total, first, first + count - 1],
   );
 }
 
