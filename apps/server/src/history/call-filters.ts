@@ -1,6 +1,6 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
-import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
+import { type Binding, type CallRow, type Database, type Outcome, QUEUED_WITHIN_MS } from '../store/index.js';
 
 /**
  * History's call filter, defined once. CALL_FILTERS describes each filter; the functions below
@@ -104,15 +104,16 @@ export function applyFilters<O>(
         : out.where(filter.column, filter.test, value as string | number);
   }
   if (query.delivery === 'failed') {
-    const from = query.from;
+    const { from, to } = query;
     out = out.where((eb) => {
       let failed = eb
         .selectFrom('deliveries')
         .select('deliveries.call_id')
         .where('deliveries.status', 'in', FAILED_DELIVERY);
-      // A call's deliveries are queued when it is recorded, never before it arrived: the bound
-      // changes no result, and on PostgreSQL leaves the older partitions of deliveries out.
+      // A call's deliveries are queued in its commit (QUEUED_WITHIN_MS): bounds that change no
+      // result, and on PostgreSQL keep each time window's lookup to its own partitions.
       if (from !== undefined) failed = failed.where('deliveries.created_at', '>=', from);
+      if (to !== undefined) failed = failed.where('deliveries.created_at', '<', to + QUEUED_WITHIN_MS);
       return eb('id', 'in', failed);
     });
   }

@@ -6,13 +6,14 @@ import {
   LOG_PROVIDER,
 } from '@school/contract';
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import type {
-  AttemptOutcome,
-  Database,
-  DeliveriesTable,
-  DeliveryAttemptsTable,
-  DeliveryKind,
-  DeliveryStatus,
+import {
+  type AttemptOutcome,
+  type Database,
+  type DeliveriesTable,
+  type DeliveryAttemptsTable,
+  type DeliveryKind,
+  type DeliveryStatus,
+  QUEUED_WITHIN_MS,
 } from '../store/index.js';
 import {
   applyDeliveryFilters,
@@ -63,12 +64,6 @@ export interface DeliveryRepository {
   /** Records what the provider reported later about the message it accepted; false if unknown. */
   recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
 }
-
-/**
- * A delivery is queued in its call's commit: by then at most this long after the call arrived
- * (a request waits at most seconds for the database; an hour leaves room for clocks).
- */
-const QUEUED_WITHIN_MS = 3_600_000;
 
 /** How far back a provider's report about a message is looked for first (recordProviderStatus). */
 const RECENT_REPORT_MS = 3 * 86_400_000;
@@ -167,9 +162,8 @@ export function createDeliveryRepository(
     async ofCalls(calls) {
       const byCall = new Map<number, CallDelivery>();
       if (calls.length === 0) return byCall;
-      // One query for a page of calls, through the deliveries' call_id index. A delivery is
-      // queued in its call's commit (recording/writers.ts), moments after the call arrived: on
-      // PostgreSQL the bounds leave the other partitions out.
+      // One query for a page of calls, through the deliveries' call_id index, within the times
+      // its deliveries were queued (QUEUED_WITHIN_MS): on PostgreSQL a few partitions.
       const times = calls.map((c) => c.at);
       const rows = await db
         .selectFrom('deliveries')

@@ -78,7 +78,7 @@ export type {
   Outcome,
   SessionMethod,
 } from './schema.js';
-export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES } from './schema.js';
+export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES, QUEUED_WITHIN_MS } from './schema.js';
 export type { PostgresTx, SqliteTx, UnitOfWork } from './unit-of-work.js';
 export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
 

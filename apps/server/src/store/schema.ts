@@ -77,6 +77,14 @@ export const CALL_SUMMARY_COLUMNS: readonly ('id' | SummaryColumn)[] = [
   ...CALL_COLUMNS.filter((c): c is SummaryColumn => c !== 'request' && c !== 'response'),
 ];
 
+/**
+ * A delivery is queued in its call's own commit (recording/writers.ts): its `created_at` is at
+ * least its call's `at` and at most this much after it (a request waits seconds at most for the
+ * database; an hour leaves room for clocks). Reads of a call's deliveries bound them by it, so
+ * that PostgreSQL plans them over a few partitions.
+ */
+export const QUEUED_WITHIN_MS = 3_600_000;
+
 export interface DeliveriesTable {
   id: Generated<number>;
   call_id: number;
