@@ -13,18 +13,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
-import { startProcess, stopAll, stopProcess } from './server-process.mjs';
+import { NO_LIMITS, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const NO_LIMITS = {
-  AUTHCODE_LIMIT_PER_PHONE: 'off',
-  AUTHCODE_LIMIT_PER_IP: 'off',
-  AUTHCODE_LIMIT_PER_RANGE: 'off',
-  ASMX_LIMIT_PER_IP: 'off',
-};
 
 if (process.platform !== 'linux') {
   console.log('pg-vs-sqlite reads /proc, so Linux only; skipped.');

@@ -40,7 +40,7 @@ import { connectAdmin, createDatabase } from './pg.mjs';
 import { rolledUp } from './rollups.mjs';
 import { runScript } from './run-script.mjs';
 import { seedCallsPostgres, seedDeliveriesPostgres } from './seed-calls.mjs';
-import { killAll, startProcess, stopAll, stopProcess } from './server-process.mjs';
+import { killAll, NO_LIMITS, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SERVER = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
@@ -58,12 +58,6 @@ const DAYS_BACK = 40;
 const TARGET = 1.2;
 const DAY = 86_400_000;
 const TABLES = ['calls', 'deliveries', 'delivery_attempts'];
-const NO_LIMITS = {
-  AUTHCODE_LIMIT_PER_PHONE: 'off',
-  AUTHCODE_LIMIT_PER_IP: 'off',
-  AUTHCODE_LIMIT_PER_RANGE: 'off',
-  ASMX_LIMIT_PER_IP: 'off',
-};
 
 if (process.platform !== 'linux') {
   console.log('retention: reads /proc/loadavg, so Linux only; skipped.');

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database, NewCall } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
-import { tempDataDir } from './helpers.js';
+import { callRow, tempDataDir } from './helpers.js';
 import { openTestInstance, type TestInstance } from './instance.js';
 import { type FreshDatabase, freshPostgres, TEST_DATABASE_URL } from './pg.js';
 
@@ -19,28 +19,8 @@ const DAY = 86_400_000;
 /** A day boundary (UTC) ten days back: the periods the tests make and retire are around it. */
 const D = Math.floor(Date.now() / DAY) * DAY - 10 * DAY;
 
-function call(at: number, overrides: Partial<NewCall> = {}): NewCall {
-  return {
-    at,
-    group_name: 'AuthCodeSending',
-    operation: 'AuthCode',
-    binding: 'soap11',
-    caller_ip: '10.0.0.1',
-    user_agent: 'test',
-    params: JSON.stringify({ phone: '+447700900123', code: '****' }),
-    outcome: 'ok',
-    status: 200,
-    error: null,
-    duration_ms: 1.25,
-    request: 'POST /AuthCodeSending.asmx HTTP/1.1\r\n\r\n<soap:Envelope/>',
-    request_bytes: 40,
-    response: 'HTTP/1.1 200 OK\r\n\r\n<ok/>',
-    response_bytes: 20,
-    note: null,
-    request_id: 'req-1',
-    ...overrides,
-  };
-}
+/** A call at `at`, as the recorder gets it (helpers.ts callRow). */
+const call = (at: number, overrides: Partial<NewCall> = {}): NewCall => callRow({ at, ...overrides });
 
 /** Which partition holds each row of `table`, by id. */
 async function placed(db: Kysely<Database>, table: string): Promise<Record<number, string>> {
