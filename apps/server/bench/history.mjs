@@ -61,7 +61,14 @@ const SERVER = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-bench-'));
 
 // The history API needs a staff session: the bench logs in as the admin it starts the server with.
-const BENCH_ADMIN = { ADMIN_USERNAME: 'bench', ADMIN_PASSWORD: 'bench password 1' };
+// An export under way ends with its session, which goes idle after SESSION_IDLE_TIMEOUT (30 min by
+// default) however long the export has been streaming: exporting tens of millions of calls from a
+// cold cache takes longer, so the bench's sessions last 12 hours.
+const BENCH_ADMIN = {
+  ADMIN_USERNAME: 'bench',
+  ADMIN_PASSWORD: 'bench password 1',
+  SESSION_IDLE_TIMEOUT: '12h',
+};
 
 /** Servers started and not yet stopped: killed if the bench fails half-way. */
 
