@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database, NewCall } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
-import { callRow, tempDataDir } from './helpers.js';
+import { callRow, tempDataDir, waitUntil } from './helpers.js';
 import { openTestInstance, type TestInstance } from './instance.js';
 import { type FreshDatabase, freshPostgres, TEST_DATABASE_URL } from './pg.js';
 
@@ -80,19 +80,16 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     const { store, recorder, history } = instance;
     const partitions = store.partitions;
     if (!partitions) throw new Error('no partitions on PostgreSQL');
-    // Freshly migrated: partitioned tables with only their default partitions.
-    for (const layout of await partitions.layout()) {
-      expect(layout.partitions).toEqual([]);
+    // Freshly migrated, before the first call: today and at least 7 days ahead, for each of the
+    // three tables, and a default partition.
+    const layouts = await partitions.layout();
+    for (const layout of layouts) {
       expect(layout.default).toBe(`${layout.table}_default`);
+      expect(layout.partitions.length).toBeGreaterThanOrEqual(8);
+      expect(layout.partitions.map((p) => p.name.replace(layout.table, ''))).toEqual(
+        layouts[0]?.partitions.map((p) => p.name.replace('calls', '')),
+      );
     }
-    expect(await partitions.coveredAhead(Date.now())).toBe(0);
-
-    const made = await partitions.ensureAhead(Date.now());
-    // Today and at least 7 days ahead, for each of the three tables.
-    expect(made.filter((n) => n.startsWith('calls_p'))).toHaveLength(
-      made.filter((n) => n.startsWith('deliveries_p')).length,
-    );
-    expect(made.filter((n) => n.startsWith('calls_p')).length).toBeGreaterThanOrEqual(8);
     expect(await partitions.coveredAhead(Date.now())).toBeGreaterThanOrEqual(7 * DAY);
     // Made again: nothing to do.
     expect(await partitions.ensureAhead(Date.now())).toEqual([]);
@@ -117,6 +114,43 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     expect((await history.findById(today))?.id).toBe(today);
     expect(await history.findById(today + old + 1)).toBeUndefined();
     expect(await history.count()).toBe(2);
+  });
+
+  it('takes a call whose period gets its partition while the call is written: the call goes there', async () => {
+    const { store, recorder, history } = instance;
+    const name = `calls_p${new Date(D).toISOString().slice(0, 10).replaceAll('-', '')}`;
+    const attacher = new pg.Client({ connectionString: fresh.url });
+    await attacher.connect();
+    // Outside the attach's transaction, which would see activity as it was when it began.
+    const watcher = new pg.Client({ connectionString: fresh.url });
+    await watcher.connect();
+    try {
+      await attacher.query(`CREATE TABLE ${name} (LIKE calls INCLUDING DEFAULTS)`);
+      await attacher.query('BEGIN');
+      await attacher.query(
+        `ALTER TABLE calls ATTACH PARTITION ${name} FOR VALUES FROM (${D}) TO (${D + DAY})`,
+      );
+      // The call's period has no partition yet: its row is for the default partition, whose lock
+      // the attach holds until it commits.
+      const recording = recorder.record(call(D + 7000));
+      await waitUntil(
+        async () => {
+          const { rows } = await watcher.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return (rows[0]?.n ?? 0) > 0;
+        },
+        { what: 'the call waiting for the attach', timeoutMs: 5000, intervalMs: 10 },
+      );
+      await attacher.query('COMMIT');
+      const id = await recording;
+      expect((await placed(store.db, 'calls'))[id]).toBe(name);
+      expect((await history.findById(id))?.at).toBe(D + 7000);
+    } finally {
+      await attacher.end();
+      await watcher.end();
+    }
   });
 
   it('retires a period whole, keeping the deliveries still on their way with their calls and attempts', async () => {
@@ -380,12 +414,13 @@ describe.skipIf(!TEST_DATABASE_URL)('upgrading an unpartitioned PostgreSQL datab
       expect(new Set(Object.values(await placed(raw, 'deliveries')))).toEqual(new Set(['deliveries_legacy']));
       const layouts = await store.partitions?.layout();
       for (const layout of layouts ?? []) {
-        expect(layout.partitions).toHaveLength(1);
         expect(layout.partitions[0]?.name).toBe(`${layout.table}_legacy`);
         expect(layout.partitions[0]?.from).toBeNull();
+        // The days after it made ahead at start, from the legacy partition's end.
+        expect(layout.partitions[1]?.from).toBe(layout.partitions[0]?.to);
       }
-      // New calls number on from the kept ones, and go to their periods once made.
-      await store.partitions?.ensureAhead(Date.now());
+      expect(await store.partitions?.ensureAhead(Date.now())).toEqual([]);
+      // New calls number on from the kept ones, and go to their periods.
       const newer = await recorder.record(call(Date.now() + 2 * DAY), [
         {
           kind: 'push',

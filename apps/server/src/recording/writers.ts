@@ -1,6 +1,12 @@
 import { sql } from 'kysely';
 import type { CallDeliveries, Enqueue, Enqueued, NewDelivery } from '../outbox/index.js';
-import { announceCalls, CALL_COLUMNS, type NewCall, type Store } from '../store/index.js';
+import {
+  announceCalls,
+  CALL_COLUMNS,
+  isPartitionAttachedMeanwhile,
+  type NewCall,
+  type Store,
+} from '../store/index.js';
 
 /** A call waiting for its batch's commit. */
 export interface Pending {
@@ -82,30 +88,41 @@ export function sqliteWriter(store: Store, enqueue: Enqueue): BatchWriter {
  */
 export function postgresWriter(store: Store, enqueue: Enqueue): BatchWriter {
   return async (batch) => {
-    const now = Date.now();
-    let added: Enqueued | undefined;
-    let written: number[];
     try {
-      written = await store.work.durable(async (tx) => {
-        const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
-        FROM generate_series(1, ${batch.length})`.execute(tx.trx);
-        const ids = drawn.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-        const calls = batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }));
-        for (let i = 0; i < calls.length; i += INSERT_CHUNK)
-          await tx.trx
-            .insertInto('calls')
-            .values(calls.slice(i, i + INSERT_CHUNK))
-            .execute();
-        added = await enqueue(tx, deliveriesOf(batch, ids), now);
-        // Other instances claim what was left pending (and show the calls in their live tails).
-        await announceCalls(tx, store.instance, ids, added.pending > 0);
-        return ids;
-      });
+      return await writeOnPostgres(store, enqueue, batch);
     } catch (err) {
-      added?.failed();
-      throw err;
+      // Once more when a partition was attached under the batch (store/partitions.ts): the
+      // batch's rows then go to it.
+      if (!isPartitionAttachedMeanwhile(err)) throw err;
+      return writeOnPostgres(store, enqueue, batch);
     }
-    added?.committed();
-    return written;
   };
+}
+
+async function writeOnPostgres(store: Store, enqueue: Enqueue, batch: readonly Pending[]): Promise<number[]> {
+  const now = Date.now();
+  let added: Enqueued | undefined;
+  let written: number[];
+  try {
+    written = await store.work.durable(async (tx) => {
+      const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
+        FROM generate_series(1, ${batch.length})`.execute(tx.trx);
+      const ids = drawn.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+      const calls = batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }));
+      for (let i = 0; i < calls.length; i += INSERT_CHUNK)
+        await tx.trx
+          .insertInto('calls')
+          .values(calls.slice(i, i + INSERT_CHUNK))
+          .execute();
+      added = await enqueue(tx, deliveriesOf(batch, ids), now);
+      // Other instances claim what was left pending (and show the calls in their live tails).
+      await announceCalls(tx, store.instance, ids, added.pending > 0);
+      return ids;
+    });
+  } catch (err) {
+    added?.failed();
+    throw err;
+  }
+  added?.committed();
+  return written;
 }

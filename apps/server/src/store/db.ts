@@ -47,6 +47,11 @@ export interface DbOptions {
   readonly log?: DbLog | undefined;
   /** SQLite: a statement found the disk full (SQLITE_FULL); the disk is checked again at once. */
   readonly onDiskFull?: (() => void) | undefined;
+  /**
+   * PostgreSQL: run on the migrations' connection once migrated, before the database is said to
+   * be up (the store makes the current period's partitions, store/partitions.ts).
+   */
+  readonly afterMigrate?: ((db: Kysely<Database>) => Promise<void>) | undefined;
 }
 
 /** The database behind the store, of either dialect. */
@@ -231,6 +236,7 @@ async function openPostgres(
   const attempt = async (): Promise<'done' | 'unreachable'> => {
     try {
       await migrate(migrations, 'postgres');
+      await options.afterMigrate?.(migrations);
       return 'done';
     } catch (err) {
       const cause = err instanceof MigrationError ? err.cause : err;

@@ -20,7 +20,7 @@ import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type DbOptions, type DialectName, isPostgresUrl, openDatabase } from './db.js';
 import { createLimitRepository, type LimitRepository } from './limits.js';
 import { NulToReplacementPlugin } from './nul-plugin.js';
-import { createPartitions, type PartitionPeriod, type Partitions } from './partitions.js';
+import { createPartitions, isLockTimeout, type PartitionPeriod, type Partitions } from './partitions.js';
 import { watchPostgres } from './pg-watch.js';
 import { type OpenedReplica, openReadReplica, type ReadReplica } from './replica.js';
 import type { Database } from './schema.js';
@@ -51,6 +51,7 @@ export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
 export {
   createPartitions,
   isLockTimeout,
+  isPartitionAttachedMeanwhile,
   PARTITION_PERIODS,
   PARTITIONED_TABLES,
   type Partition,
@@ -242,7 +243,20 @@ export interface StoreOptions extends DbOptions {
 export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.readUrl !== undefined && !isPostgresUrl(options.databaseUrl))
     throw new Error('DATABASE_READ_URL needs DATABASE_URL: a read replica is of a PostgreSQL primary.');
-  const opened = await openDatabase(options);
+  const period = options.partitionPeriod ?? 'month';
+  const opened = await openDatabase({
+    ...options,
+    // The periods from now on made before the first call is taken (on a new database the tables
+    // have only their default partitions): no call's row waits in a default partition for the
+    // job to move it. Busy tables (another instance's long query) leave it to the job.
+    afterMigrate: async (migrated) => {
+      await createPartitions(migrated, period)
+        .ensureAhead(Date.now())
+        .catch((err: unknown) => {
+          if (!isLockTimeout(err)) throw err;
+        });
+    },
+  });
   const { db, dialect, availability } = opened;
   // PostgreSQL with DATABASE_READ_URL: the reads that may be a little behind, on the replica.
   const replica: OpenedReplica | undefined =
@@ -324,8 +338,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     db,
     reads,
     replica: replica?.replica,
-    partitions:
-      opened.dialect === 'postgres' ? createPartitions(db, options.partitionPeriod ?? 'month') : undefined,
+    partitions: opened.dialect === 'postgres' ? createPartitions(db, period) : undefined,
     instance,
     sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
     readPool: opened.dialect === 'postgres' ? (replica?.pool ?? opened.pool) : undefined,

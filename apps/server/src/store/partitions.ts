@@ -126,6 +126,23 @@ const BOUND = /^FOR VALUES FROM \((MINVALUE|'(-?\d+)')\) TO \((?:MAXVALUE|'(-?\d
 export const isLockTimeout = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '55P03';
 
+/**
+ * PostgreSQL's error when a row went to a default partition while a period's partition was being
+ * attached: the insert chose the default partition before the attach committed, and then found
+ * that period no longer its own. Tried again, the row goes to the new partition.
+ */
+export const isPartitionAttachedMeanwhile = (err: unknown): boolean => {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, table } = err as { code?: unknown; table?: unknown };
+  return code === '23514' && typeof table === 'string' && table.endsWith('_default');
+};
+
+/** PostgreSQL's errors when a partition was made by someone else first: the name taken, or the range. */
+const isMadeMeanwhile = (err: unknown): boolean => {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === '42P07' || (code === '42P17' && err instanceof Error && /overlap/.test(err.message));
+};
+
 export function createPartitions(db: Kysely<Database>, period: PartitionPeriod): Partitions {
   async function layoutOf(q: Kysely<Database>, table: PartitionedTable): Promise<PartitionLayout> {
     const { rows } = await sql<{ name: string; bound: string }>`
@@ -206,7 +223,12 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
       const current = await layoutOf(db, table);
       for (let start = periodStart(from, period); start < to; start = periodEnd(start, period)) {
         for (const [a, b] of gaps(start, periodEnd(start, period), current.partitions)) {
-          made.push(await create(table, column, current.default, a, b));
+          try {
+            made.push(await create(table, column, current.default, a, b));
+          } catch (err) {
+            // Another instance starting at the same time made it first.
+            if (!isMadeMeanwhile(err)) throw err;
+          }
         }
       }
     }
