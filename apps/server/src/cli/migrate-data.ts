@@ -63,6 +63,9 @@ const NOT_COPIED: Partial<Record<keyof Database, string>> = {
   call_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied calls',
   call_error_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied calls',
   call_rollup_state: 'the roll-ups’ watermark: left unset on the target, so it rolls from the oldest call',
+  delivery_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied deliveries',
+  delivery_rollup_state:
+    'the roll-ups’ watermark: left unset on the target, so it rolls from the oldest delivery',
 };
 
 /** The templates every new database is seeded with (migration 0003); the source's replace them. */

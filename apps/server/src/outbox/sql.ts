@@ -1,8 +1,9 @@
 import type SQLite from 'better-sqlite3';
-import { type ExpressionBuilder, sql, type Transaction } from 'kysely';
+import { type Expression, type ExpressionBuilder, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Sealer } from '../secrets/sealer.js';
 import type { Database, DeliveryKind, DeliveryStatus, PostgresTx, SqliteTx, Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
+import { holdDeliveryRollups } from './delivery-hours.js';
 import { UNSETTLED_SMS, unsealedText } from './payload.js';
 import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
 
@@ -172,12 +173,31 @@ export function createOutboxSql(store: Store, sealer: Sealer) {
   const resendable = (eb: ExpressionBuilder<Database, 'deliveries'>) =>
     eb.or([eb('kind', '=', 'push'), eb('secret', 'is not', null)]);
 
-  const resend = (now: number) =>
-    db
-      .updateTable('deliveries')
-      .set({ status: to('resend'), attempts: 0, next_attempt_at: now, updated_at: now })
-      .where('status', 'in', from('resend'))
-      .where(resendable);
+  /**
+   * `resend` of the dead deliveries `which` picks that can be sent again, with the Dashboard's
+   * roll-ups of their hours dropped in the same commit (delivery-hours.ts): they are dead no more.
+   * Answers how many.
+   */
+  const resend = (
+    now: number,
+    which: (eb: ExpressionBuilder<Database, 'deliveries'>) => Expression<SqlBool>,
+  ) =>
+    db.transaction().execute(async (trx) => {
+      const rollups = await holdDeliveryRollups(trx, store.dialect);
+      // SQLite has no UPDATE in a WITH: the times come back, their oldest is found here.
+      const resent = await trx
+        .updateTable('deliveries')
+        .set({ status: to('resend'), attempts: 0, next_attempt_at: now, updated_at: now })
+        .where('status', 'in', from('resend'))
+        .where(resendable)
+        .where(which)
+        .returning('created_at')
+        .execute();
+      let oldest: number | null = null;
+      for (const r of resent) oldest = Math.min(oldest ?? Number.POSITIVE_INFINITY, Number(r.created_at));
+      await rollups.unrollFrom(oldest);
+      return resent.length;
+    });
 
   return {
     /**
@@ -381,13 +401,12 @@ export function createOutboxSql(store: Store, sealer: Sealer) {
 
     /** `resend` of one dead delivery that can be sent again; false when it is not such a one. */
     async resend(id: number, now: number): Promise<boolean> {
-      const result = await resend(now).where('id', '=', id).executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return (await resend(now, (eb) => eb('id', '=', id))) === 1;
     },
 
     /** `resend` of every dead delivery that can be sent again. Returns how many. */
-    async resendAllDead(now: number): Promise<number> {
-      return Number((await resend(now).executeTakeFirst()).numUpdatedRows);
+    resendAllDead(now: number): Promise<number> {
+      return resend(now, (eb) => eb.lit(true));
     },
 
     /**

@@ -9,7 +9,7 @@ import { isLockTimeout, isUnavailableError } from '../store/index.js';
  */
 export const retentionPlugin = fp(
   async (app) => {
-    const { config, store, history, outbox, rollups } = app;
+    const { config, store, history, outbox, rollups, deliveryRollups } = app;
     const sweep = async () => {
       try {
         // One instance at a time (the others skip this round; the next is a day later).
@@ -42,6 +42,7 @@ export const retentionPlugin = fp(
           }
           const removed = await history.deleteOlderThan(batchBelow, { alongside: outbox.deleteForCalls });
           await rollups.deleteOlderThan(before);
+          await deliveryRollups.deleteOlderThan(before);
           if (removed > 0) app.log.info({ removed, days: config.RETENTION_DAYS }, 'old calls removed');
           app.metrics.observeRetention({ at: Date.now(), partitionCalls, batchCalls: removed });
           // The audit log is kept as long as the calls (docs/security.md).

@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { applyFilters, type CallQuery } from '../history/call-filters.js';
+import { type DeliveryGroup, deliveryGroups, rolledDeliveryGroups } from '../outbox/delivery-hours.js';
 import type { Database, DialectName, Outcome } from '../store/index.js';
 import {
   bucketOf,
@@ -169,46 +170,37 @@ async function addSlice(
           .where('outcome', 'in', ['client-error', 'server-error'])
           .groupBy(['operation', 'status', 'outcome', errorTextSql])
           .execute(),
-    // Failed attempts from the deliveries' own count of attempts: every attempt but the one that
-    // sent it (or is sending it) did not send it, whether it failed or was interrupted. No join.
-    !parts.deliveries
-      ? none
-      : db
-          .selectFrom('deliveries')
-          .select((eb) => [
-            bucketOf('created_at', bucketMs).as('bucket'),
-            'status',
-            sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`.as('logged'),
-            eb.fn.countAll<number>().as('count'),
-            eb.fn.sum<number>('attempts').as('attempts'),
-          ])
-          .where('created_at', '>=', from)
-          .where('created_at', '<', to)
-          .groupBy(['bucket', 'status', 'logged'])
-          .execute(),
+    parts.deliveries ? deliveryGroups(db, bucketMs, from, to) : none,
   ]);
 
   for (const r of counts) addCount(totals, Number(r.bucket), r.operation, r.outcome, Number(r.count));
   for (const r of bins) addBin(totals, Number(r.bucket), Number(r.bin), Number(r.count));
   for (const r of errors) addError(totals, r.operation, r.status, r.outcome, r.error, Number(r.count));
 
-  for (const r of deliveries) {
-    const bucket = Number(r.bucket);
-    let row = totals.deliveries.get(bucket);
+  addDeliveries(totals, deliveries);
+}
+
+/**
+ * Adds groups of deliveries to `totals`. Failed attempts from the deliveries' own count of
+ * attempts: every attempt but the one that sent it (or is sending it) did not send it, whether it
+ * failed or was interrupted.
+ */
+function addDeliveries(totals: Totals, groups: readonly DeliveryGroup[]): void {
+  for (const r of groups) {
+    let row = totals.deliveries.get(r.bucket);
     if (!row) {
-      row = { bucket, sent: 0, logged: 0, dead: 0, expired: 0, waiting: 0, failedAttempts: 0 };
-      totals.deliveries.set(bucket, row);
+      row = { bucket: r.bucket, sent: 0, logged: 0, dead: 0, expired: 0, waiting: 0, failedAttempts: 0 };
+      totals.deliveries.set(r.bucket, row);
     }
-    const n = Number(r.count);
-    const attempts = Number(r.attempts ?? 0);
+    const n = r.count;
     if (r.status === 'sent') {
-      if (Number(r.logged) === 1) row.logged += n;
+      if (r.logged === 1) row.logged += n;
       else row.sent += n;
     } else if (r.status === 'dead') row.dead += n;
     else if (r.status === 'expired') row.expired += n;
     else row.waiting += n;
     row.failedAttempts +=
-      r.status === 'sent' || r.status === 'sending' ? Math.max(0, attempts - n) : attempts;
+      r.status === 'sent' || r.status === 'sending' ? Math.max(0, r.attempts - n) : r.attempts;
   }
 }
 
@@ -324,8 +316,10 @@ export async function callStats(
   range: StatsRange,
   options: {
     errorLimit?: number;
-    /** The roll-ups' watermark (call-rollups.ts): hours before it are read from them; null: none. */
+    /** The calls' roll-ups' watermark (call-rollups.ts): hours before it are read from them; null: none. */
     rolledUntil?: number | null;
+    /** The deliveries' (outbox/delivery-hours.ts), alike. */
+    deliveriesRolledUntil?: number | null;
   } = {},
 ): Promise<CallStats> {
   const totals: Totals = { counts: new Map(), bins: new Map(), errors: new Map(), deliveries: new Map() };
@@ -351,18 +345,29 @@ export async function callStats(
   };
 
   // The whole hours the roll-ups hold (buckets of whole hours only): from them; the edges of the
-  // period and the hours not rolled up yet, from the calls. Deliveries change after they are
-  // queued, so they are always read from their table.
-  const rolledUntil = options.rolledUntil ?? null;
-  const rolledFrom = ceilHour(range.from);
-  const rolledTo = rolledUntil === null ? rolledFrom : Math.min(floorHour(range.to), rolledUntil);
-  if (range.bucketMs % HOUR_MS === 0 && rolledTo > rolledFrom) {
-    await raw(range.from, rolledFrom, { calls: true, deliveries: false });
-    await addRolled(db, range.bucketMs, rolledFrom, rolledTo, totals);
-    await raw(rolledTo, range.to, { calls: true, deliveries: false });
-    await raw(range.from, range.to, { calls: false, deliveries: true });
-  } else {
+  // period and the hours not rolled up yet, from the calls and the deliveries.
+  const rolled = (until: number | null | undefined): [number, number] | undefined => {
+    const start = ceilHour(range.from);
+    const end = until === null || until === undefined ? start : Math.min(floorHour(range.to), until);
+    return range.bucketMs % HOUR_MS === 0 && end > start ? [start, end] : undefined;
+  };
+  const rolledCalls = rolled(options.rolledUntil);
+  const rolledDeliveries = rolled(options.deliveriesRolledUntil);
+  if (!rolledCalls && !rolledDeliveries) {
     await raw(range.from, range.to, { calls: true, deliveries: true });
+  } else {
+    if (rolledCalls) {
+      const [start, end] = rolledCalls;
+      await raw(range.from, start, { calls: true, deliveries: false });
+      await addRolled(db, range.bucketMs, start, end, totals);
+      await raw(end, range.to, { calls: true, deliveries: false });
+    } else await raw(range.from, range.to, { calls: true, deliveries: false });
+    if (rolledDeliveries) {
+      const [start, end] = rolledDeliveries;
+      await raw(range.from, start, { calls: false, deliveries: true });
+      addDeliveries(totals, await rolledDeliveryGroups(db, range.bucketMs, start, end));
+      await raw(end, range.to, { calls: false, deliveries: true });
+    } else await raw(range.from, range.to, { calls: false, deliveries: true });
   }
 
   const rows = [...totals.counts.values()].sort(

@@ -1,17 +1,21 @@
 import type { Store } from '../store/index.js';
-import type { CallRollups } from './call-rollups.js';
+
+/** A roll-up made in turns: the calls' (call-rollups.ts), the deliveries' (outbox/delivery-hours.ts). */
+interface Rollup {
+  rollUp(now: number, options?: { readonly budgetMs?: number }): Promise<number>;
+}
 
 /** How often the hours that ended are looked for. */
 const ROLLUP_EVERY_MS = 60_000;
 
 /**
- * The Dashboard's roll-ups kept up: the hours that ended are rolled up once the database is
- * reached (a long history in the background, a second's work at a time) and then every minute,
- * by one instance at a time (`store.exclusively`).
+ * The Dashboard's roll-ups (the calls' and the deliveries') kept up: the hours that ended are
+ * rolled up once the database is reached (a long history in the background, a second's work at a
+ * time) and then every minute, by one instance at a time (`store.exclusively`).
  */
 export function startRollupJob(
   store: Store,
-  rollups: CallRollups,
+  rollups: readonly Rollup[],
   onError: (err: unknown) => void,
 ): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
@@ -21,7 +25,9 @@ export function startRollupJob(
     let more = false;
     running ??= store
       .exclusively('call-rollups', async () => {
-        more = (await rollups.rollUp(Date.now(), { budgetMs: 1000 })) > 0;
+        for (const rollup of rollups) {
+          if ((await rollup.rollUp(Date.now(), { budgetMs: 1000 / rollups.length })) > 0) more = true;
+        }
       })
       .then(() => {}, onError)
       .finally(() => {

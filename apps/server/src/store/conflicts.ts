@@ -15,6 +15,7 @@ export const UNIQUE_CONSTRAINTS = {
   deliveries_idempotency_key_key: 'deliveries.idempotency_key',
   deliveries_pkey: 'deliveries.id',
   delivery_attempts_pkey: 'delivery_attempts.id',
+  delivery_rollup_state_pkey: 'delivery_rollup_state.id',
   instances_pkey: 'instances.id',
   limit_slots_pkey: 'limit_slots.id',
   schools_base_url_key: 'schools.base_url',

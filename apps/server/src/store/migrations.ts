@@ -442,6 +442,27 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
         await partitionByTime(db);
       },
     },
+    '0019_delivery_rollups': {
+      // Hourly roll-ups of the deliveries for the Dashboard (outbox/delivery-hours.ts): an hour
+      // once none of its deliveries is on its way, made in the background, so nothing here.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('delivery_hours')
+          .addColumn('hour', 'bigint', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('logged', 'integer', (c) => c.notNull())
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .addColumn('attempts', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('delivery_hours_hour').on('delivery_hours').column('hour').execute();
+        await db.schema
+          .createTable('delivery_rollup_state')
+          .addColumn('id', 'integer', (c) => c.primaryKey())
+          .addColumn('rolled_until', 'bigint')
+          .execute();
+        await sql`INSERT INTO delivery_rollup_state (id, rolled_until) VALUES (1, NULL)`.execute(db);
+      },
+    },
   };
 }
 

@@ -276,6 +276,8 @@ export interface Database {
   call_hours: CallHoursTable;
   call_error_hours: CallErrorHoursTable;
   call_rollup_state: CallRollupStateTable;
+  delivery_hours: DeliveryHoursTable;
+  delivery_rollup_state: CallRollupStateTable;
 }
 
 /** Calls per hour, operation, outcome and latency bin: the Dashboard's roll-ups (call-rollups.ts). */
@@ -299,7 +301,22 @@ export interface CallErrorHoursTable {
   count: number;
 }
 
-/** One row (id 1): the hours before `rolled_until` are in the roll-ups; null while none is. */
+/**
+ * Deliveries per hour queued, status, and whether the `log` provider took them (1) or not (0),
+ * with their attempts: the Dashboard's roll-ups of the outbox (outbox/delivery-hours.ts).
+ */
+export interface DeliveryHoursTable {
+  hour: number;
+  status: DeliveryStatus;
+  logged: number;
+  count: number;
+  attempts: number;
+}
+
+/**
+ * One row (id 1): the hours before `rolled_until` are in the roll-ups; null while none is
+ * (`call_rollup_state` for the calls', `delivery_rollup_state` for the deliveries').
+ */
 export interface CallRollupStateTable {
   id: number;
   rolled_until: number | null;

@@ -2,6 +2,7 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { problem, sendProblem } from '../../http/problem.js';
+import { readDeliveriesRolledUntil } from '../../outbox/delivery-hours.js';
 import { readRolledUntil } from '../../stats/call-rollups.js';
 import { callStats } from '../../stats/call-stats.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
@@ -116,7 +117,10 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
         store.reads,
         store.dialect,
         { from, to, bucketMs },
-        { rolledUntil: await readRolledUntil(store.reads) },
+        {
+          rolledUntil: await readRolledUntil(store.reads),
+          deliveriesRolledUntil: await readDeliveriesRolledUntil(store.reads),
+        },
       );
       const iso = (ms: number) => new Date(ms).toISOString();
       return {

@@ -1,0 +1,248 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
+
+/**
+ * Hourly roll-ups of the deliveries, for the Dashboard (docs/performance.md#the-dashboard): per
+ * hour queued, the deliveries by status and by whether the `log` provider took them, with their
+ * attempts (`delivery_hours`). A month of them then reads a few thousand rows, not every delivery.
+ *
+ * A delivery changes after it is queued, so an hour is rolled up only once none of its deliveries
+ * is on its way (pending or sending): the watermark `delivery_rollup_state.rolled_until` never
+ * passes the hour of the oldest one that is. Every status is then final but `dead`, which staff
+ * may resend: `resend` (outbox/sql.ts) moves the watermark back to the resent delivery's hour and
+ * drops the roll-ups from there in its own transaction, and the hours are rolled up again once
+ * what was resent has settled. Both take the watermark's row first, so a step and a resend never
+ * interleave. Steps are made as the calls' are (stats/call-rollups.ts), by the same job.
+ */
+
+const HOUR_MS = 3_600_000;
+/** An hour is looked at this long after it ended (a delivery is queued in its call's commit). */
+const GRACE_MS = 5 * 60_000;
+/** A step rolls at most this many hours (a day), fewer when its hours are busy. */
+const MAX_STEP_HOURS = 24;
+/** A step should take about this long on SQLite (its one connection also answers requests). */
+const STEP_TARGET_MS = 20;
+
+const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
+/** The statuses of a delivery on its way: its hour is not rolled up while it has one. */
+const ON_ITS_WAY: readonly DeliveryStatus[] = ['pending', 'sending'];
+
+/** One group of deliveries of a bucket, as the Dashboard counts them (raw or rolled up alike). */
+export interface DeliveryGroup {
+  readonly bucket: number;
+  readonly status: DeliveryStatus;
+  /** 1: taken by the `log` provider (written to the log, nothing sent). */
+  readonly logged: number;
+  readonly count: number;
+  readonly attempts: number;
+}
+
+/** Integer literals: a bound JS number is a REAL to SQLite, which would not truncate. */
+const bucketOf = (column: string, bucketMs: number) =>
+  sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
+const loggedSql = sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`;
+
+const toGroups = (
+  rows: { bucket: number; status: DeliveryStatus; logged: number; count: number; attempts: number | null }[],
+): DeliveryGroup[] =>
+  rows.map((r) => ({
+    bucket: Number(r.bucket),
+    status: r.status,
+    logged: Number(r.logged),
+    count: Number(r.count),
+    attempts: Number(r.attempts ?? 0),
+  }));
+
+/** The deliveries queued in [from, to), grouped by bucket, status and `logged`, from their table. */
+export async function deliveryGroups(
+  db: Kysely<Database>,
+  bucketMs: number,
+  from: number,
+  to: number,
+): Promise<DeliveryGroup[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select((eb) => [
+      bucketOf('created_at', bucketMs).as('bucket'),
+      'status',
+      loggedSql.as('logged'),
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('attempts').as('attempts'),
+    ])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .groupBy(['bucket', 'status', 'logged'])
+    .execute();
+  return toGroups(rows);
+}
+
+/** The same, for whole hours [from, to) before the watermark, from the roll-ups. */
+export async function rolledDeliveryGroups(
+  db: Kysely<Database>,
+  bucketMs: number,
+  from: number,
+  to: number,
+): Promise<DeliveryGroup[]> {
+  const rows = await db
+    .selectFrom('delivery_hours')
+    .select((eb) => [
+      bucketOf('hour', bucketMs).as('bucket'),
+      'status',
+      'logged',
+      eb.fn.sum<number>('count').as('count'),
+      eb.fn.sum<number>('attempts').as('attempts'),
+    ])
+    .where('hour', '>=', from)
+    .where('hour', '<', to)
+    .groupBy(['bucket', 'status', 'logged'])
+    .execute();
+  return toGroups(rows);
+}
+
+/** The watermark as `db` has it (a replica's goes with the roll-ups it has). */
+export async function readDeliveriesRolledUntil(db: Kysely<Database>): Promise<number | null> {
+  const row = await db
+    .selectFrom('delivery_rollup_state')
+    .select('rolled_until')
+    .where('id', '=', 1)
+    .executeTakeFirst();
+  return row?.rolled_until === null || row?.rolled_until === undefined ? null : Number(row.rolled_until);
+}
+
+/**
+ * Takes the watermark's row until `trx` ends (PostgreSQL; SQLite's one writer serialises anyway)
+ * and answers it. A step and a resend each take it first.
+ */
+async function holdWatermark(trx: Transaction<Database>, dialect: DialectName): Promise<number | null> {
+  let q = trx.selectFrom('delivery_rollup_state').select('rolled_until').where('id', '=', 1);
+  if (dialect === 'postgres') q = q.forUpdate();
+  const row = await q.executeTakeFirst();
+  return row?.rolled_until === null || row?.rolled_until === undefined ? null : Number(row.rolled_until);
+}
+
+/**
+ * In a resend's transaction, before its deliveries change: the watermark's row held. Then
+ * `unrollFrom` with the oldest resent delivery's `created_at` moves the watermark back to its hour
+ * and drops the roll-ups from there, when they had it.
+ */
+export async function holdDeliveryRollups(
+  trx: Transaction<Database>,
+  dialect: DialectName,
+): Promise<{ unrollFrom(createdAt: number | null): Promise<void> }> {
+  const rolledUntil = await holdWatermark(trx, dialect);
+  return {
+    async unrollFrom(createdAt) {
+      if (createdAt === null || rolledUntil === null || createdAt >= rolledUntil) return;
+      const hour = floorHour(createdAt);
+      await trx
+        .updateTable('delivery_rollup_state')
+        .set({ rolled_until: hour })
+        .where('id', '=', 1)
+        .execute();
+      await trx.deleteFrom('delivery_hours').where('hour', '>=', hour).execute();
+    },
+  };
+}
+
+export interface DeliveryRollups {
+  /** Hours before this (epoch ms) are rolled up; null while none is. */
+  rolledUntil(): Promise<number | null>;
+  /**
+   * Rolls up the hours that ended GRACE_MS before `now` and have no delivery on its way, one step
+   * per transaction, until none is left or `budgetMs` has passed. Returns the hours rolled.
+   */
+  rollUp(now: number, options?: { readonly budgetMs?: number }): Promise<number>;
+  /** Retention: the roll-ups of hours that ended before `before`. */
+  deleteOlderThan(before: number): Promise<void>;
+}
+
+export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName): DeliveryRollups {
+  let stepHours = 1;
+
+  /**
+   * One step from the watermark (or the oldest delivery's hour) to at most `to`, stopped short at
+   * the hour of a delivery on its way. Answers the hours rolled, or null when nothing is left.
+   */
+  const step = (end: number): Promise<number | null> =>
+    db.transaction().execute(async (trx) => {
+      let from = await holdWatermark(trx, dialect);
+      if (from === null) {
+        const oldest = await trx
+          .selectFrom('deliveries')
+          .select('created_at')
+          .orderBy('created_at')
+          .limit(1)
+          .executeTakeFirst();
+        if (!oldest) return null;
+        from = floorHour(Number(oldest.created_at));
+      }
+      let to = Math.min(end, from + stepHours * HOUR_MS);
+      // Read with the watermark held: a resend waits for this step, and one before it is seen.
+      const onItsWay = await trx
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.min<number>('created_at').as('at'))
+        .where('status', 'in', ON_ITS_WAY)
+        .executeTakeFirst();
+      const held =
+        onItsWay?.at === null || onItsWay?.at === undefined ? null : floorHour(Number(onItsWay.at));
+      if (held !== null && held < from) {
+        // On its way in an hour rolled up: not by a resend, which moves the watermark back itself
+        // (data copied in, say); the hours from its own are rolled up again once it has settled.
+        await trx
+          .updateTable('delivery_rollup_state')
+          .set({ rolled_until: held })
+          .where('id', '=', 1)
+          .execute();
+        await trx.deleteFrom('delivery_hours').where('hour', '>=', held).execute();
+        return null;
+      }
+      if (held !== null) to = Math.min(to, held);
+      if (to <= from) return null;
+      await trx
+        .insertInto('delivery_hours')
+        .columns(['hour', 'status', 'logged', 'count', 'attempts'])
+        .expression(
+          trx
+            .selectFrom('deliveries')
+            .select((eb) => [
+              bucketOf('created_at', HOUR_MS).as('hour'),
+              'status',
+              loggedSql.as('logged'),
+              eb.fn.countAll<number>().as('count'),
+              eb.fn.coalesce(eb.fn.sum<number>('attempts'), sql.lit(0)).as('attempts'),
+            ])
+            .where('created_at', '>=', from)
+            .where('created_at', '<', to)
+            .groupBy([sql`1`, 'status', sql`3`]),
+        )
+        .execute();
+      await trx.updateTable('delivery_rollup_state').set({ rolled_until: to }).where('id', '=', 1).execute();
+      return (to - from) / HOUR_MS;
+    });
+
+  return {
+    rolledUntil: () => readDeliveriesRolledUntil(db),
+    async rollUp(now, options = {}) {
+      const began = performance.now();
+      const budget = options.budgetMs ?? Number.POSITIVE_INFINITY;
+      const end = floorHour(now - GRACE_MS);
+      let rolled = 0;
+      for (;;) {
+        const t = performance.now();
+        const hours = await step(end);
+        if (hours === null) return rolled;
+        rolled += hours;
+        // Sized by what the last step took, so that a step of busy hours stays short.
+        const took = performance.now() - t;
+        const scaled = Math.floor((stepHours * STEP_TARGET_MS) / Math.max(took, 0.5));
+        stepHours = Math.max(1, Math.min(MAX_STEP_HOURS, stepHours * 4, scaled));
+        if (performance.now() - began >= budget) return rolled;
+        if (dialect === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+    async deleteOlderThan(before) {
+      await db.deleteFrom('delivery_hours').where('hour', '<', floorHour(before)).execute();
+    },
+  };
+}
