@@ -1,5 +1,5 @@
 /**
- * The Dashboard's hourly roll-ups of the deliveries (src/outbox/delivery-hours.ts) must say what
+ * The Dashboard's hourly roll-ups of the deliveries (src/stats/delivery-rollups.ts) must say what
  * the deliveries say, whatever has become of them since: an hour is rolled up only once none of
  * its deliveries is on its way, and a dead one resent by staff takes its hour out of the roll-ups
  * until it has settled again. On each database; an hour is rolled up once, however many try.

@@ -7,7 +7,7 @@ import { createDeliveryRepository, type DeliveryRepository, deleteForCalls } fro
 import { Dispatcher } from './dispatcher.js';
 import { createEnqueue, type Enqueue } from './enqueue.js';
 import { Lane, type LaneLimits, Lanes } from './lanes.js';
-import { createOutboxSql } from './sql.js';
+import { createOutboxSql, type ResendHook } from './sql.js';
 
 /**
  * The outbox (docs/outbox.md): the deliveries an operation queues, from the call's commit to the
@@ -80,6 +80,8 @@ export interface OutboxOptions {
    * took the message: it may have arrived twice (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
    */
   readonly onSentAfterUnsure?: (kind: DeliveryKind, provider: string, unsure: string) => void;
+  /** Run in each resend's transaction (the Dashboard's roll-ups: stats/delivery-rollups.ts). */
+  readonly onResend?: ResendHook | undefined;
   readonly random?: () => number;
 }
 
@@ -88,7 +90,7 @@ export const SILENT_AFTER_MS = 3000;
 
 export function createOutbox(options: OutboxOptions): Outbox {
   const { log, store } = options;
-  const sql = createOutboxSql(store, options.sealer);
+  const sql = createOutboxSql(store, options.sealer, options.onResend);
   let dispatcher: Dispatcher | undefined;
   const onCircuitChange = (lane: Lane, change: CircuitChange) => {
     const what = {

@@ -3,7 +3,6 @@ import { type Expression, type ExpressionBuilder, type SqlBool, sql, type Transa
 import type { Sealer } from '../secrets/sealer.js';
 import type { Database, DeliveryKind, DeliveryStatus, PostgresTx, SqliteTx, Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
-import { holdDeliveryRollups } from './delivery-hours.js';
 import { UNSETTLED_SMS, unsealedText } from './payload.js';
 import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
 
@@ -157,7 +156,16 @@ function endedOf({ claimed, now, result }: Finished): Ended {
  * in the store's relaxed transactions (store/unit-of-work.ts: on SQLite it does not wait for the
  * disk; the next recorded call's commit makes it durable).
  */
-export function createOutboxSql(store: Store, sealer: Sealer) {
+/**
+ * What else a resend changes in its own transaction (the Dashboard's roll-ups of the deliveries,
+ * given by the caller: stats/delivery-rollups.ts): called before the deliveries change, it answers
+ * what to do once the oldest resent delivery's `created_at` is known (null: none was resent).
+ */
+export type ResendHook = (
+  trx: Transaction<Database>,
+) => Promise<(oldestCreatedAt: number | null) => Promise<void>>;
+
+export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendHook) {
   const { db, work } = store;
   const pg = store.dialect === 'postgres';
   const finishOnSqlite = store.sqlite ? sqliteFinisher(store.sqlite) : undefined;
@@ -174,16 +182,16 @@ export function createOutboxSql(store: Store, sealer: Sealer) {
     eb.or([eb('kind', '=', 'push'), eb('secret', 'is not', null)]);
 
   /**
-   * `resend` of the dead deliveries `which` picks that can be sent again, with the Dashboard's
-   * roll-ups of their hours dropped in the same commit (delivery-hours.ts): they are dead no more.
-   * Answers how many.
+   * `resend` of the dead deliveries `which` picks that can be sent again, with `onResend` in the
+   * same commit (the Dashboard's roll-ups of their hours dropped: they are dead no more). Answers
+   * how many.
    */
   const resend = (
     now: number,
     which: (eb: ExpressionBuilder<Database, 'deliveries'>) => Expression<SqlBool>,
   ) =>
     db.transaction().execute(async (trx) => {
-      const rollups = await holdDeliveryRollups(trx, store.dialect);
+      const resentFrom = await onResend?.(trx);
       // SQLite has no UPDATE in a WITH: the times come back, their oldest is found here.
       const resent = await trx
         .updateTable('deliveries')
@@ -195,7 +203,7 @@ export function createOutboxSql(store: Store, sealer: Sealer) {
         .execute();
       let oldest: number | null = null;
       for (const r of resent) oldest = Math.min(oldest ?? Number.POSITIVE_INFINITY, Number(r.created_at));
-      await rollups.unrollFrom(oldest);
+      await resentFrom?.(oldest);
       return resent.length;
     });
 

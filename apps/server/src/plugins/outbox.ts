@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { createOutbox, type Outbox } from '../outbox/index.js';
+import { holdDeliveryRollups } from '../stats/delivery-rollups.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,6 +42,8 @@ export const outboxPlugin = fp(
       log: app.log.child({ component: 'outbox' }),
       onSentAfterUnsure: (kind, provider, unsure) =>
         app.metrics.observeSentAfterUnsure(kind, provider, unsure),
+      // A resent delivery is dead no more: its hours leave the Dashboard's roll-ups in its commit.
+      onResend: async (trx) => (await holdDeliveryRollups(trx, store.dialect)).unrollFrom,
     });
     app.decorate('outbox', outbox);
     app.metrics.watchCircuits(() => outbox.circuits());

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
-import { createDeliveryRollups, type DeliveryRollups } from '../outbox/delivery-hours.js';
 import { type CallRollups, createCallRollups } from '../stats/call-rollups.js';
+import { createDeliveryRollups, type DeliveryRollups } from '../stats/delivery-rollups.js';
 import { startRollupJob } from '../stats/rollup-job.js';
 import { isUnavailableError } from '../store/index.js';
 
@@ -8,7 +8,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Hourly roll-ups of the calls, for the Dashboard (stats/call-rollups.ts). */
     rollups: CallRollups;
-    /** Hourly roll-ups of the deliveries, for the Dashboard (outbox/delivery-hours.ts). */
+    /** Hourly roll-ups of the deliveries, for the Dashboard (stats/delivery-rollups.ts). */
     deliveryRollups: DeliveryRollups;
   }
 }

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import { applyFilters, type CallQuery } from '../history/call-filters.js';
-import { type DeliveryGroup, deliveryGroups, rolledDeliveryGroups } from '../outbox/delivery-hours.js';
 import type { Database, DialectName, Outcome } from '../store/index.js';
 import {
   bucketOf,
@@ -12,6 +11,7 @@ import {
   LATENCY_BINS_PER_E,
   latencyBinSql,
 } from './call-rollups.js';
+import { type DeliveryGroup, deliveryGroups, rolledDeliveryGroups } from './delivery-rollups.js';
 
 /** A period cut in buckets: epoch milliseconds, `to` exclusive. */
 export interface StatsRange {
@@ -318,7 +318,7 @@ export async function callStats(
     errorLimit?: number;
     /** The calls' roll-ups' watermark (call-rollups.ts): hours before it are read from them; null: none. */
     rolledUntil?: number | null;
-    /** The deliveries' (outbox/delivery-hours.ts), alike. */
+    /** The deliveries' (delivery-rollups.ts), alike. */
     deliveriesRolledUntil?: number | null;
   } = {},
 ): Promise<CallStats> {

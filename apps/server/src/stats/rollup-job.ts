@@ -1,6 +1,6 @@
 import type { Store } from '../store/index.js';
 
-/** A roll-up made in turns: the calls' (call-rollups.ts), the deliveries' (outbox/delivery-hours.ts). */
+/** A roll-up made in turns: the calls' (call-rollups.ts), the deliveries' (delivery-rollups.ts). */
 interface Rollup {
   rollUp(now: number, options?: { readonly budgetMs?: number }): Promise<number>;
 }

@@ -2,9 +2,9 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { problem, sendProblem } from '../../http/problem.js';
-import { readDeliveriesRolledUntil } from '../../outbox/delivery-hours.js';
 import { readRolledUntil } from '../../stats/call-rollups.js';
 import { callStats } from '../../stats/call-stats.js';
+import { readDeliveriesRolledUntil } from '../../stats/delivery-rollups.js';
 import { publicBaseUrl } from '../asmx/base-url.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;

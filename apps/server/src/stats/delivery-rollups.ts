@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
+import { bucketOf, floorHour, HOUR_MS, ROLLUP_GRACE_MS } from './call-rollups.js';
 
 /**
  * Hourly roll-ups of the deliveries, for the Dashboard (docs/performance.md#the-dashboard): per
@@ -9,21 +10,17 @@ import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
  * A delivery changes after it is queued, so an hour is rolled up only once none of its deliveries
  * is on its way (pending or sending): the watermark `delivery_rollup_state.rolled_until` never
  * passes the hour of the oldest one that is. Every status is then final but `dead`, which staff
- * may resend: `resend` (outbox/sql.ts) moves the watermark back to the resent delivery's hour and
- * drops the roll-ups from there in its own transaction, and the hours are rolled up again once
+ * may resend: a resend (outbox/sql.ts, given `holdDeliveryRollups` by plugins/outbox.ts) moves the
+ * watermark back to the resent delivery's hour and drops the roll-ups from there in its own
+ * transaction, and the hours are rolled up again once
  * what was resent has settled. Both take the watermark's row first, so a step and a resend never
- * interleave. Steps are made as the calls' are (stats/call-rollups.ts), by the same job.
+ * interleave. Steps are made as the calls' are (call-rollups.ts), by the same job.
  */
 
-const HOUR_MS = 3_600_000;
-/** An hour is looked at this long after it ended (a delivery is queued in its call's commit). */
-const GRACE_MS = 5 * 60_000;
 /** A step rolls at most this many hours (a day), fewer when its hours are busy. */
 const MAX_STEP_HOURS = 24;
 /** A step should take about this long on SQLite (its one connection also answers requests). */
 const STEP_TARGET_MS = 20;
-
-const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
 
 /** The statuses of a delivery on its way: its hour is not rolled up while it has one. */
 const ON_ITS_WAY: readonly DeliveryStatus[] = ['pending', 'sending'];
@@ -38,9 +35,6 @@ export interface DeliveryGroup {
   readonly attempts: number;
 }
 
-/** Integer literals: a bound JS number is a REAL to SQLite, which would not truncate. */
-const bucketOf = (column: string, bucketMs: number) =>
-  sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
 const loggedSql = sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`;
 
 const toGroups = (
@@ -149,8 +143,9 @@ export interface DeliveryRollups {
   /** Hours before this (epoch ms) are rolled up; null while none is. */
   rolledUntil(): Promise<number | null>;
   /**
-   * Rolls up the hours that ended GRACE_MS before `now` and have no delivery on its way, one step
-   * per transaction, until none is left or `budgetMs` has passed. Returns the hours rolled.
+   * Rolls up the hours that ended ROLLUP_GRACE_MS before `now` and have no delivery on its way,
+   * one step per transaction, until none is left or `budgetMs` has passed. Returns the hours
+   * rolled.
    */
   rollUp(now: number, options?: { readonly budgetMs?: number }): Promise<number>;
   /** Retention: the roll-ups of hours that ended before `before`. */
@@ -226,7 +221,7 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
     async rollUp(now, options = {}) {
       const began = performance.now();
       const budget = options.budgetMs ?? Number.POSITIVE_INFINITY;
-      const end = floorHour(now - GRACE_MS);
+      const end = floorHour(now - ROLLUP_GRACE_MS);
       let rolled = 0;
       for (;;) {
         const t = performance.now();
