@@ -13,7 +13,7 @@ export const BINDINGS = ['soap11', 'soap12', 'http-get', 'http-post', 'console']
 /** Call i's caller (10.3.2.1 for the 197 121st). */
 export const ipOf = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 export const CALL_COLUMNS =
-  'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes';
+  'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes, phone';
 export const DELIVERY_COLUMNS =
   'call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at, idempotency_key, created_at, updated_at';
 
@@ -45,7 +45,8 @@ export async function seedCallsPostgres(client, { total, from, span, first = 0, 
        300,
        E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
          || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
-       200
+       200,
+       CASE WHEN g.op = 'AuthCode' THEN g.phone END
      FROM generate_series($4::bigint, $5::bigint) AS i,
        LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
          (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,

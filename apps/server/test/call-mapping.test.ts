@@ -11,6 +11,7 @@ const row: CallRow = {
   caller_ip: '203.0.113.7',
   user_agent: 'agent "quoted", with a comma',
   params: '{"id":"=HYPERLINK(\\"x\\")"}',
+  phone: null,
   outcome: 'client-error',
   status: 400,
   error: '@SUM(A1)',

@@ -20,6 +20,7 @@ const MINUTE = 60_000;
 const T0 = Date.parse('2026-11-01T10:00:00.000Z');
 const OPERATIONS = ['AuthCode', 'SendMarkNotes', 'pushNoti', null] as const;
 const IPS = ['203.0.113.1', '198.51.100.7', '2001:db8::1', '::ffff:203.0.113.1'] as const;
+const PHONES = ['+447911123456', '+33612345678'] as const;
 
 /**
  * Characters of the texts: ASCII letters in both cases, digits, LIKE's own metacharacters and its
@@ -44,6 +45,7 @@ function callArb(alphabet: readonly string[]): fc.Arbitrary<NewCall> {
       binding: fc.constantFrom(...BINDINGS),
       outcome: fc.constantFrom(...OUTCOMES),
       ip: fc.constantFrom(...IPS),
+      phone: fc.option(fc.constantFrom(...PHONES), { nil: null }),
       params: fc.option(fc.dictionary(fc.constantFrom('code', 'phone', 'id'), text, { maxKeys: 2 }), {
         nil: null,
       }),
@@ -60,6 +62,7 @@ function callArb(alphabet: readonly string[]): fc.Arbitrary<NewCall> {
         caller_ip: c.ip,
         user_agent: 'property',
         params: c.params === null ? null : JSON.stringify(c.params),
+        phone: c.phone,
         outcome: c.outcome,
         status: c.outcome === 'ok' ? 200 : c.outcome === 'client-error' ? 400 : 500,
         error: null,
@@ -100,7 +103,7 @@ function qArb(calls: readonly NewCall[], alphabet: readonly string[]): fc.Arbitr
   return fc.oneof(fc.constant(''), short, piece, piece);
 }
 
-/** One value for every filter; each test below tries all 128 subsets of it. */
+/** One value for every filter; each test below tries all 256 subsets of it. */
 function fullQueryArb(calls: readonly NewCall[], alphabet: readonly string[]) {
   const time = fc.integer({ min: -1, max: 11 }).map((m) => T0 + m * MINUTE);
   return fc.record({
@@ -117,14 +120,15 @@ function fullQueryArb(calls: readonly NewCall[], alphabet: readonly string[]) {
     from: time,
     to: time,
     ip: fc.constantFrom(...IPS, '203.0.113.2'),
+    phone: fc.constantFrom(...PHONES, '+12025550123'),
     q: qArb(calls, alphabet),
   });
 }
 
-const KEYS = ['operation', 'binding', 'outcome', 'from', 'to', 'ip', 'q'] as const;
+const KEYS = ['operation', 'binding', 'outcome', 'from', 'to', 'ip', 'phone', 'q'] as const;
 type FullQuery = { [K in (typeof KEYS)[number]]-?: NonNullable<CallQuery[K]> };
 
-/** Every combination of the filters: the subset of KEYS named by each bit of 0…127. */
+/** Every combination of the filters: the subset of KEYS named by each bit of 0…255. */
 function* subsets(full: FullQuery): Generator<CallQuery> {
   for (let mask = 0; mask < 1 << KEYS.length; mask++) {
     const query: Record<string, unknown> = {};
@@ -198,7 +202,7 @@ describe('the live tail and the history list pass the same calls', () => {
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     // The generated filters pick some calls and leave others, free text included.
-    expect(compared).toBe(RUNS * 128);
+    expect(compared).toBe(RUNS * 256);
     expect(nonEmpty / compared).toBeGreaterThan(0.1);
     expect(textHits).toBeGreaterThan(100);
   });

@@ -169,6 +169,7 @@ export function callRow(overrides: Partial<NewCall> = {}): NewCall {
     caller_ip: '203.0.113.1',
     user_agent: 'test',
     params: JSON.stringify({ code: '***', phone: '+447911123456' }),
+    phone: '+447911123456',
     outcome: 'ok',
     status: 200,
     error: null,

@@ -131,6 +131,11 @@ export const callFiltersSchema = z.object({
   /** Exclusive upper bound on the call's time. */
   to: isoDate.optional(),
   ip: z.string().max(64).optional(),
+  /**
+   * A phone number: AuthCode calls to it. International (`+447911123456`), or national in the
+   * server's DEFAULT_PHONE_REGION; 400 when it is no phone number.
+   */
+  phone: z.string().max(64).optional(),
   /** `failed`: calls whose SMS or push went dead or expired (it did not reach the phone). */
   delivery: z.enum(CALL_DELIVERY_FILTERS).optional(),
   /** Free text, matched in parameters and raw request and response. */

@@ -24,6 +24,8 @@ export interface CallQuery {
   readonly from?: number | undefined;
   readonly to?: number | undefined;
   readonly ip?: string | undefined;
+  /** A phone in E.164: calls with that `phone` parameter (AuthCode's). */
+  readonly phone?: string | undefined;
   /** `failed`: calls with a delivery (SMS or push) that went dead or expired. */
   readonly delivery?: 'failed' | undefined;
   /** Free text: a case-insensitive substring of the parameters, the raw request or response. */
@@ -61,6 +63,7 @@ export const CALL_FILTERS = [
   { key: 'from', column: 'at', test: '>=' },
   { key: 'to', column: 'at', test: '<' },
   { key: 'ip', column: 'caller_ip', test: '=' },
+  { key: 'phone', column: 'phone', test: '=' },
 ] as const satisfies readonly CallFilter[];
 
 // Every field of CallQuery but `q` has its filter: a field added without one fails to compile.

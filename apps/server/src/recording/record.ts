@@ -47,6 +47,7 @@ export function callRecord(
     caller_ip: request.ip,
     user_agent: facts.userAgent?.slice(0, 512) ?? null,
     params: facts.params === null ? null : JSON.stringify(facts.params),
+    phone: phoneOf(facts.params),
     outcome: outcomeOf(facts.status, facts.outcome),
     status: facts.status,
     error: facts.error === null ? null : shortened(facts.error),
@@ -59,6 +60,18 @@ export function callRecord(
     request_id: request.id,
   };
 }
+
+/** E.164: what a phone parameter is once its operation has normalised it. */
+const E164 = /^\+[1-9]\d{5,14}$/;
+
+/**
+ * The call's phone for History's phone filter: its `phone` parameter as the operation normalised
+ * it (E.164). One that does not read as E.164 (refused before it was normalised) stays in `params`.
+ */
+const phoneOf = (params: CallFacts['params']): string | null => {
+  const phone = params?.phone;
+  return phone !== undefined && E164.test(phone) ? phone : null;
+};
 
 /**
  * The outcome a call is recorded and counted under, from the status it was answered with and the

@@ -28,12 +28,13 @@ export const NULLABLE_DEFAULTS = {
   operation: null,
   user_agent: null,
   params: null,
+  phone: null,
   error: null,
   note: null,
   request_id: null,
 };
 
-/** Rows per INSERT on PostgreSQL: 17 columns × 500 stays far below its 65 535 parameters. */
+/** Rows per INSERT on PostgreSQL: 18 columns × 500 stays far below its 65 535 parameters. */
 const INSERT_CHUNK = 500;
 
 /** The deliveries of a batch, by the ids its calls were given. */

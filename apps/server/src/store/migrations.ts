@@ -443,7 +443,7 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       },
     },
     '0019_delivery_rollups': {
-      // Hourly roll-ups of the deliveries for the Dashboard (outbox/delivery-hours.ts): an hour
+      // Hourly roll-ups of the deliveries for the Dashboard (stats/delivery-rollups.ts): an hour
       // once none of its deliveries is on its way, made in the background, so nothing here.
       async up(db: Kysely<unknown>) {
         await db.schema
@@ -461,6 +461,23 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .addColumn('rolled_until', 'bigint')
           .execute();
         await sql`INSERT INTO delivery_rollup_state (id, rolled_until) VALUES (1, NULL)`.execute(db);
+      },
+    },
+    '0020_call_phone': {
+      // History's phone filter: the call's phone (AuthCode's, E.164) in a column of its own, in
+      // an index of the calls that have one. Calls recorded before have none (free text finds
+      // them): filling it in would rewrite every row, and retention ends their days anyway. A new
+      // nullable column is only a catalogue change; the index is built over the existing rows
+      // (on PostgreSQL, in each partition, the upgrade's legacy one included), holding writes
+      // meanwhile: an upgrade's pause, like 0018's key.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('calls').addColumn('phone', 'text').execute();
+        await db.schema
+          .createIndex('calls_phone_at')
+          .on('calls')
+          .columns(['phone', 'at', 'id'])
+          .where(sql.ref('phone'), 'is not', null)
+          .execute();
       },
     },
   };

@@ -26,6 +26,12 @@ export interface CallsTable {
   user_agent: string | null;
   /** JSON object of the parameters as received (secrets masked); null when none could be read. */
   params: string | null;
+  /**
+   * The call's `phone` parameter (AuthCode's) in E.164, as the operation normalised it: History's
+   * indexed phone filter. Null for other operations, a phone that was not valid, and calls
+   * recorded before it was kept (migration 0020; free text finds those).
+   */
+  phone: string | null;
   outcome: Outcome;
   status: number;
   /** The fault or error text the caller got. */
@@ -58,6 +64,7 @@ export const CALL_COLUMNS = [
   'caller_ip',
   'user_agent',
   'params',
+  'phone',
   'outcome',
   'status',
   'error',
@@ -303,7 +310,7 @@ export interface CallErrorHoursTable {
 
 /**
  * Deliveries per hour queued, status, and whether the `log` provider took them (1) or not (0),
- * with their attempts: the Dashboard's roll-ups of the outbox (outbox/delivery-hours.ts).
+ * with their attempts: the Dashboard's roll-ups of the outbox (stats/delivery-rollups.ts).
  */
 export interface DeliveryHoursTable {
   hour: number;

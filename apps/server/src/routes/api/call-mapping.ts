@@ -124,6 +124,7 @@ export function toQuery(filters: CallFilters): CallQuery {
     from: filters.from === undefined ? undefined : Date.parse(filters.from),
     to: filters.to === undefined ? undefined : Date.parse(filters.to),
     ip: filters.ip,
+    phone: filters.phone,
     delivery: filters.delivery,
     q: filters.q === undefined ? undefined : phoneAsStored(filters.q),
   };

@@ -6,7 +6,9 @@ import {
   callFiltersSchema,
   callListQuerySchema,
   callListSchema,
+  checkParam,
   exportQuerySchema,
+  type ParamDef,
   problemSchema,
 } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
@@ -36,6 +38,13 @@ import {
 } from './call-mapping.js';
 
 const HEARTBEAT_MS = 15_000;
+/** The phone filter's rule: AuthCode's phone parameter's. */
+const PHONE: ParamDef = {
+  name: 'phone',
+  rule: 'phone',
+  description: 'A phone number',
+  example: '+447911123456',
+};
 // Rows read per query while exporting: sized so that a batch's text comes to about
 // EXPORT_BATCH_BYTES (from the previous batch's bytes per row), within these bounds. A batch's
 // text is held whole (one Buffer), so memory stays flat whatever the total; fewer, larger batches
@@ -115,6 +124,19 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
   // left idle after a long request would otherwise hold the shutdown until its grace period ends.
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close');
+  });
+  // The phone filter as calls record it (E.164), whatever way staff wrote it: `07911 123456`
+  // read in DEFAULT_PHONE_REGION; a text that is no phone number is refused in the filter's terms.
+  app.addHook('preHandler', async (request, reply) => {
+    const query = request.query as { phone?: string } | undefined;
+    if (query?.phone === undefined) return;
+    const checked = checkParam(PHONE, query.phone, {
+      defaultPhoneRegion: app.config.DEFAULT_PHONE_REGION,
+      wording: 'staff',
+    });
+    if (!checked.ok)
+      return sendProblem(reply, problem(400, checked.message, { errors: { phone: checked.message } }));
+    query.phone = checked.value;
   });
 
   app.get(

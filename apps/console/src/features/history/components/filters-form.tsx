@@ -22,6 +22,7 @@ const filtersFormSchema = z
     delivery: z.string(),
     ...timeRangeShape,
     ip: z.string().max(64, 'At most 64 characters.'),
+    phone: z.string().max(64, 'At most 64 characters.'),
     q: z.string().max(200, 'At most 200 characters.'),
   })
   .refine(...fromBeforeTo);
@@ -52,6 +53,7 @@ function toFormValues(filters: CallFilters): FiltersFormValues {
     from: isoToLocalInput(filters.from),
     to: isoToLocalInput(filters.to),
     ip: filters.ip ?? '',
+    phone: filters.phone ?? '',
     q: filters.q ?? '',
   };
 }
@@ -65,6 +67,7 @@ function toFilters(values: FiltersFormValues): CallFilters {
     from: localInputToIso(values.from),
     to: localInputToIso(values.to),
     ip: values.ip.trim() || undefined,
+    phone: values.phone.trim() || undefined,
     q: values.q.trim() || undefined,
   });
 }
@@ -94,6 +97,13 @@ export function FiltersForm({ filters, onChange }: UrlFiltersProps<CallFilters>)
       <SelectField name="delivery" label="Delivery" options={deliveryOptions} registerOptions={applyChoice} />
       <TimeRangeFields />
       <TextField name="ip" label="Caller IP" autoComplete="off" spellCheck={false} />
+      <TextField
+        name="phone"
+        label="Phone"
+        type="tel"
+        description="A parent's number: the codes asked for it."
+        autoComplete="off"
+      />
       <TextField
         name="q"
         label="Text"

@@ -207,14 +207,18 @@ describe('History', () => {
 
     // Typed filters apply with Enter.
     await user.type(screen.getByLabelText('Caller IP'), '203.0.113.9');
+    await user.type(screen.getByLabelText('Phone'), ' 07911 123456 ');
     await user.type(screen.getByLabelText('Text'), '+4479{Enter}');
-    await waitFor(() => expect(location().search).toBe('?operation=AuthCode&ip=203.0.113.9&q=%2B4479'));
+    await waitFor(() =>
+      expect(location().search).toBe('?operation=AuthCode&ip=203.0.113.9&phone=07911+123456&q=%2B4479'),
+    );
     // Applying keeps the keyboard where it was.
     expect(screen.getByLabelText('Text')).toHaveFocus();
     await waitFor(() => {
       const last = listRequests(requests).at(-1);
       expect(last?.get('operation')).toBe('AuthCode');
       expect(last?.get('ip')).toBe('203.0.113.9');
+      expect(last?.get('phone')).toBe('07911 123456');
       expect(last?.get('q')).toBe('+4479');
       expect(last?.get('limit')).toBe('50');
     });
@@ -222,11 +226,11 @@ describe('History', () => {
     // The exports download what is filtered.
     expect(screen.getByRole('link', { name: 'Export CSV' })).toHaveAttribute(
       'href',
-      '/api/calls/export?format=csv&operation=AuthCode&ip=203.0.113.9&q=%2B4479',
+      '/api/calls/export?format=csv&operation=AuthCode&ip=203.0.113.9&phone=07911+123456&q=%2B4479',
     );
     expect(screen.getByRole('link', { name: 'Export JSON' })).toHaveAttribute(
       'href',
-      '/api/calls/export?format=json&operation=AuthCode&ip=203.0.113.9&q=%2B4479',
+      '/api/calls/export?format=json&operation=AuthCode&ip=203.0.113.9&phone=07911+123456&q=%2B4479',
     );
 
     await user.click(screen.getByRole('button', { name: 'Clear filters' }));
