@@ -200,6 +200,11 @@ const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
 /** While the database is not reached at start, the log says so at most this often. */
 const START_LOG_EVERY_MS = 10_000;
+/**
+ * How long a start waits for its first migrations before the server goes on starting (Fastify
+ * gives a plugin 10 s) and they finish in the background.
+ */
+const START_WAIT_MS = 5_000;
 
 async function openPostgres(
   connectionString: string,
@@ -247,43 +252,69 @@ async function openPostgres(
       return 'unreachable';
     }
   };
-  const first = await attempt().catch(async (err: unknown) => {
-    await migrations.destroy();
-    await db.destroy();
-    throw err;
-  });
+  // A first attempt still running after START_WAIT_MS (migrations over many rows: an upgrade of
+  // a large history) goes on in the background, the server listening and refusing calls with 503
+  // meanwhile, as while the database cannot be reached.
+  const firstAttempt = attempt();
+  let timer: NodeJS.Timeout | undefined;
+  const first = await Promise.race([
+    firstAttempt,
+    new Promise<'slow'>((resolve) => {
+      timer = setTimeout(() => resolve('slow'), START_WAIT_MS);
+    }),
+  ])
+    .catch(async (err: unknown) => {
+      await migrations.destroy();
+      await db.destroy();
+      throw err;
+    })
+    .finally(() => clearTimeout(timer));
+
+  /** Attempts until the database is reached and migrated, the pause doubling up to 10 s. */
+  const keepTrying = async () => {
+    let delay = RETRY_FIRST_MS;
+    let lastLog = 0;
+    const since = Date.now();
+    for (let tries = 1; ; tries++) {
+      const now = Date.now();
+      if (now - lastLog >= START_LOG_EVERY_MS) {
+        log.warn(
+          { tries, waitedMs: now - since, retryInMs: delay },
+          'the database cannot be reached yet: calls are refused with 503, connecting is retried',
+        );
+        lastLog = now;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (stopped) throw new Error('The store was closed before the database could be reached.');
+      if ((await attempt()) === 'done') break;
+      delay = Math.min(delay * 2, RETRY_MAX_MS);
+    }
+    log.info({ waitedMs: Date.now() - since }, 'the database was reached and is up to date');
+  };
+
   let ready: Promise<void>;
   if (first === 'done') {
     await migrations.destroy();
     availability.markUp();
     ready = Promise.resolve();
   } else {
-    // Not reached: the server starts anyway and keeps trying, the pause doubling up to 10 s.
+    if (first === 'slow') {
+      availability.markDown('the database is being migrated');
+      log.warn(
+        { waitedMs: START_WAIT_MS },
+        'migrating the database takes a while: calls are refused with 503 until it is done',
+      );
+    }
     ready = (async () => {
-      let delay = RETRY_FIRST_MS;
-      let lastLog = 0;
       const since = Date.now();
-      for (let tries = 1; ; tries++) {
-        const now = Date.now();
-        if (now - lastLog >= START_LOG_EVERY_MS) {
-          log.warn(
-            { tries, waitedMs: now - since, retryInMs: delay },
-            'the database cannot be reached yet: calls are refused with 503, connecting is retried',
-          );
-          lastLog = now;
-        }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, delay);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        if (stopped) throw new Error('The store was closed before the database could be reached.');
-        if ((await attempt()) === 'done') break;
-        delay = Math.min(delay * 2, RETRY_MAX_MS);
-      }
-      log.info({ waitedMs: Date.now() - since }, 'the database was reached and is up to date');
+      if (first === 'unreachable' || (await firstAttempt) === 'unreachable') await keepTrying();
+      else log.info({ waitedMs: Date.now() - since }, 'the database is migrated');
       availability.markUp();
     })().finally(() => migrations.destroy());
     // Whoever waits for it handles a failure; an unawaited rejection must not end the process.
