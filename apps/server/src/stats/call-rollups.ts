@@ -24,6 +24,13 @@ const MAX_STEP_HOURS = 24;
 const STEP_TARGET_MS = 20;
 
 export const floorHour = (ms: number): number => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
+/** A step's hours after one of `hours` took `tookMs`: sized so that a step of busy hours stays short. */
+export const nextStepHours = (hours: number, tookMs: number): number =>
+  Math.max(
+    1,
+    Math.min(MAX_STEP_HOURS, hours * 4, Math.floor((hours * STEP_TARGET_MS) / Math.max(tookMs, 0.5))),
+  );
 export const ceilHour = (ms: number): number => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
 /** Durations in logarithmic bins, 8 per factor e: the same as call-stats.ts reads from calls. */
@@ -142,10 +149,7 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
         const t = performance.now();
         if (!(await step(from, to, watermark === null))) return rolled;
         rolled += (to - from) / HOUR_MS;
-        // Sized by what the last step took, so that a step of busy hours stays short.
-        const took = performance.now() - t;
-        const scaled = Math.floor((stepHours * STEP_TARGET_MS) / Math.max(took, 0.5));
-        stepHours = Math.max(1, Math.min(MAX_STEP_HOURS, stepHours * 4, scaled));
+        stepHours = nextStepHours(stepHours, performance.now() - t);
         if (performance.now() - began >= budget) return rolled;
         if (dialect === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
       }

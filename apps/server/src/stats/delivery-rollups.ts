@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
-import { bucketOf, floorHour, HOUR_MS, ROLLUP_GRACE_MS } from './call-rollups.js';
+import { bucketOf, floorHour, HOUR_MS, nextStepHours, ROLLUP_GRACE_MS } from './call-rollups.js';
 
 /**
  * Hourly roll-ups of the deliveries, for the Dashboard (docs/performance.md#the-dashboard): per
@@ -16,11 +16,6 @@ import { bucketOf, floorHour, HOUR_MS, ROLLUP_GRACE_MS } from './call-rollups.js
  * what was resent has settled. Both take the watermark's row first, so a step and a resend never
  * interleave. Steps are made as the calls' are (call-rollups.ts), by the same job.
  */
-
-/** A step rolls at most this many hours (a day), fewer when its hours are busy. */
-const MAX_STEP_HOURS = 24;
-/** A step should take about this long on SQLite (its one connection also answers requests). */
-const STEP_TARGET_MS = 20;
 
 /** The statuses of a delivery on its way: its hour is not rolled up while it has one. */
 const ON_ITS_WAY: readonly DeliveryStatus[] = ['pending', 'sending'];
@@ -228,10 +223,7 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
         const hours = await step(end);
         if (hours === null) return rolled;
         rolled += hours;
-        // Sized by what the last step took, so that a step of busy hours stays short.
-        const took = performance.now() - t;
-        const scaled = Math.floor((stepHours * STEP_TARGET_MS) / Math.max(took, 0.5));
-        stepHours = Math.max(1, Math.min(MAX_STEP_HOURS, stepHours * 4, scaled));
+        stepHours = nextStepHours(stepHours, performance.now() - t);
         if (performance.now() - began >= budget) return rolled;
         if (dialect === 'sqlite') await new Promise((resolve) => setImmediate(resolve));
       }
