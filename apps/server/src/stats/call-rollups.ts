@@ -66,15 +66,15 @@ export interface CallRollups {
 }
 
 /**
- * The roll-ups' watermark as `db` has it. The Dashboard reads it where it reads the roll-ups and
- * the calls (`store.reads`: a replica's watermark goes with the roll-ups it has).
+ * The roll-ups' watermark as `db` has it: the calls' (`call_rollup_state`), or the deliveries'
+ * (`delivery_rollup_state`, delivery-rollups.ts). The Dashboard reads it where it reads the
+ * roll-ups and the calls (`store.reads`: a replica's watermark goes with the roll-ups it has).
  */
-export async function readRolledUntil(db: Kysely<Database>): Promise<number | null> {
-  const row = await db
-    .selectFrom('call_rollup_state')
-    .select('rolled_until')
-    .where('id', '=', 1)
-    .executeTakeFirst();
+export async function readRolledUntil(
+  db: Kysely<Database>,
+  state: 'call_rollup_state' | 'delivery_rollup_state' = 'call_rollup_state',
+): Promise<number | null> {
+  const row = await db.selectFrom(state).select('rolled_until').where('id', '=', 1).executeTakeFirst();
   return row?.rolled_until === null || row?.rolled_until === undefined ? null : Number(row.rolled_until);
 }
 

@@ -1,6 +1,13 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
-import { bucketOf, floorHour, HOUR_MS, nextStepHours, ROLLUP_GRACE_MS } from './call-rollups.js';
+import {
+  bucketOf,
+  floorHour,
+  HOUR_MS,
+  nextStepHours,
+  ROLLUP_GRACE_MS,
+  readRolledUntil,
+} from './call-rollups.js';
 
 /**
  * Hourly roll-ups of the deliveries, for the Dashboard (docs/performance.md#the-dashboard): per
@@ -90,14 +97,8 @@ export async function rolledDeliveryGroups(
 }
 
 /** The watermark as `db` has it (a replica's goes with the roll-ups it has). */
-export async function readDeliveriesRolledUntil(db: Kysely<Database>): Promise<number | null> {
-  const row = await db
-    .selectFrom('delivery_rollup_state')
-    .select('rolled_until')
-    .where('id', '=', 1)
-    .executeTakeFirst();
-  return row?.rolled_until === null || row?.rolled_until === undefined ? null : Number(row.rolled_until);
-}
+export const readDeliveriesRolledUntil = (db: Kysely<Database>): Promise<number | null> =>
+  readRolledUntil(db, 'delivery_rollup_state');
 
 /**
  * Takes the watermark's row until `trx` ends (PostgreSQL; SQLite's one writer serialises anyway)
