@@ -211,6 +211,32 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     expect(await history.findById(late)).toBeDefined();
   });
 
+  it('ends a retirement the process did not finish: what was detached keeps its calls on their way, then goes', async () => {
+    const { store, recorder, history } = instance;
+    const partitions = store.partitions;
+    if (!partitions) throw new Error('no partitions on PostgreSQL');
+    await partitions.ensure(D, D + DAY);
+    const settled = await recorder.record(call(D + 1000));
+    const waiting = await recorder.record(call(D + 2000));
+    await delivery(store.db, settled, D + 1000, 'sent');
+    await delivery(store.db, waiting, D + 2000, 'pending');
+    // As a retirement leaves the calls' partition when the process ends between its detach and
+    // its end: detached and renamed, the rows still in it.
+    const day = new Date(D).toISOString().slice(0, 10).replaceAll('-', '');
+    await sql.raw(`ALTER TABLE calls DETACH PARTITION calls_p${day}`).execute(store.db);
+    await sql.raw(`ALTER TABLE calls_p${day} RENAME TO retired_calls_p${day}`).execute(store.db);
+    expect(await history.findById(waiting)).toBeUndefined();
+
+    // The next retirement (nothing else to retire before D) ends it first.
+    await partitions.retire(D);
+    expect(await history.findById(waiting)).toMatchObject({ id: waiting });
+    expect(await history.findById(settled)).toBeUndefined();
+    expect((await placed(store.db, 'calls'))[waiting]).toBe('calls_default');
+    const { rows: leftovers } = await sql<{ n: string }>`
+      SELECT count(*)::text AS n FROM pg_class WHERE relname LIKE 'retired\\_%'`.execute(store.db);
+    expect(leftovers[0]?.n).toBe('0');
+  });
+
   it("records a provider's report about a message sent days ago, as about one sent now", async () => {
     const { store, recorder, outbox } = instance;
     await store.partitions?.ensure(D, D + DAY);

@@ -15,7 +15,8 @@ import type { Database } from './schema.js';
  *
  * Every change takes its locks with a short lock_timeout and is tried again rather than wait: a
  * DDL statement waiting for a lock makes every query behind it wait too. A retirement, whose
- * DETACH needs the tables to itself (ACCESS EXCLUSIVE), first asks without queueing at all.
+ * DETACH needs a table to itself (ACCESS EXCLUSIVE), first asks without queueing at all, and holds
+ * one table at a time for one statement the server runs whole.
  */
 
 export const PARTITION_PERIODS = ['day', 'month'] as const;
@@ -66,9 +67,10 @@ export interface Partitions {
   /** The periods the job keeps: from the current one's start to at least 7 days and a period ahead. */
   ensureAhead(now: number): Promise<string[]>;
   /**
-   * Detaches and drops every partition wholly before `before`, in one transaction for the three
-   * tables. Its locks are asked for without queueing (NOWAIT) every few milliseconds for up to
-   * NOWAIT_MS, then queued for, LOCK_TIMEOUT_MS at a time, a few times.
+   * Detaches and drops every partition wholly before `before`, a table at a time: each detach
+   * holds its table for a few milliseconds of the server's, its locks asked for without queueing
+   * (NOWAIT) every few milliseconds for up to NOWAIT_MS, then queued for, LOCK_TIMEOUT_MS at a
+   * time, a few times; LockNotAvailable when never had (what was detached before is still ended).
    */
   retire(before: number): Promise<Retired>;
   /**
@@ -119,6 +121,12 @@ export function partitionName(table: string, from: number): string {
 
 /** The prefix a detached partition is renamed with until it is dropped. */
 const RETIRED = 'retired_';
+
+/** Deliveries on their way: kept through a retirement, with their attempts and calls. */
+const IN_FLIGHT = "status IN ('pending', 'sending')";
+
+/** A name quoted as an SQL identifier (for the statement `detach` has the server run whole). */
+const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 const BOUND = /^FOR VALUES FROM \((MINVALUE|'(-?\d+)')\) TO \((?:MAXVALUE|'(-?\d+)')\)$/;
 
@@ -235,73 +243,135 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
     return made;
   }
 
-  /** Drops what a retirement detached but did not get to drop (the process ended between). */
-  async function dropLeftovers(): Promise<void> {
+  const inFlight = sql.raw(IN_FLIGHT);
+
+  /**
+   * Detaches `table`'s partitions `names` and renames them RETIRED_… in one statement, run whole
+   * by the server: the tables are held for the server's own few milliseconds, never for a round
+   * trip to this process (a busy event loop, an instance starting, would stretch it). The
+   * deliveries still on their way go back into `deliveries` in the same statement, so that the
+   * dispatcher never finds one missing; their range has no partition now, so the default
+   * partition takes them. With `queue` false its locks are asked for without queueing (NOWAIT).
+   */
+  async function detach(
+    table: PartitionedTable,
+    names: readonly string[],
+    defaultName: string | undefined,
+    queue: boolean,
+  ): Promise<void> {
+    // DETACH takes the table, the partition and the default partition (its bound changes).
+    const locked = [table, ...names, ...(defaultName ? [defaultName] : [])];
+    const statements = [
+      `PERFORM set_config('lock_timeout', '${LOCK_TIMEOUT_MS}ms', true);`,
+      `LOCK TABLE ${locked.map((t) => `ONLY ${ident(t)}`).join(', ')} IN ACCESS EXCLUSIVE MODE${queue ? '' : ' NOWAIT'};`,
+    ];
+    for (const name of names) {
+      statements.push(`ALTER TABLE ${ident(table)} DETACH PARTITION ${ident(name)};`);
+      statements.push(`ALTER TABLE ${ident(name)} RENAME TO ${ident(RETIRED + name)};`);
+      if (table === 'deliveries')
+        statements.push(`INSERT INTO deliveries SELECT * FROM ${ident(RETIRED + name)} WHERE ${IN_FLIGHT};`);
+    }
+    await sql.raw(`DO $retire$ BEGIN ${statements.join(' ')} END $retire$`).execute(db);
+  }
+
+  /**
+   * Asks for `detach`'s locks without queueing every few milliseconds for NOWAIT_MS: at an
+   * instant no transaction has the tables, which under a steady load comes within a few tries. A
+   * lock asked for in the queue would make every call behind it wait as long as whoever holds it.
+   * The tables never free at once (a long read, a load that never pauses): queued for, waiting
+   * LOCK_TIMEOUT_MS at most each time.
+   */
+  async function detachWhenFree(table: PartitionedTable, names: readonly string[]): Promise<void> {
+    const { default: defaultName } = await layoutOf(db, table);
+    const nowaitUntil = Date.now() + NOWAIT_MS;
+    while (Date.now() < nowaitUntil) {
+      try {
+        return await detach(table, names, defaultName, false);
+      } catch (err) {
+        if (!isLockTimeout(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, NOWAIT_EVERY_MS));
+      }
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await detach(table, names, defaultName, true);
+      } catch (err) {
+        if (!isLockTimeout(err) || attempt >= 20) throw err;
+        // Whoever held the lock (a long read) may be done in a moment; the calls behind the
+        // DETACH waited at most LOCK_TIMEOUT_MS.
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      }
+    }
+  }
+
+  /**
+   * Ends a detached partition: the rows still needed go back into their table (the default
+   * partition takes them), then the partition is dropped, in one transaction that holds only the
+   * detached table; answers the deliveries on their way it held. The attempts of the deliveries on
+   * their way go back, and the calls of every delivery on its way (one queued just after its
+   * call's period ended has its call in a retired period and is not in it). A partition detached
+   * and not ended (the process ended between) is ended by the next retirement.
+   */
+  async function end(retired: string): Promise<number> {
+    const t = sql.table(retired);
+    return db.transaction().execute(async (trx) => {
+      let onTheirWay = 0;
+      if (retired.startsWith(`${RETIRED}deliveries_`)) {
+        // Already back in `deliveries` with the detach (no INSERT here: the dispatcher may have
+        // moved them on since); counted for the log.
+        const { rows } = await sql<{ n: string }>`
+          SELECT count(*)::text AS n FROM ${t} WHERE ${inFlight}`.execute(trx);
+        onTheirWay = Number(rows[0]?.n ?? 0);
+      } else if (retired.startsWith(`${RETIRED}delivery_attempts_`)) {
+        await sql`INSERT INTO delivery_attempts SELECT * FROM ${t}
+          WHERE delivery_id IN (SELECT id FROM deliveries WHERE ${inFlight})`.execute(trx);
+      } else if (retired.startsWith(`${RETIRED}calls_`)) {
+        await sql`INSERT INTO calls SELECT * FROM ${t}
+          WHERE id IN (SELECT call_id FROM deliveries WHERE ${inFlight})`.execute(trx);
+      }
+      await sql`DROP TABLE ${t}`.execute(trx);
+      return onTheirWay;
+    });
+  }
+
+  /** The tables a retirement detached and did not end. */
+  async function detachedLeftOver(): Promise<string[]> {
     const { rows } = await sql<{ name: string }>`
       SELECT relname AS name FROM pg_class
       WHERE relnamespace = current_schema()::regnamespace AND relkind = 'r'
         AND starts_with(relname, ${RETIRED})`.execute(db);
-    for (const { name } of rows) await sql`DROP TABLE IF EXISTS ${sql.table(name)}`.execute(db);
+    return rows.map((r) => r.name);
   }
 
-  async function retireOnce(before: number, queue: boolean): Promise<Retired> {
+  async function retire(before: number): Promise<Retired> {
+    for (const name of await detachedLeftOver()) await end(name);
+    const retiring = new Map<PartitionedTable, string[]>();
+    for (const { table, partitions } of await layout()) {
+      const names = partitions.filter((p) => p.to <= before).map((p) => p.name);
+      if (names.length > 0) retiring.set(table, names);
+    }
+    if (retiring.size === 0) return { partitions: [], calls: 0, moved: 0 };
+    const { rows: estimated } = await sql<{ n: string }>`
+      SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint::text AS n FROM pg_class
+      WHERE relnamespace = current_schema()::regnamespace
+        AND relname = ANY(${retiring.get('calls') ?? []})`.execute(db);
+    // A table at a time, each held only for its own detach. The deliveries first: the others'
+    // rows kept are those of the deliveries on their way, wherever these are by then.
     const detached: string[] = [];
-    let calls = 0;
     let moved = 0;
-    await db.transaction().execute(async (trx) => {
-      await lockTimeout(trx);
-      const retiring: { table: PartitionedTable; name: string }[] = [];
-      for (const { table } of PARTITIONED_TABLES) {
-        for (const p of (await layoutOf(trx, table)).partitions) {
-          if (p.to <= before) retiring.push({ table, name: p.name });
-        }
+    try {
+      for (const table of ['deliveries', 'delivery_attempts', 'calls'] as const) {
+        const names = retiring.get(table);
+        if (!names) continue;
+        await detachWhenFree(table, names);
+        detached.push(...names);
       }
-      if (retiring.length === 0) return;
-      if (!queue) {
-        // Refused at once (LockNotAvailable) while any transaction has the tables: a lock asked
-        // for in the queue would make every call behind it wait as long as that transaction,
-        // only to give up after lock_timeout when it is a slow one (a slow commit, a long read).
-        const parents = [...new Set(retiring.map((r) => r.table))];
-        await sql`LOCK TABLE ${sql.join(parents.map((t) => sql`ONLY ${sql.table(t)}`))}
-          IN ACCESS EXCLUSIVE MODE NOWAIT`.execute(trx);
-      }
-      // ACCESS EXCLUSIVE on each partitioned table until the commit: a few milliseconds, the
-      // moves below reading only the detached tables' few in-flight rows through their indexes.
-      for (const { table, name } of retiring) {
-        await sql`ALTER TABLE ${sql.table(table)} DETACH PARTITION ${sql.table(name)}`.execute(trx);
-        await sql`ALTER TABLE ${sql.table(name)} RENAME TO ${sql.table(RETIRED + name)}`.execute(trx);
-        detached.push(RETIRED + name);
-      }
-      const { rows: estimated } = await sql<{ n: string }>`
-        SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint::text AS n FROM pg_class
-        WHERE relnamespace = current_schema()::regnamespace
-          AND relname = ANY(${retiring.filter((r) => r.table === 'calls').map((r) => RETIRED + r.name)})`.execute(
-        trx,
-      );
-      calls = Number(estimated[0]?.n ?? 0);
-      // Deliveries still on their way go back in: their range has no partition now, so the
-      // default partition takes them. Then their attempts, and the calls of every delivery on
-      // its way (one queued just after its call's period ended has its call in the retired one).
-      const inFlight = sql`status IN ('pending', 'sending')`;
-      for (const { table, name } of retiring) {
-        if (table !== 'deliveries') continue;
-        const result = await sql`INSERT INTO deliveries
-          SELECT * FROM ${sql.table(RETIRED + name)} WHERE ${inFlight}`.execute(trx);
-        moved += Number(result.numAffectedRows ?? 0);
-      }
-      for (const { table, name } of retiring) {
-        if (table === 'delivery_attempts') {
-          await sql`INSERT INTO delivery_attempts SELECT * FROM ${sql.table(RETIRED + name)}
-            WHERE delivery_id IN (SELECT id FROM deliveries WHERE ${inFlight})`.execute(trx);
-        } else if (table === 'calls') {
-          await sql`INSERT INTO calls SELECT * FROM ${sql.table(RETIRED + name)}
-            WHERE id IN (SELECT call_id FROM deliveries WHERE ${inFlight})`.execute(trx);
-        }
-      }
-    });
-    // Outside the transaction: a drop locks only the table it drops.
-    for (const name of detached) await sql`DROP TABLE IF EXISTS ${sql.table(name)}`.execute(db);
-    return { partitions: detached.map((n) => n.slice(RETIRED.length)), calls, moved };
+    } finally {
+      // What was detached is ended even when a later table's locks were never had.
+      for (const name of detached) moved += await end(RETIRED + name);
+    }
+    const calls = retiring.has('calls') ? Number(estimated[0]?.n ?? 0) : 0;
+    return { partitions: detached, calls, moved };
   }
 
   let oldest: { value: number | null; read: number } | undefined;
@@ -329,29 +399,7 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
     },
     async retire(before) {
       oldest = undefined;
-      await dropLeftovers();
-      // First without queueing for the locks, tried again every few milliseconds: at an instant
-      // no transaction has the tables, which under a steady load comes within a few tries.
-      const nowaitUntil = Date.now() + NOWAIT_MS;
-      while (Date.now() < nowaitUntil) {
-        try {
-          return await retireOnce(before, false);
-        } catch (err) {
-          if (!isLockTimeout(err)) throw err;
-          await new Promise((resolve) => setTimeout(resolve, NOWAIT_EVERY_MS));
-        }
-      }
-      // The tables never free at once (a long read, a load that never pauses): queued for them.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await retireOnce(before, true);
-        } catch (err) {
-          if (!isLockTimeout(err) || attempt >= 20) throw err;
-          // Whoever held the lock (a long read) may be done in a moment; the calls behind the
-          // DETACH waited at most LOCK_TIMEOUT_MS.
-          await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
-        }
-      }
+      return retire(before);
     },
     async batchDeletedBelow() {
       let below: number | null = null;
