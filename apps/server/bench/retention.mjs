@@ -20,6 +20,9 @@
 //    in even ones;
 //  - then a reference round (BENCH_REFERENCE=0 leaves it out): the same calls in the default
 //    partition, which no period partition holds, so that B's retention deletes them in batches.
+// B runs at niceness BENCH_B_NICE (19; 0: as A): on two cores its own start (a Node process, its
+// jobs and worker) would take CPU from A that instances on machines of their own do not share;
+// what it makes PostgreSQL do (the detach, the drops) runs at PostgreSQL's priority, as A's calls.
 // BENCH_READER_SECONDS (0) holds a read of `calls` open from B's start for that long in the
 // retirement windows, as a pg_dump or a long report would: the DETACH's lock waits behind it.
 // Prints each window's p50 / p99 / max and p99 ÷ the round's baseline against the 1.20 target,
@@ -54,6 +57,7 @@ const CONTROL = process.env.BENCH_CONTROL !== '0';
 // A read of the calls held from B's start for that many seconds in the retirement windows (0: none).
 const READER = Number(process.env.BENCH_READER_SECONDS ?? 0);
 const REFERENCE = process.env.BENCH_REFERENCE !== '0';
+const B_NICE = Number(process.env.BENCH_B_NICE ?? 19);
 const DAYS_BACK = 40;
 const TARGET = 1.2;
 const DAY = 86_400_000;
@@ -139,7 +143,11 @@ async function madeAhead() {
 /** Instance B on the same database; its log lines are kept, with when each arrived. */
 async function startB(days) {
   const t = Date.now();
-  const b = await startProcess(SERVER, { ...env('b', days), LOG_LEVEL: 'info' }, { stdout: 'pipe' });
+  const b = await startProcess(
+    SERVER,
+    { ...env('b', days), LOG_LEVEL: 'info' },
+    { stdout: 'pipe', nice: B_NICE },
+  );
   const lines = [];
   readline.createInterface({ input: b.child.stdout }).on('line', (line) => {
     try {
@@ -246,14 +254,16 @@ async function readCalls(seconds) {
 /**
  * B started B_AT s into the window with RETENTION_DAYS `days`, and stopped B_SECONDS after (both
  * windows with B see it start and stop alike), or once its retention has logged `doneWhen`'s line
- * if that is later (10 minutes at most); the catalogue watched meanwhile if `watching`.
+ * if that is later (10 minutes at most); the catalogue watched meanwhile, and with `reader` a read
+ * of the calls held open (BENCH_READER_SECONDS).
  */
 const withB =
-  (days, { doneWhen, watching = false } = {}) =>
+  (days, { doneWhen, reader = false } = {}) =>
   async (started) => {
     await sleep(Math.max(0, started + B_AT * 1000 - Date.now()));
-    const w = watching ? watch() : null;
-    const reading = watching && READER > 0 ? readCalls(READER) : null;
+    // Watched in both kinds of window: the watch's own queries (50 a second) are then in both.
+    const w = watch();
+    const reading = reader && READER > 0 ? readCalls(READER) : null;
     const b = await startB(days);
     const deadline = Date.now() + 600_000;
     while (doneWhen && !b.lines.some(doneWhen) && Date.now() < deadline) {
@@ -265,10 +275,8 @@ const withB =
     await stopProcess(b.child);
     b.stopped = Date.now();
     await sleep(Math.max(0, started + SECONDS * 1000 - Date.now()));
-    if (w) {
-      w.stop = true;
-      await w.running;
-    }
+    w.stop = true;
+    await w.running;
     const failed = b.lines.find((l) => l.msg === 'retention sweep failed');
     if (failed) throw new Error(`B's retention failed: ${JSON.stringify(failed.err ?? failed)}`);
     return { b, w, done: doneWhen && b.lines.find(doneWhen) };
@@ -281,7 +289,7 @@ const rounds = [];
 try {
   await client.connect();
   console.log(
-    `retention — SOAP AuthCode at ${RATE} calls/s, ${SECONDS} s windows, B started ${B_AT} s in; load average ${loadavg()}`,
+    `retention — SOAP AuthCode at ${RATE} calls/s, ${SECONDS} s windows, B started ${B_AT} s in at niceness ${B_NICE}; load average ${loadavg()}`,
   );
   // 1. The schema, and the server's own partitions: today's to a week ahead.
   const migrating = await startProcess(SERVER, env('migrate', 400));
@@ -306,7 +314,7 @@ try {
     if (round % 2 === 0) await control();
     r.windows.push({
       name: reference ? 'batch deletion' : 'retirement',
-      ...(await window(a, withB(30, { doneWhen: reference ? removed : dropped, watching: !reference }))),
+      ...(await window(a, withB(30, { doneWhen: reference ? removed : dropped, reader: !reference }))),
     });
     if (round % 2 === 1) await control();
     print(r, round);
@@ -358,7 +366,7 @@ function print(r, round) {
     console.log(
       `${w.name}: B spawned at ${at(b.spawned)}, ready at ${at(b.ready)}, stopped at ${at(b.stopped)}, its log line ${done ? `'${done.msg}' at ${at(done.time)} ${JSON.stringify({ partitions: done.partitions?.length, calls: done.calls, kept: done.kept, removed: done.removed })}` : 'none'}`,
     );
-    if (w.w) {
+    if (w.w && done) {
       const { tries, firstSeen, committed, dropped: gone, maxWaiting } = w.w;
       const inside = done && done.time <= w.ended;
       console.log(
