@@ -54,7 +54,8 @@ if (!['day', 'month'].includes(PERIOD))
 const PLANS = process.env.BENCH_PLANS;
 // Calls seeded per INSERT … SELECT on PostgreSQL (a transaction each).
 const PG_CHUNK = Number(process.env.BENCH_PG_CHUNK ?? 1_000_000);
-// BENCH_ONLY: `dashboard` (the Dashboard alone) or `export` (the exports alone); all by default.
+// BENCH_ONLY: `dashboard` (the Dashboard alone), `lists` (the Dashboard and the lists, no export) or
+// `export` (the exports alone); all by default.
 const ONLY = process.env.BENCH_ONLY;
 // BENCH_SERVER: another build's dist/server.js measured in place of ours (its parent, say).
 const SERVER = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
@@ -449,6 +450,7 @@ async function measure(name, env, total, { now, deepCursor }) {
         `  ${name}: q (no match) followed: ${scanned.toLocaleString('en')} calls examined in ${out.budget.seconds.toFixed(1)} s`,
       );
     }
+    if (ONLY === 'lists') return out;
 
     // Exports of everything and of one day, read to the end as a client would, the server's peak RSS sampled.
     const exports = {

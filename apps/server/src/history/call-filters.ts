@@ -1,5 +1,5 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
-import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { type Binding, type CallRow, type Database, type Outcome, QUEUED_WITHIN_MS } from '../store/index.js';
 
 /**
@@ -74,7 +74,8 @@ void everyFieldHasAFilter;
 /**
  * The delivery filter: calls with a delivery in one of FAILED_DELIVERY (it did not reach the
  * phone or topic and will not by itself). Not a column of calls but a membership in the outbox's
- * deliveries, looked up through their `call_id` index; the outbox owns the table and writes it.
+ * deliveries, read through the index of failed ones by time (`deliveries_failed_at`, migration
+ * 0021, whose predicate is this list); the outbox owns the table and writes it.
  * A call is recorded before any of its deliveries can fail, so in memory (the live tail) a call
  * just recorded never passes it: a failure shows on the list's next read, not as calls arrive.
  */
@@ -112,7 +113,12 @@ export function applyFilters<O>(
       let failed = eb
         .selectFrom('deliveries')
         .select('deliveries.call_id')
-        .where('deliveries.status', 'in', FAILED_DELIVERY);
+        // Literals, not parameters: the planner matches them to the index's predicate (0021).
+        .where(
+          'deliveries.status',
+          'in',
+          FAILED_DELIVERY.map((s) => sql.lit(s)),
+        );
       // A call's deliveries are queued in its commit (QUEUED_WITHIN_MS): bounds that change no
       // result, and on PostgreSQL keep each time window's lookup to its own partitions.
       if (from !== undefined) failed = failed.where('deliveries.created_at', '>=', from);

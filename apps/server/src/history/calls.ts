@@ -153,11 +153,20 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
    * The query in time windows, newest first (time-windows.ts); one window on SQLite. The delivery
    * filter too: in one query each failed delivery's call is looked up in every partition (96 ms
    * for the 800 of 2 million calls, growing with them), in a window only in the window's
-   * (docs/performance.md#history-on-partitions).
+   * (docs/performance.md#history-on-partitions). Its windows are days whatever the partitions:
+   * each reads its failed deliveries first (through `deliveries_failed_at`, migration 0021), and
+   * then each one's call, so a month's window would look up a month's; a day inside a month's
+   * partition is planned over that partition alone all the same.
    */
   const windowsOf = async (query: CallQuery, after?: CallCursor): Promise<CallQuery[]> =>
     partitions
-      ? timeWindows(query, after, partitions.period, await partitions.oldest(), Date.now())
+      ? timeWindows(
+          query,
+          after,
+          query.delivery === 'failed' ? 'day' : partitions.period,
+          await partitions.oldest(),
+          Date.now(),
+        )
       : [query];
 
   async function* scanBy<R extends CallSummaryRow>(

@@ -480,6 +480,23 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0021_failed_deliveries': {
+      // History's delivery filter (history/call-filters.ts): the failed deliveries (dead or
+      // expired) by when they were queued, with their call, in an index of their own. Each of the
+      // filter's time windows reads its failed deliveries first; through `deliveries_due`
+      // (status first) it gathered every failed delivery of the window's partitions, a month's
+      // in a monthly partition, and intersected them with the time. Only a delivery that fails
+      // has an entry: nothing more is written for the others. Built over the existing
+      // deliveries, holding their writes meanwhile: an upgrade's pause, like 0020's index.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createIndex('deliveries_failed_at')
+          .on('deliveries')
+          .columns(['created_at', 'call_id'])
+          .where(sql<boolean>`status IN ('dead', 'expired')`)
+          .execute();
+      },
+    },
   };
 }
 
