@@ -281,8 +281,11 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
    * The tables never free at once (a long read, a load that never pauses): queued for, waiting
    * LOCK_TIMEOUT_MS at most each time.
    */
-  async function detachWhenFree(table: PartitionedTable, names: readonly string[]): Promise<void> {
-    const { default: defaultName } = await layoutOf(db, table);
+  async function detachWhenFree(
+    table: PartitionedTable,
+    names: readonly string[],
+    defaultName: string | undefined,
+  ): Promise<void> {
     const nowaitUntil = Date.now() + NOWAIT_MS;
     while (Date.now() < nowaitUntil) {
       try {
@@ -345,26 +348,26 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
 
   async function retire(before: number): Promise<Retired> {
     for (const name of await detachedLeftOver()) await end(name);
-    const retiring = new Map<PartitionedTable, string[]>();
-    for (const { table, partitions } of await layout()) {
+    const retiring = new Map<PartitionedTable, { names: string[]; default: string | undefined }>();
+    for (const { table, partitions, default: defaultName } of await layout()) {
       const names = partitions.filter((p) => p.to <= before).map((p) => p.name);
-      if (names.length > 0) retiring.set(table, names);
+      if (names.length > 0) retiring.set(table, { names, default: defaultName });
     }
     if (retiring.size === 0) return { partitions: [], calls: 0, moved: 0 };
     const { rows: estimated } = await sql<{ n: string }>`
       SELECT coalesce(sum(greatest(reltuples, 0)), 0)::bigint::text AS n FROM pg_class
       WHERE relnamespace = current_schema()::regnamespace
-        AND relname = ANY(${retiring.get('calls') ?? []})`.execute(db);
+        AND relname = ANY(${retiring.get('calls')?.names ?? []})`.execute(db);
     // A table at a time, each held only for its own detach. The deliveries first: the others'
     // rows kept are those of the deliveries on their way, wherever these are by then.
     const detached: string[] = [];
     let moved = 0;
     try {
       for (const table of ['deliveries', 'delivery_attempts', 'calls'] as const) {
-        const names = retiring.get(table);
-        if (!names) continue;
-        await detachWhenFree(table, names);
-        detached.push(...names);
+        const retired = retiring.get(table);
+        if (!retired) continue;
+        await detachWhenFree(table, retired.names, retired.default);
+        detached.push(...retired.names);
       }
     } finally {
       // What was detached is ended even when a later table's locks were never had.
