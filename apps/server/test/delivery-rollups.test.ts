@@ -4,7 +4,7 @@
  * its deliveries is on its way, and a dead one resent by staff takes its hour out of the roll-ups
  * until it has settled again. On each database; an hour is rolled up once, however many try.
  */
-import type { Stats } from '@school/contract';
+import { DELIVERY_STATES, type DeliveryState, type Stats } from '@school/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOUR_MS, ROLLUP_GRACE_MS } from '../src/stats/call-rollups.js';
 import { callStats } from '../src/stats/call-stats.js';
@@ -77,12 +77,26 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups of the deliveries (%s
     ['two days, by day', T0, T0 + 2 * DAY, DAY],
     ['edges inside hours, by day', T0 + 5 * 60_000, T0 + 2 * DAY - 7 * 60_000, DAY],
   ];
+  /** Every delivery by state, each row of the table read (`sent` without the `log` provider's). */
+  async function countedOneByOne(): Promise<Record<DeliveryState, number>> {
+    const rows = await t.app.store.db.selectFrom('deliveries').select(['status', 'provider']).execute();
+    const out = Object.fromEntries(DELIVERY_STATES.map((s) => [s, 0])) as Record<DeliveryState, number>;
+    for (const r of rows) out[r.status === 'sent' && r.provider === 'log' ? 'logged' : r.status]++;
+    return out;
+  }
+  /** The outbox's counts as the console and /metrics have them: from the roll-ups and what came since. */
+  async function countsShown(): Promise<Record<DeliveryState, number>> {
+    const res = await t.inject({ method: 'GET', url: '/api/deliveries?limit=1', headers: CONSOLE_HEADERS });
+    expect(res.statusCode).toBe(200);
+    return res.json().counts;
+  }
   const sameEverywhere = async () => {
     for (const [, from, to, bucketMs] of periods) {
       const { raw, rolled } = await both(from, to, bucketMs);
       expect(raw.length).toBeGreaterThan(0);
       expect(rolled).toEqual(raw);
     }
+    expect(await countsShown()).toEqual(await countedOneByOne());
   };
 
   beforeAll(async () => {
@@ -120,6 +134,8 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups of the deliveries (%s
   it('stop at the hour of a delivery on its way, made once however many instances roll', async () => {
     const rollups = t.app.deliveryRollups;
     expect(await rollups.rolledUntil()).toBeNull();
+    // Nothing rolled up yet: every delivery is counted from the table.
+    expect(await countsShown()).toEqual(await countedOneByOne());
     const [a, b] = await Promise.all([rollups.rollUp(Date.now()), rollups.rollUp(Date.now())]);
     expect(await rollups.rolledUntil()).toBe(hourOf(ON_ITS_WAY_AT));
     expect(a + b).toBe((hourOf(ON_ITS_WAY_AT) - T0) / HOUR_MS);
@@ -179,6 +195,25 @@ describe.each(DIALECTS)('the Dashboard’s hourly roll-ups of the deliveries (%s
     expect((after[0]?.sent ?? 0) + (after[0]?.logged ?? 0)).toBe(
       (before[0]?.sent ?? 0) + (before[0]?.logged ?? 0) + 1,
     );
+    await sameEverywhere();
+  });
+
+  it('count the deliveries by state, one copied into an hour rolled up and on its way too', async () => {
+    const watermark = await t.app.deliveryRollups.rolledUntil();
+    expect(watermark).toBe(hourOf(Date.now() - ROLLUP_GRACE_MS));
+    // Copied in (as data moved from another database would be): pending, in a rolled-up hour.
+    const copied = await insert(T0 + 5 * HOUR_MS + 1234, 'pending', 2000);
+    const counts = await countsShown();
+    expect(counts).toEqual(await countedOneByOne());
+    expect(counts.pending).toBe(1);
+    expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(total);
+    // The next step moves the watermark back to its hour; the counts stay what the table says.
+    await t.app.deliveryRollups.rollUp(Date.now());
+    expect(await t.app.deliveryRollups.rolledUntil()).toBe(hourOf(T0 + 5 * HOUR_MS));
+    await sameEverywhere();
+    await t.app.store.db.updateTable('deliveries').set({ status: 'sent' }).where('id', '=', copied).execute();
+    await t.app.deliveryRollups.rollUp(Date.now());
+    expect(await t.app.deliveryRollups.rolledUntil()).toBe(watermark);
     await sameEverywhere();
   });
 

@@ -97,7 +97,7 @@ describe('outbox and dispatcher', () => {
       down = false;
       // Then it is probed, works, and everything is sent.
       await until(
-        async () => (await t.app.outbox.deliveries.counts()).sent === 8,
+        async () => (await t.app.deliveryRollups.stateCounts()).sent === 8,
         'all sent',
         COOL_DOWN_MS + 10_000,
       );
@@ -130,7 +130,7 @@ describe('outbox and dispatcher', () => {
       url: '/AuthCodeSending.asmx/AuthCode?code=Q7X2K9&phone=%2B447911123456',
     });
     expect(res.statusCode).toBe(200);
-    await until(async () => (await t.app.outbox.deliveries.counts()).sent === 1, 'logged');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).logged === 1, 'logged');
     const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith('SMS logged'));
     expect(logged).toEqual([
       expect.objectContaining({ to: '+447911123456', text: 'Your verification code is ***' }),
@@ -149,13 +149,13 @@ describe('outbox and dispatcher', () => {
       DELIVERY_MAX_ATTEMPTS: '3',
     });
     await t.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456' });
-    await until(async () => (await t.app.outbox.deliveries.counts()).dead === 1, 'dead');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).dead === 1, 'dead');
     expect(gateway.received).toHaveLength(3);
     fail = false;
     const [dead] = await t.app.outbox.deliveries.search({ status: 'dead' }, { limit: 1 });
     const res = await t.inject({ method: 'POST', url: `/api/deliveries/${dead?.id}/retry` });
     expect(res.statusCode).toBe(200);
-    await until(async () => (await t.app.outbox.deliveries.counts()).sent === 1, 'sent after retry');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).sent === 1, 'sent after retry');
     // Sent with its text: a dead code keeps it while it is valid.
     expect(new URLSearchParams(gateway.received.at(-1)?.body ?? '').get('text')).toBe(
       'Your verification code is 1',
@@ -182,7 +182,7 @@ describe('outbox and dispatcher', () => {
       DISPATCH_POLL_MS: '50',
     });
     await t.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456' });
-    await until(async () => (await t.app.outbox.deliveries.counts()).dead === 1, 'dead');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).dead === 1, 'dead');
     const [dead] = await t.app.outbox.deliveries.search({ status: 'dead' }, { limit: 1 });
     await until(async () => {
       const row = await t.app.outbox.deliveries.findById(dead?.id ?? 0);
@@ -208,7 +208,7 @@ describe('outbox and dispatcher', () => {
       SMS_HTTP_BODY: 'to={to}&text={text}',
     });
     await t.inject({ method: 'GET', url: '/AuthCodeSending.asmx/AuthCode?code=1&phone=%2B447911123456' });
-    await until(async () => (await t.app.outbox.deliveries.counts()).dead === 1, 'dead');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).dead === 1, 'dead');
     // A pass of the dispatcher after it died claims nothing, and nothing is under way.
     await t.app.outbox.idle();
     expect(gateway.received).toHaveLength(1);
@@ -229,7 +229,7 @@ describe('outbox and dispatcher', () => {
       method: 'GET',
       url: '/AuthCodeSending.asmx/AuthCode?code=777&phone=%2B447911123456',
     });
-    await until(async () => (await t.app.outbox.deliveries.counts()).expired === 1, 'expired', 5000);
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).expired === 1, 'expired', 5000);
     const seen = gateway.received.length;
     up = true;
     // A pass of the dispatcher with the provider up claims nothing, and nothing is under way.
@@ -276,13 +276,13 @@ describe('outbox and dispatcher', () => {
     // The provider is down and asks for an hour's wait: the pushes wait for their retry.
     await until(() => hook.received.length === 3, 'first attempts');
     // Their failed attempts are settled (pending again, waiting) before pushNoti counts them.
-    await until(async () => (await t.app.outbox.deliveries.counts()).pending === 3, 'waiting for a retry');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).pending === 3, 'waiting for a retry');
     up = true;
     const res = await t.inject({ method: 'GET', url: '/PushNotificationMobile.asmx/pushNoti' });
     expect(res.statusCode).toBe(200);
     const call = (await t.app.history.list({ limit: 1 }))[0];
     expect(call?.note).toBe('Dispatched 3 pending pushes.');
-    await until(async () => (await t.app.outbox.deliveries.counts()).sent === 3, 'sent after pushNoti');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).sent === 3, 'sent after pushNoti');
     const bodies = hook.received.filter((r) => r.status === 200).map((r) => JSON.parse(r.body));
     expect(bodies.map((b) => [b.topic, b.title, b.body, b.data]).sort()).toEqual(
       [
@@ -370,14 +370,14 @@ describe("sending at the provider's pace", () => {
   it('keeps SMS_CONCURRENCY requests under way at once, and no more', async () => {
     const gateway = await slowGateway(150);
     const t = await queueCodes({ SMS_CONCURRENCY: '24' }, gateway.url, 60);
-    await until(async () => (await t.app.outbox.deliveries.counts()).sent === 60, 'all sent');
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).sent === 60, 'all sent');
     expect(gateway.most()).toBe(24);
   });
 
   it('starts no more than SMS_RATE_LIMIT sends a second', async () => {
     const gateway = await slowGateway(5);
     const t = await queueCodes({ SMS_RATE_LIMIT: '20', SMS_CONCURRENCY: '64' }, gateway.url, 45);
-    await until(async () => (await t.app.outbox.deliveries.counts()).sent === 45, 'all sent', 15_000);
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).sent === 45, 'all sent', 15_000);
     // A bucket of one second's sends to start with, then 20 a second: 45 are started over at
     // least 1.25 s (arrivals, less the first connections' set-up), and no second holds more than
     // the burst and a second's worth. Uncapped, they all arrive within a few milliseconds.
@@ -391,7 +391,7 @@ describe("sending at the provider's pace", () => {
   it('waits as a 429 from the provider asks before sending it anything more', async () => {
     const gateway = await slowGateway(5, { status: 429, headers: { 'retry-after': '2' } });
     const t = await queueCodes({ SMS_CONCURRENCY: '1' }, gateway.url, 3);
-    await until(async () => (await t.app.outbox.deliveries.counts()).sent === 3, 'all sent', 15_000);
+    await until(async () => (await t.app.deliveryRollups.stateCounts()).sent === 3, 'all sent', 15_000);
     const [refused, next] = gateway.arrivals as [number, number];
     expect(next - refused).toBeGreaterThanOrEqual(1900);
   });
@@ -563,7 +563,7 @@ describe('Twilio', () => {
         method: 'GET',
         url: '/AuthCodeSending.asmx/AuthCode?code=9911&phone=%2B447911123456',
       });
-      await until(async () => (await t.app.outbox.deliveries.counts()).sent === 1, 'sent');
+      await until(async () => (await t.app.deliveryRollups.stateCounts()).sent === 1, 'sent');
       expect(requests).toHaveLength(1);
       const [req] = requests;
       expect(req?.path).toBe(`/2010-04-01/Accounts/AC${'1'.repeat(32)}/Messages.json`);

@@ -112,7 +112,6 @@ describe('a full disk (SQLite)', () => {
   it('keeps the attempts it cannot record and records them later: no code is sent twice, leases or not', async () => {
     // Leases of 3 × 100 ms + 5 s: the disk stays full longer than that.
     const { t, gateway } = await start({ PROVIDER_TIMEOUT_MS: '100' });
-    const store = t.app.outbox.deliveries;
     // The outbox records finished attempts on SQLite in the store's relaxed synchronous unit of
     // work: it fails there as SQLite would with the disk full.
     const { work } = t.app.store;
@@ -140,7 +139,7 @@ describe('a full disk (SQLite)', () => {
     await new Promise((r) => setTimeout(r, 6000));
     expect(refused.length).toBeGreaterThan(1);
     full = false;
-    await waitUntil(async () => (await store.counts()).sent === codes.length);
+    await waitUntil(async () => (await t.app.deliveryRollups.stateCounts()).sent === codes.length);
     expect([...gateway.requestsByKey.values()]).toEqual(codes.map(() => 1));
     expect(gateway.sent.map((m) => m.text).sort()).toEqual(codes.map((c) => `Your code is ${c}`));
     const attempts = await t.app.store.db.selectFrom('delivery_attempts').select('outcome').execute();

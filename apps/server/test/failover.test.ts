@@ -112,7 +112,7 @@ describe('the fallback SMS provider', () => {
     primary.refusing = 400;
     fallback.refusing = 400;
     await sendCodes(t, 1100, 1);
-    await waitUntil(async () => (await t.app.outbox.deliveries.counts()).dead === 1);
+    await waitUntil(async () => (await t.app.deliveryRollups.stateCounts()).dead === 1);
     expect(await attemptsOf(t, testPhone(1100))).toEqual([
       ['http', 'permanent'],
       ['http-fallback', 'permanent'],
@@ -135,7 +135,7 @@ describe('the fallback SMS provider', () => {
     });
     expectSentOnceBy(fallback, accepted.keys());
     // The fallback has answered the last one; its attempt is recorded a moment later.
-    await waitUntil(async () => (await t.app.outbox.deliveries.counts()).sent === 8, {
+    await waitUntil(async () => (await t.app.deliveryRollups.stateCounts()).sent === 8, {
       what: 'the codes recorded as sent',
     });
     // Each first went to the primary (its outcome unknown), and reached the fallback only after the

@@ -121,7 +121,7 @@ describe('sealed auth codes', () => {
       ).toHaveLength(1);
     // While it waits, a code is sealed: never in the row in clear.
     await waitUntil(async () => {
-      const counts = await t.app.outbox.deliveries.counts();
+      const counts = await t.app.deliveryRollups.stateCounts();
       return counts.sent === CODES.length - 1 && counts.dead === 1;
     });
     // Past its validity the dead one's sealed text is destroyed too.
@@ -198,7 +198,7 @@ describe('sealed auth codes', () => {
     expect(gateway.requests[0]?.body).toContain('JV83QD');
     const [row] = await second.app.store.db.selectFrom('deliveries').selectAll().execute();
     expect(JSON.parse(row?.payload ?? '')).toEqual({ maskedText: 'Your verification code is ***' });
-    await waitUntil(async () => (await second.app.outbox.deliveries.counts()).sent === 1);
+    await waitUntil(async () => (await second.app.deliveryRollups.stateCounts()).sent === 1);
     await second.close();
     expect(foundIn(dataDir, ['JV83QD'])).toEqual([]);
   }, 30_000);

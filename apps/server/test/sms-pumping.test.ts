@@ -83,7 +83,7 @@ describe('AuthCode and SMS pumping', () => {
       expect(call.outcome).toBe('client-error');
       expect(call.delivery).toBeNull();
     }
-    expect((await t.app.outbox.deliveries.counts()).pending).toBe(0);
+    expect((await t.app.deliveryRollups.stateCounts()).pending).toBe(0);
     expect(await refusedMetric(t, 'number-type')).toBe(6);
     await t.app.outbox.idle();
     expect(gateway.requests).toBe(0);

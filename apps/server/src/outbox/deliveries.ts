@@ -27,9 +27,11 @@ export type AttemptRow = Selectable<DeliveryAttemptsTable>;
 
 export type { DeliveryCursor, DeliveryQuery };
 
-/** The outbox at a glance (for /metrics and the Service page). */
+/**
+ * What waits in the outbox (for /metrics). The deliveries by state are counted from their hourly
+ * roll-ups (stats/delivery-rollups.ts), not here: counted here, that was every delivery kept.
+ */
 export interface OutboxState {
-  readonly byStatus: Record<DeliveryStatus, number>;
   /** Pending and due now. */
   readonly due: number;
   /** When the longest-waiting due delivery became due (epoch ms); null when none is due. */
@@ -50,9 +52,6 @@ export interface DeliveryRepository {
   ): Promise<DeliveryRow[]>;
   /** Where each call's deliveries stand (History's list), for the calls that queued any. */
   ofCalls(calls: readonly { readonly id: number; readonly at: number }[]): Promise<Map<number, CallDelivery>>;
-  counts(): Promise<Record<DeliveryStatus, number>>;
-  /** As the API counts them: `sent` without the `log` provider's, which are `logged` (one snapshot). */
-  stateCounts(): Promise<Record<DeliveryState, number>>;
   outbox(now: number): Promise<OutboxState>;
   /** How many pushes are pending (what pushNoti will dispatch). */
   pendingPushes(): Promise<number>;
@@ -187,61 +186,19 @@ export function createDeliveryRepository(
       }
       return byCall;
     },
-    counts,
-    async stateCounts() {
-      // One statement, so `logged` and `sent` come from the same snapshot. The provider is a
-      // literal: the partial index of the `log` provider's deliveries (0010) counts them.
-      const rows = await db
-        .selectFrom('deliveries')
-        .select((eb) => [sql<string>`status`.as('state'), eb.fn.countAll<number>().as('n')])
-        .groupBy('status')
-        .unionAll(
-          db
-            .selectFrom('deliveries')
-            .select((eb) => [sql<string>`'logged'`.as('state'), eb.fn.countAll<number>().as('n')])
-            .where('status', '=', 'sent')
-            .where('provider', '=', sql.lit(LOG_PROVIDER)),
-        )
-        .execute();
-      const byState = Object.fromEntries([...DELIVERY_STATUSES, 'logged'].map((s) => [s, 0])) as Record<
-        DeliveryState,
-        number
-      >;
-      for (const r of rows) byState[r.state as DeliveryState] = Number(r.n);
-      byState.sent -= byState.logged;
-      return byState;
-    },
     async outbox(now) {
-      const [byStatus, due] = await Promise.all([
-        counts(),
-        db
-          .selectFrom('deliveries')
-          .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest')])
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .executeTakeFirstOrThrow(),
-      ]);
+      const due = await db
+        .selectFrom('deliveries')
+        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('next_attempt_at').as('oldest')])
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .executeTakeFirstOrThrow();
       return {
-        byStatus,
         due: Number(due.n),
         oldestDueAt: due.oldest === null || due.oldest === undefined ? null : Number(due.oldest),
       };
     },
   };
-
-  async function counts(): Promise<Record<DeliveryStatus, number>> {
-    const rows = await db
-      .selectFrom('deliveries')
-      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-      .groupBy('status')
-      .execute();
-    const byStatus = Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, 0])) as Record<
-      DeliveryStatus,
-      number
-    >;
-    for (const r of rows) byStatus[r.status] = Number(r.n);
-    return byStatus;
-  }
 }
 
 export type { AttemptOutcome, DeliveryKind, DeliveryStatus };

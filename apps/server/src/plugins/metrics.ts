@@ -275,8 +275,13 @@ export const metricsPlugin = fp(
           // The database away: school_database_up says so; the outbox series go missing.
           app.store.availability.check();
           const now = Date.now();
-          const outbox = await app.outbox.deliveries.outbox(now);
-          for (const status of DELIVERY_STATUSES) deliveries.set({ status }, outbox.byStatus[status] ?? 0);
+          const [byState, outbox] = await Promise.all([
+            app.deliveryRollups.stateCounts(),
+            app.outbox.deliveries.outbox(now),
+          ]);
+          for (const status of DELIVERY_STATUSES) {
+            deliveries.set({ status }, byState[status] + (status === 'sent' ? byState.logged : 0));
+          }
           outboxDue.set(outbox.due);
           oldestDueAge.set(outbox.oldestDueAt === null ? 0 : Math.max(0, now - outbox.oldestDueAt) / 1000);
         } catch (err) {

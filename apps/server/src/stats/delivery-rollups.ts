@@ -1,3 +1,4 @@
+import { DELIVERY_STATES, type DeliveryState } from '@school/contract';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
 import {
@@ -146,7 +147,18 @@ export interface DeliveryRollups {
   rollUp(now: number, options?: { readonly budgetMs?: number }): Promise<number>;
   /** Retention: the roll-ups of hours that ended before `before`. */
   deleteOlderThan(before: number): Promise<void>;
+  /**
+   * Every delivery kept, by state as the API names them (`sent` without the `log` provider's,
+   * which are `logged`), read in one statement: the rolled-up hours' counts, and the deliveries
+   * queued since the watermark counted one by one. So the cost is the deliveries of the last hour
+   * or so (longer while some wait out an outage: the watermark waits for them), not every
+   * delivery kept (docs/performance.md#the-outbox-counts).
+   */
+  stateCounts(): Promise<Record<DeliveryState, number>>;
 }
+
+/** Before every delivery's `created_at`: the watermark when none is rolled up yet. */
+const BEFORE_ALL = Number.MIN_SAFE_INTEGER;
 
 export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName): DeliveryRollups {
   let stepHours = 1;
@@ -170,10 +182,16 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
       }
       let to = Math.min(end, from + stepHours * HOUR_MS);
       // Read with the watermark held: a resend waits for this step, and one before it is seen.
+      // The statuses as literals: the planner matches them to the index of the deliveries on
+      // their way (PostgreSQL, migration 0022), a probe per partition whatever the table holds.
       const onItsWay = await trx
         .selectFrom('deliveries')
         .select((eb) => eb.fn.min<number>('created_at').as('at'))
-        .where('status', 'in', ON_ITS_WAY)
+        .where(
+          'status',
+          'in',
+          ON_ITS_WAY.map((s) => sql.lit(s)),
+        )
         .executeTakeFirst();
       const held =
         onItsWay?.at === null || onItsWay?.at === undefined ? null : floorHour(Number(onItsWay.at));
@@ -231,6 +249,56 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
     },
     async deleteOlderThan(before) {
       await db.deleteFrom('delivery_hours').where('hour', '<', floorHour(before)).execute();
+    },
+    stateCounts() {
+      // The watermark, then the counts it splits, in one snapshot (a resend in between moves it
+      // back); as a value, not a subquery, so that the planner leaves out the partitions before
+      // it (a subquery's value prunes only as the query runs, and is planned over every one).
+      return db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const watermark = (await readDeliveriesRolledUntil(trx)) ?? BEFORE_ALL;
+          const rows = await trx
+            // The hours rolled up: none of their deliveries is on its way (the watermark waits).
+            .selectFrom('delivery_hours')
+            .select((eb) => ['status', 'logged', eb.fn.sum<number>('count').as('n')])
+            .where('hour', '<', watermark)
+            .groupBy(['status', 'logged'])
+            // The deliveries queued since, one by one (on PostgreSQL, their partitions alone).
+            .unionAll(
+              trx
+                .selectFrom('deliveries')
+                .select((eb) => ['status', loggedSql.as('logged'), eb.fn.countAll<number>().as('n')])
+                .where('created_at', '>=', watermark)
+                .groupBy(['status', sql`2`]),
+            )
+            // Deliveries on their way in hours rolled up: none but those copied in since (the
+            // next step moves the watermark back to them). Found through the index of the
+            // deliveries on their way (PostgreSQL, 0022), whose predicate the literals match.
+            .unionAll(
+              trx
+                .selectFrom('deliveries')
+                .select((eb) => ['status', sql.lit(0).as('logged'), eb.fn.countAll<number>().as('n')])
+                .where(
+                  'status',
+                  'in',
+                  ON_ITS_WAY.map((s) => sql.lit(s)),
+                )
+                .where('created_at', '<', watermark)
+                .groupBy('status'),
+            )
+            .execute();
+          const byState = Object.fromEntries(DELIVERY_STATES.map((s) => [s, 0])) as Record<
+            DeliveryState,
+            number
+          >;
+          for (const r of rows) {
+            const logged = r.status === 'sent' && Number(r.logged) === 1;
+            byState[logged ? 'logged' : r.status] += Number(r.n);
+          }
+          return byState;
+        });
     },
   };
 }

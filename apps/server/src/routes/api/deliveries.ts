@@ -26,7 +26,7 @@ function decodeCursor(text: string): DeliveryCursor | undefined {
 /** The outbox: deliveries with their attempts, and retries of dead ones. */
 export const deliveryRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
-  const { outbox } = app;
+  const { outbox, deliveryRollups } = app;
 
   app.get(
     '/deliveries',
@@ -61,7 +61,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         items: page.map(toDelivery),
         nextCursor:
           rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-        counts: await outbox.deliveries.stateCounts(),
+        counts: await deliveryRollups.stateCounts(),
       };
     },
   );
