@@ -619,6 +619,21 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     expect(attempts.map((a) => a.outcome)).toEqual(['interrupted', 'sent']);
   });
 
+  it('claim and interrupt: a delivery queued long ago and still on its way is taken like the others', async () => {
+    // On PostgreSQL both read only the partitions from the oldest delivery on its way on.
+    expect(await claim(Date.now(), 5, Date.now() + 1000)).toEqual([]);
+    await recorder.record(call(), [sms(), push()]);
+    const [old] = await deliveries.search({ kind: 'sms' }, { limit: 1 });
+    if (!old) throw new Error('no SMS queued');
+    const longAgo = Date.now() - 40 * 86_400_000;
+    await store.db.updateTable('deliveries').set({ created_at: longAgo }).where('id', '=', old.id).execute();
+    const now = Date.now();
+    const claimed = await claim(now, 5, now + 1000);
+    expect(claimed.map((c) => c.delivery.created_at).sort()).toEqual([longAgo, expect.any(Number)]);
+    expect(await outbox.recover(now + 1500)).toBe(2);
+    expect(await deliveries.findById(old.id)).toMatchObject({ status: 'pending', attempts: 1 });
+  });
+
   it('expire, forget, resend and due-now: codes past their validity, dead ones, pushNoti', async () => {
     const queued = Date.now();
     await recorder.record(call(), [

@@ -23,6 +23,7 @@ import {
 } from './availability.js';
 import { type DialectName, migrationProvider } from './migrations.js';
 import { NulToReplacementPlugin } from './nul-plugin.js';
+import { asPrepared } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type { DialectName };
@@ -394,7 +395,7 @@ export function gated(raw: pg.Pool, availability: Availability, gate: boolean): 
     };
     wrapper = {
       query(...args: unknown[]) {
-        const result = (client.query as (...a: unknown[]) => unknown)(...args);
+        const result = (client.query as (...a: unknown[]) => unknown)(...asPrepared(args));
         if (result && typeof (result as Promise<unknown>).then === 'function') {
           return (result as Promise<unknown>).catch((err: unknown) => {
             fail(err);

@@ -63,6 +63,7 @@ export {
   type Retired,
 } from './partitions.js';
 export { announceCalls } from './pg-watch.js';
+export { prepared } from './prepared.js';
 export type { ReadReplica, ReplicaState, ReplicaStatus } from './replica.js';
 export type {
   AttemptOutcome,
