@@ -516,6 +516,22 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
+    '0023_dead_sealed_deliveries': {
+      // PostgreSQL: the outbox's sweep (outbox/sql.ts, `forget`): the dead SMS still holding their
+      // sealed text, by when it expires. Through `deliveries_due` the sweep read every dead
+      // delivery kept, each second, and planned every partition for it. An SMS has an entry only
+      // from its death until its text is destroyed, at its code's validity: a few, whatever is
+      // kept. SQLite keeps reading the dead ones through `deliveries_due`: one machine's.
+      async up(db: Kysely<unknown>) {
+        if (!pg) return;
+        await db.schema
+          .createIndex('deliveries_dead_sealed')
+          .on('deliveries')
+          .columns(['expires_at'])
+          .where(sql<boolean>`status = 'dead' AND secret IS NOT NULL`)
+          .execute();
+      },
+    },
   };
 }
 
