@@ -21,6 +21,7 @@ import {
   type DeliveryQuery,
   olderThan,
 } from './delivery-filters.js';
+import { onTheirWaySince } from './on-their-way.js';
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
@@ -108,13 +109,16 @@ export function createDeliveryRepository(
 ): DeliveryRepository {
   return {
     async pendingPushes() {
-      const row = await db
+      // On their way, so from the oldest delivery on its way on (on-their-way.ts).
+      const since = await onTheirWaySince(db, dialect);
+      if (since === null) return 0;
+      let pending = db
         .selectFrom('deliveries')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('status', '=', 'pending')
-        .where('kind', '=', 'push')
-        .executeTakeFirstOrThrow();
-      return Number(row.n);
+        .where('kind', '=', 'push');
+      if (since !== undefined) pending = pending.where('created_at', '>=', since);
+      return Number((await pending.executeTakeFirstOrThrow()).n);
     },
     async recentSms(recipient, since, limit, prefix = false) {
       const rows = await db

@@ -11,6 +11,7 @@ import {
   type Store,
 } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
+import { onTheirWaySince } from './on-their-way.js';
 import { UNSETTLED_SMS, unsealedText } from './payload.js';
 import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
 
@@ -185,28 +186,6 @@ export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendH
   const pg = store.dialect === 'postgres';
   const finishOnSqlite = store.sqlite ? sqliteFinisher(store.sqlite) : undefined;
 
-  /**
-   * PostgreSQL: when the oldest delivery on its way (pending or sending) was queued, null when none
-   * is, for the claim and the recovery, which read only those. Given as their `created_at` bound,
-   * it leaves out of their plans the partitions before it: planned over a country's 90 days of
-   * daily partitions, the claim cost 9 ms of planning at every poll of every lane, nothing to
-   * claim or not, and 0.4 ms bounded (docs/performance.md#the-outbox-on-partitions). Read through
-   * the index of the deliveries on their way (0022) in a statement planned once per connection.
-   * A delivery that goes on its way older than this after it is read (a resend) is taken at the
-   * next poll. SQLite: undefined (one table, nothing to leave out).
-   */
-  const onTheirWaySince = async (trx: Transaction<Database>): Promise<number | null | undefined> => {
-    if (!pg) return undefined;
-    const { rows } = await prepared(
-      'deliveries_on_their_way_since',
-      sql<{
-        at: number | null;
-      }>`SELECT min(created_at) AS at FROM deliveries WHERE status IN ('pending', 'sending')`,
-    ).execute(trx);
-    const at = rows[0]?.at;
-    return at === null || at === undefined ? null : Number(at);
-  };
-
   /** Locks the rows a sweep or claim selects, skipping those another transaction holds (PostgreSQL). */
   const skipLocked = <Q extends { forUpdate(): Q; skipLocked(): Q }>(qb: Q): Q =>
     pg ? qb.forUpdate().skipLocked() : qb;
@@ -254,7 +233,7 @@ export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendH
       const { now, limit, kind, routedTo } = request;
       if (limit <= 0 || routedTo.length === 0) return Promise.resolve([]);
       return work.relaxed(async (trx) => {
-        const since = await onTheirWaySince(trx);
+        const since = await onTheirWaySince(trx, store.dialect);
         if (since === null) return [];
         let pending = trx.selectFrom('deliveries').where('status', 'in', from('claim'));
         if (since !== undefined) pending = pending.where('created_at', '>=', since);
@@ -339,7 +318,7 @@ export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendH
      */
     recover(now: number, options: RecoverOptions = {}): Promise<number> {
       return work.relaxed(async (trx) => {
-        const since = await onTheirWaySince(trx);
+        const since = await onTheirWaySince(trx, store.dialect);
         if (since === null) return 0;
         let stuck = trx.selectFrom('deliveries').select('id').where('status', 'in', from('interrupt'));
         if (since !== undefined) stuck = stuck.where('created_at', '>=', since);
@@ -407,7 +386,7 @@ export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendH
     expireStale(now: number): Promise<number> {
       return work.relaxed(async (trx) => {
         // `expire`: codes on their way (pending), so from the oldest delivery on its way on.
-        const since = await onTheirWaySince(trx);
+        const since = await onTheirWaySince(trx, store.dialect);
         let expiring = trx
           .selectFrom('deliveries')
           .select('id')
@@ -446,12 +425,16 @@ export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendH
 
     /** `due-now` for every pending push (pushNoti). Returns how many. */
     async makePushesDue(now: number): Promise<number> {
-      const result = await db
+      // Pending ones, so from the oldest delivery on its way on (a pushNoti is a school's call).
+      const since = await onTheirWaySince(db, store.dialect);
+      if (since === null) return 0;
+      let due = db
         .updateTable('deliveries')
         .set({ status: to('due-now'), next_attempt_at: now, updated_at: now })
         .where('status', 'in', from('due-now'))
-        .where('kind', '=', 'push')
-        .executeTakeFirst();
+        .where('kind', '=', 'push');
+      if (since !== undefined) due = due.where('created_at', '>=', since);
+      const result = await due.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 
