@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { databaseCpu } from './db-cpu.mjs';
 import { explainHistory } from './history-plans.mjs';
 import { connectAdmin, createDatabase, keptDatabase, shownAdminUrl } from './pg.mjs';
 import { startClusters } from './pg-clusters.mjs';
@@ -52,6 +53,8 @@ if (!['day', 'month'].includes(PERIOD))
 // BENCH_PLANS: a file to write EXPLAIN (ANALYZE, BUFFERS) of History's SQL into (history-plans.mjs),
 // run on the seeded PostgreSQL database (the primary) before the measurements.
 const PLANS = process.env.BENCH_PLANS;
+// BENCH_IDLE_SECONDS: how long the database's CPU is measured with the server idle (PostgreSQL).
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
 // Calls seeded per INSERT … SELECT on PostgreSQL (a transaction each).
 const PG_CHUNK = Number(process.env.BENCH_PG_CHUNK ?? 1_000_000);
 // BENCH_ONLY: `dashboard` (the Dashboard alone), `lists` (the Dashboard and the lists, no export) or
@@ -372,6 +375,39 @@ async function timeDashboard(server, env, now) {
   return { rollupSeconds, times };
 }
 
+/** A GET of the API or the server `samples` times after 3 unmeasured: p50 and p95. */
+async function timeGet(server, url, samples) {
+  const times = [];
+  for (let i = 0; i < samples + 3; i++) {
+    const t = performance.now();
+    const res = await fetch(`${server.url}${url}`, { headers: server.headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`${url}: ${res.status}`);
+    if (i >= 3) times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95), load: loadNow() };
+}
+
+/**
+ * What the outbox costs on PostgreSQL with every partition there is: the database's CPU while the
+ * server is idle (its dispatcher polling, its sweep), /metrics and the Deliveries page (both count
+ * the deliveries by state).
+ */
+async function timeOutbox(server, url, name) {
+  const idle = await databaseCpu(url, IDLE_SECONDS);
+  console.log(
+    `  ${name}: the database's CPU, the server idle ${IDLE_SECONDS} s: ${idle.percent.toFixed(2)} % of a core (${idle.connections} connections), load ${loadNow()}`,
+  );
+  for (const [what, path] of [
+    ['GET /metrics', '/metrics'],
+    ['Deliveries page (GET /api/deliveries)', '/api/deliveries?limit=50'],
+  ]) {
+    const m = await timeGet(server, path, Math.min(SAMPLES, 60));
+    console.log(`  ${name}: ${what}: p50 / p95 ${num(m.p50)} / ${num(m.p95)} ms, load ${m.load}`);
+  }
+}
+
 /** The day the day filters pick: a whole UTC day a month back (with PARTITION_PERIOD=day, one partition). */
 const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
 
@@ -392,6 +428,7 @@ async function measure(name, env, total, { now, deepCursor }) {
       out.dashboard = await timeDashboard(server, env, now);
       for (const [period, m] of out.dashboard.times) say(`Dashboard, ${period}`, m);
       if (ONLY === 'dashboard') return out;
+      if (env.DATABASE_URL) await timeOutbox(server, env.DATABASE_URL, name);
       const filters = {
         'no filter': '',
         'operation=AuthCode': 'operation=AuthCode',

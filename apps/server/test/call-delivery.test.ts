@@ -126,6 +126,27 @@ describe.each(DIALECTS)('the delivery state of each call in History, on %s', (di
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
   });
 
+  it('shows their delivery on a page of calls weeks apart (each stretch of time looked up apart)', async () => {
+    // The dead one's call and SMS moved 40 days back: the page spans them all.
+    const back = 40 * 86_400_000;
+    const { db } = t.app.store;
+    await db
+      .updateTable('calls')
+      .set((eb) => ({ at: eb('at', '-', back) }))
+      .where('id', '=', ids.dead)
+      .execute();
+    await db
+      .updateTable('deliveries')
+      .set((eb) => ({ created_at: eb('created_at', '-', back) }))
+      .where('call_id', '=', ids.dead)
+      .execute();
+    const items = await list('?operation=AuthCode');
+    expect(items.map((c) => c.id)).toEqual([ids.sending, ids.retrying, ids.sent, ids.dead]);
+    expect(stateOf(items, ids.dead)).toEqual({ state: 'dead', count: 1 });
+    expect(stateOf(items, ids.sent)).toEqual({ state: 'sent', count: 1 });
+    expect(stateOf(items, ids.sending)).toEqual({ state: 'sending', count: 1 });
+  });
+
   it('passes no call just recorded on the live tail under "delivery failed": none has failed yet', async () => {
     const [row] = await t.app.history.list({ limit: 1 });
     expect(row).toBeDefined();

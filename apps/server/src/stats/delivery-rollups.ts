@@ -152,7 +152,7 @@ export interface DeliveryRollups {
    * which are `logged`), read in one statement: the rolled-up hours' counts, and the deliveries
    * queued since the watermark counted one by one. So the cost is the deliveries of the last hour
    * or so (longer while some wait out an outage: the watermark waits for them), not every
-   * delivery kept (docs/performance.md#the-outbox-counts).
+   * delivery kept (docs/performance.md#the-outbox-on-partitions).
    */
   stateCounts(): Promise<Record<DeliveryState, number>>;
 }
