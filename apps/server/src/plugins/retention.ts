@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin';
+import { floorHour } from '../stats/call-rollups.js';
 import { isLockTimeout, isUnavailableError } from '../store/index.js';
 
 /**
  * Retention: calls (with their deliveries, the outbox's), their roll-ups and audit entries older
- * than RETENTION_DAYS go, at start and daily. On PostgreSQL calls, deliveries and attempts go a
+ * than RETENTION_DAYS (to the hour before) go, at start and daily. On PostgreSQL calls, deliveries and attempts go a
  * whole period at a time once all of it is past (store/partitions.ts), so they are kept up to one
  * PARTITION_PERIOD longer; SQLite deletes them in batches.
  */
@@ -14,7 +15,9 @@ export const retentionPlugin = fp(
       try {
         // One instance at a time (the others skip this round; the next is a day later).
         await store.exclusively('retention', async () => {
-          const before = Date.now() - config.RETENTION_DAYS * 86_400_000;
+          // At a whole hour: the deliveries' roll-ups go by the hour, and with them the counts
+          // by state (stats/delivery-rollups.ts) add up to what is kept.
+          const before = floorHour(Date.now() - config.RETENTION_DAYS * 86_400_000);
           // PostgreSQL: whole periods first (store/partitions.ts); what is left in batches is what
           // no period partition holds (rows from before partitioning, the default partition's).
           let batchBelow = before;

@@ -145,11 +145,14 @@ export interface DeliveryRollups {
    * rolled.
    */
   rollUp(now: number, options?: { readonly budgetMs?: number }): Promise<number>;
-  /** Retention: the roll-ups of hours that ended before `before`. */
+  /**
+   * Retention: the roll-ups of hours that ended before `before` and of which no delivery is kept
+   * (retention cuts at a whole hour: plugins/retention.ts).
+   */
   deleteOlderThan(before: number): Promise<void>;
   /**
    * Every delivery kept, by state as the API names them (`sent` without the `log` provider's,
-   * which are `logged`), read in one statement: the rolled-up hours' counts, and the deliveries
+   * which are `logged`), read in one snapshot: the rolled-up hours' counts, and the deliveries
    * queued since the watermark counted one by one. So the cost is the deliveries of the last hour
    * or so (longer while some wait out an outage: the watermark waits for them), not every
    * delivery kept (docs/performance.md#the-outbox-on-partitions).
@@ -248,7 +251,20 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
       }
     },
     async deleteOlderThan(before) {
-      await db.deleteFrom('delivery_hours').where('hour', '<', floorHour(before)).execute();
+      // Only hours none of whose deliveries is kept, so that the roll-ups and the table still add
+      // up (`stateCounts`): on PostgreSQL retention drops deliveries a whole partition at a time,
+      // up to a PARTITION_PERIOD after `before`.
+      const oldest = await db
+        .selectFrom('deliveries')
+        .select('created_at')
+        .orderBy('created_at')
+        .limit(1)
+        .executeTakeFirst();
+      const kept = oldest ? floorHour(Number(oldest.created_at)) : Number.POSITIVE_INFINITY;
+      await db
+        .deleteFrom('delivery_hours')
+        .where('hour', '<', Math.min(floorHour(before), kept))
+        .execute();
     },
     stateCounts() {
       // The watermark, then the counts it splits, in one snapshot (a resend in between moves it
