@@ -4,9 +4,10 @@ import { isLockTimeout, isUnavailableError } from '../store/index.js';
 
 /**
  * Retention: calls (with their deliveries, the outbox's), their roll-ups and audit entries older
- * than RETENTION_DAYS (to the hour before) go, at start and daily. On PostgreSQL calls, deliveries and attempts go a
- * whole period at a time once all of it is past (store/partitions.ts), so they are kept up to one
- * PARTITION_PERIOD longer; SQLite deletes them in batches.
+ * than RETENTION_DAYS (to the hour before) go, at start and daily. On PostgreSQL calls,
+ * deliveries and attempts go a whole period at a time once all of it is past
+ * (store/partitions.ts), so they are kept up to one PARTITION_PERIOD longer; SQLite deletes them
+ * in batches.
  */
 export const retentionPlugin = fp(
   async (app) => {
