@@ -478,6 +478,14 @@ describe('console pages', () => {
       expect((await t.inject({ method: 'GET', url: '/assets/missing.js' })).statusCode).toBe(404);
       expect((await t.inject({ method: 'GET', url: '/NoSuch.asmx' })).statusCode).toBe(404);
       expect((await t.inject({ method: 'GET', url: '/api/calls/x' })).statusCode).toBe(400);
+      // However the API's path is spelled, an unknown one is the API's 404 problem, never the page.
+      for (const url of ['//api/users', '///api/calls?x=1', '/API/users', '//api', '/Api/']) {
+        const res = await t.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
+        expect(res.statusCode, url).toBe(404);
+        expect(res.headers['content-type'], url).toMatch(/^application\/problem\+json/);
+        expect(res.body, url).not.toContain('<title>Console</title>');
+      }
+      expect((await t.inject({ method: 'GET', url: '/apiary' })).body).toContain('<title>Console</title>');
     } finally {
       await t.close();
       dist.remove();

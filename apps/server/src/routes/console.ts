@@ -2,11 +2,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync } from 'fastify';
+import { problem, sendProblem } from '../http/problem.js';
 
 /**
  * Serves the built console at `/`. Client routes (`/history?…`, `/send/AuthCode`) fall back to
  * index.html; `/api` and `.asmx` paths never do: they answer their own 404s.
  */
+
+/**
+ * Whether a path is the API's, however it is spelled: `//api/users` and `/API/users` are routed
+ * to no API route (Fastify matches paths exactly), yet a client that sends them means the API and
+ * must get the API's answer, a 404 problem, not the console's page.
+ */
+export function isApiPath(path: string): boolean {
+  return /^\/+api(\/|$)/i.test(path);
+}
 export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
   const index = path.join(root, 'index.html');
   const built = fs.existsSync(index);
@@ -29,9 +39,10 @@ export const consoleRoutes: FastifyPluginAsync<{ root: string }> = async (app, {
 
   app.setNotFoundHandler((request, reply) => {
     const url = request.url.split('?')[0] ?? '/';
+    if (isApiPath(url))
+      return sendProblem(reply, problem(404, `There is no ${request.method} ${url} in the API.`));
     const isPage =
       (request.method === 'GET' || request.method === 'HEAD') &&
-      !url.startsWith('/api/') &&
       !/\.asmx(\/|$)/i.test(url) &&
       !path.extname(url);
     if (!isPage)
