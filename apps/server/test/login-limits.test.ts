@@ -90,6 +90,30 @@ describe.each(DIALECTS)('failed logins from strangers (%s)', (dialect) => {
     expect((await logIn('192.0.2.1', TEST_ADMIN.password, browser)).statusCode).toBe(200);
   });
 
+  it("behind a proxy, a school's one address: strangers there never close the owner's known browser", async () => {
+    t = await startTestAppOn(dialect, { TRUST_PROXY: '127.0.0.1', LOGIN_LIMIT_PER_USER: '5/15m' });
+    /** Through the school's proxy: every member of staff comes from 192.0.2.1. */
+    const viaProxy = (password: string, browser?: string) =>
+      (t as TestApp).app.inject({
+        method: 'POST',
+        url: '/api/session',
+        remoteAddress: '127.0.0.1',
+        headers: {
+          ...CONSOLE_HEADERS,
+          'x-forwarded-for': '192.0.2.1',
+          ...(browser ? { cookie: browser } : {}),
+        },
+        payload: { username: TEST_ADMIN.username, password },
+      });
+    const browser = browserCookie(await viaProxy(TEST_ADMIN.password));
+    // Someone else at the school guesses at the admin's password until the address is closed to it.
+    const guesses = await Promise.all(Array.from({ length: 7 }, () => viaProxy(WRONG)));
+    expect(guesses.filter((a) => a.statusCode === 401)).toHaveLength(5);
+    expect((await viaProxy(TEST_ADMIN.password)).statusCode).toBe(429);
+    // The owner, on the browser they logged in from, at the same address: in.
+    expect((await viaProxy(TEST_ADMIN.password, browser)).statusCode).toBe(200);
+  });
+
   it('holds a browser to its own failures, and a cookie opens only for its user, unaltered', async () => {
     t = await startTestAppOn(dialect, { LOGIN_LIMIT_PER_USER: '3/15m' });
     const browser = browserCookie(await logIn('198.51.100.7', TEST_ADMIN.password));

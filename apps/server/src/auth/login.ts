@@ -61,7 +61,8 @@ type RefusedBy = 'username from this address' | 'address' | 'username' | 'browse
  *   not closed — one more attempt per window, from an address that has not used up its own
  *   failures for it;
  * - a browser the user has logged in from with their password (trusted-browser.ts) is closed by
- *   neither the address's nor the username's failures, only by its own (`LOGIN_LIMIT_PER_USER`).
+ *   none of the others' failures (the username's from its own address included), only by its own
+ *   (`LOGIN_LIMIT_PER_USER`).
  *
  * A slot is taken before the password is checked, so a burst of guesses sent at once cannot
  * exceed a limit.
@@ -99,8 +100,10 @@ export function createLogin(options: {
     | { readonly ok: false; readonly retryAfterMs: number; readonly by: RefusedBy }
   > {
     const pair = spec('login-pair', pairKey(username, ip), perUser, 'username from this address');
+    // A known browser is held to its own failures alone: on a school's network every member of
+    // staff shares one address, and a stranger there must not close the username to its owner.
     const rounds = browser
-      ? [[...pair, ...spec('login-browser', browser, perUser, 'browser')]]
+      ? [spec('login-browser', browser, perUser, 'browser')]
       : [
           [
             ...pair,
