@@ -81,6 +81,8 @@ export type {
   SessionMethod,
 } from './schema.js';
 export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES, QUEUED_WITHIN_MS } from './schema.js';
+// The embedded database copied while the server writes, for `pnpm admin backup` (cli/backup.ts).
+export * from './sqlite-backup.js';
 export type { PostgresTx, SqliteTx, UnitOfWork } from './unit-of-work.js';
 export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
 
