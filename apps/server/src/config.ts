@@ -40,7 +40,13 @@ export const configSchema = z.object({
       .transform(withoutTrailingSlash)
       .optional(),
   ),
+  /** The largest body where a route has no limit of its own: the console's API (not book uploads). */
   MAX_BODY_BYTES: optional(integer(1024, 256 * 1024 * 1024).default(1024 * 1024)),
+  /**
+   * A request to an `.asmx` path: the operations take a few short strings, so a body past this
+   * is refused (413) before more of it is read (docs/security.md#limits).
+   */
+  ASMX_MAX_BODY_BYTES: optional(integer(1024, 256 * 1024 * 1024).default(64 * 1024)),
   RECORD_MAX_BYTES: optional(integer(1024, 16 * 1024 * 1024).default(64 * 1024)),
   LOG_LEVEL: optional(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
   /**

@@ -10,6 +10,7 @@ describe('configuration', () => {
       HOST: '0.0.0.0',
       SERVICE_NAMESPACE: 'http://tempuri.org/',
       MAX_BODY_BYTES: 1048576,
+      ASMX_MAX_BODY_BYTES: 65536,
       RECORD_MAX_BYTES: 65536,
       LOG_LEVEL: 'info',
       TRUST_PROXY: false,
@@ -33,6 +34,17 @@ describe('configuration', () => {
       DEFAULT_PHONE_REGION: 'GB',
       TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
       LOG_LEVEL: 'info',
+    });
+  });
+
+  it("caps .asmx bodies by ASMX_MAX_BODY_BYTES apart from the API's MAX_BODY_BYTES", () => {
+    expect(loadConfig({ ASMX_MAX_BODY_BYTES: '1024' })).toMatchObject({
+      ASMX_MAX_BODY_BYTES: 1024,
+      MAX_BODY_BYTES: 1048576,
+    });
+    expect(loadConfig({ ASMX_MAX_BODY_BYTES: '2097152', MAX_BODY_BYTES: '4096' })).toMatchObject({
+      ASMX_MAX_BODY_BYTES: 2097152,
+      MAX_BODY_BYTES: 4096,
     });
   });
 
@@ -129,6 +141,8 @@ describe('configuration', () => {
     ['SERVICE_NAMESPACE', 'not a uri'],
     ['PUBLIC_BASE_URL', 'ftp://x'],
     ['MAX_BODY_BYTES', '-1'],
+    ['ASMX_MAX_BODY_BYTES', '1023'],
+    ['ASMX_MAX_BODY_BYTES', '64k'],
     ['LOG_LEVEL', 'loud'],
     ['DEFAULT_PHONE_REGION', 'XX'],
     ['TRUST_PROXY', 'maybe'],

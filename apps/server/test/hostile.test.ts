@@ -237,7 +237,7 @@ describe('hostile input', () => {
       req.end(body);
     });
     expect(status).toBe(413);
-    expect(text).toContain('The request body is larger than the limit of 1048576 bytes.');
+    expect(text).toContain('The request body is larger than the limit of 65536 bytes.');
     expect(text).toContain('<faultcode>soap:Client</faultcode>');
     expect(await t.app.history.count()).toBe(before + 1);
     expect(await lastCall(t.app)).toMatchObject({ binding: 'soap11', outcome: 'client-error', status: 413 });

@@ -210,7 +210,11 @@ describe('.asmx callers', () => {
 
 describe('bodies and the book library', () => {
   it('refuses a body that would take the bytes being received at once over the budget, before reading it', async () => {
-    t = await startTestApp({ MAX_INFLIGHT_BODY_BYTES: String(2 * 1024 * 1024) });
+    // .asmx bodies up to 1 MiB (ASMX_MAX_BODY_BYTES raised): two of them fill the budget.
+    t = await startTestApp({
+      MAX_INFLIGHT_BODY_BYTES: String(2 * 1024 * 1024),
+      ASMX_MAX_BODY_BYTES: String(1024 * 1024),
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     // The server's side of each exchange. The budget is taken by the first onRequest hook, in the
@@ -297,7 +301,10 @@ describe('bodies and the book library', () => {
 
 describe('chunked bodies', () => {
   it('counts a body without a declared length as it arrives, and refuses it past the budget', async () => {
-    t = await startTestApp({ MAX_INFLIGHT_BODY_BYTES: String(256 * 1024) });
+    t = await startTestApp({
+      MAX_INFLIGHT_BODY_BYTES: String(256 * 1024),
+      ASMX_MAX_BODY_BYTES: String(1024 * 1024),
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const status = await new Promise<number>((resolve, reject) => {
@@ -315,7 +322,7 @@ describe('chunked bodies', () => {
         },
       );
       req.on('error', reject);
-      // 8 chunks of 64 KB (under MAX_BODY_BYTES): past the 256 KB budget on the fifth.
+      // 8 chunks of 64 KB (under ASMX_MAX_BODY_BYTES, raised): past the 256 KB budget on the fifth.
       for (let i = 0; i < 8; i++) req.write(Buffer.alloc(64 * 1024, 'x'));
       req.end();
     });

@@ -45,9 +45,13 @@ export const asmxRoutes: FastifyPluginAsync = async (app) => {
   });
 
   // Every body arrives as bytes: the bindings decide what they accept and answer in their terms.
+  // Capped at ASMX_MAX_BODY_BYTES, announced or counted as it arrives (chunked): an operation
+  // takes a few short strings, and every byte read is parsed, masked and recorded.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.MAX_BODY_BYTES }, (_req, body, done) =>
-    done(null, body),
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'buffer', bodyLimit: config.ASMX_MAX_BODY_BYTES },
+    (_req, body, done) => done(null, body),
   );
 
   for (const group of groups) {
@@ -71,12 +75,14 @@ export const asmxRoutes: FastifyPluginAsync = async (app) => {
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'unexpected error on an .asmx endpoint');
-    const message =
-      error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? `The request body is larger than the limit of ${config.MAX_BODY_BYTES} bytes.`
-        : status === 500
-          ? `Server was unable to process request. ---> An internal error occurred (request ${request.id}).`
-          : `The request could not be read: ${error.message}`;
+    const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
+    // The rest of an oversized body is not read: the connection closes once this is answered.
+    if (tooLarge) reply.header('connection', 'close');
+    const message = tooLarge
+      ? `The request body is larger than the limit of ${config.ASMX_MAX_BODY_BYTES} bytes.`
+      : status === 500
+        ? `Server was unable to process request. ---> An internal error occurred (request ${request.id}).`
+        : `The request could not be read: ${error.message}`;
     if (!group) return reply.code(status).type(TEXT).send(message);
     const kind = request.routeOptions.config.asmxKind;
     // A body too large for a GET route is a POST's: the error handler sees the method it came with.
