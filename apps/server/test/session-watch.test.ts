@@ -1,7 +1,7 @@
 /**
  * A long-lived response ends with its session (docs/security.md#staff-accounts-and-sessions):
  * History's live feed carries phone numbers, and kept sending them after a logout, a user being
- * disabled, or the session's maximum age. Each case: open the feed, end the session, and the
+ * disabled, or the session's maximum age; a book's download went on to its last byte. Each case: open the feed, end the session, and the
  * stream closes within a few seconds, with no call sent after.
  */
 import http from 'node:http';
@@ -111,4 +111,51 @@ describe('a live feed ends with its session', () => {
     const elapsed = await endsWithin(feed, opened, 3000 + 3 * SESSION_RECHECK_MS);
     expect(elapsed).toBeGreaterThanOrEqual(2500);
   });
+});
+
+describe('a book download ends with its session', () => {
+  it('after a logout, long before the book is through', async () => {
+    const { t, base } = await listening();
+    const size = 20 * 1024 * 1024;
+    const book = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(size - 9, 'x')]);
+    const uploaded = await t.inject({
+      method: 'PUT',
+      url: '/api/books/2026-1/7B?filename=maths.pdf',
+      headers: { 'content-type': 'application/pdf' },
+      payload: book,
+    });
+    expect(uploaded.statusCode).toBe(200);
+    const cookie = await t.login();
+    // A slow reader: the first bytes, then nothing read while the session ends.
+    const download = { received: 0, ended: undefined as number | undefined, complete: false };
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      http
+        .get(`${base}/api/books/${uploaded.json().id}/file`, { headers: { cookie } }, resolve)
+        .on('error', reject);
+    });
+    expect(res.statusCode).toBe(200);
+    res.on('data', (chunk: Buffer) => {
+      download.received += chunk.length;
+    });
+    res.on('end', () => {
+      download.complete = true;
+    });
+    res.on('close', () => {
+      download.ended = Date.now();
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    res.pause();
+    const loggedOut = await fetch(`${base}/api/session`, {
+      method: 'DELETE',
+      headers: { ...CONSOLE_HEADERS, origin: base, cookie },
+    });
+    expect(loggedOut.status).toBeLessThan(300);
+    const at = Date.now();
+    // The server cuts the download within its re-check; then what was on its way is read out.
+    await new Promise((r) => setTimeout(r, SESSION_RECHECK_MS + 1500));
+    res.resume();
+    expect(await endsWithin(download, at, 5000)).toBeLessThanOrEqual(5000);
+    expect(download.complete).toBe(false);
+    expect(download.received).toBeLessThan(size);
+  }, 30_000);
 });

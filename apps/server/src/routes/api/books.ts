@@ -3,6 +3,7 @@ import { bookSchema, problemSchema } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { endWithSession } from '../../auth/session-watch.js';
 import { UploadError } from '../../books/blobs.js';
 import { serveBook } from '../../books/serve.js';
 import { problem, sendProblem } from '../../http/problem.js';
@@ -180,7 +181,15 @@ export const bookRoutes: FastifyPluginAsync = async (base) => {
         ifNoneMatch: request.headers['if-none-match'],
         range: request.headers.range,
       });
-      return (reply as FastifyReply).code(served.status).headers(served.headers).send(served.body);
+      const { body } = served;
+      if (body) {
+        // A download under way ends with its session, as an export does (docs/security.md).
+        const unwatch = endWithSession(app, request, () =>
+          body.destroy(new Error('the session ended during the download')),
+        );
+        body.once('close', unwatch);
+      }
+      return (reply as FastifyReply).code(served.status).headers(served.headers).send(body);
     },
   );
 };
