@@ -3,10 +3,12 @@
  * on the same store as the server (DATA_DIR or DATABASE_URL, from the environment or .env), safe
  * while the server runs: every change is one statement the server reads at its next request.
  * Passwords come from standard input, never from the arguments. Each change is audited as done
- * from the command line.
+ * from the command line. Backups of the embedded store are taken, checked and restored here too
+ * (backup.ts, restore.ts; docs/deployment.md#backups-and-restore).
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { passwordSchema, type Role, roleSchema, usernameSchema } from '@school/contract';
@@ -15,9 +17,11 @@ import { configSchema } from '../config.js';
 import { createFilesPrivately } from '../private-files.js';
 import type { NewAuditEntry, StaffStore, UserRow } from '../store/index.js';
 import { openStaffStore } from '../store/index.js';
+import { backUp } from './backup.js';
+import { CommandError, EXIT } from './command-error.js';
+import { restore, verify } from './restore.js';
 
-/** Exit statuses, as --help tells them. */
-export const EXIT = { done: 0, failed: 1, unknownUser: 2, refused: 3 } as const;
+export { EXIT } from './command-error.js';
 
 const COMMON = `The store is the server's: DATABASE_URL when set, else the SQLite database in DATA_DIR
 (default ./data), read from the environment and from a .env file in the working directory.
@@ -25,6 +29,10 @@ Safe while the server runs. Each change is in the audit log, as done from the co
 
 Exit status: 0 done; 1 failed (usage, input, database); 2 no such user; 3 refused (the last
 enabled admin, a user that exists already).`;
+
+const BACKUPS = `DATA_DIR, DATABASE_URL and CODE_ENCRYPTION_KEY are the server's, read from the environment
+and from a .env file in the working directory. Give DIR as an absolute path (pnpm runs the
+command from the repository's root). docs/deployment.md#backups-and-restore has the restore drill.`;
 
 const HELP: Record<string, string> = {
   '': `Usage: pnpm admin <command> …
@@ -43,6 +51,10 @@ Commands:
   users enable NAME
   users set-role NAME admin|operator
   sessions revoke NAME                    ends every session of the user
+
+  backup DIR [--with-key]                 a copy of DATA_DIR (SQLite) taken while the server runs
+  verify DIR                              checks a backup's every file against its manifest
+  restore DIR                             puts a backup back into an empty DATA_DIR
 
   pnpm admin <command> --help             more on one command
 
@@ -95,17 +107,49 @@ ${COMMON}`,
 Ends every console session of the user: they must log in again.
 
 ${COMMON}`,
-};
+  backup: `Usage: pnpm admin backup DIR [--with-key]
 
-/** A problem with a message for the operator, and the exit status it means. */
-class CommandError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
+A consistent copy of the embedded store (SQLite in DATA_DIR), taken while the server runs and
+takes calls: the database as of the moment the backup begins (every call answered before then
+is in it), the books it names (each checked against its SHA-256), and manifest.json: when, which
+release and migration, and every file's size and SHA-256. DIR must be new or empty; what is
+written there is for this user alone (folders 0700, files 0600). The server's write-ahead log
+grows while the database is copied and is cut back after.
+
+  --with-key   the code key (DATA_DIR/code-encryption.key) goes in too; keep such a backup as
+               safe as the configuration. Without it, keep the key with the configuration:
+               auth codes waiting to be sent and staff second factors are sealed with it.
+
+With DATABASE_URL set (PostgreSQL) it does nothing: back up with pg_dump, or pg_basebackup and
+WAL archiving (pgBackRest).
+
+${BACKUPS}
+
+Exit status: 0 done; 1 failed; 3 refused (DIR not empty, DATABASE_URL set).`,
+  verify: `Usage: pnpm admin verify DIR
+
+Reads every file of the backup in DIR and checks its size and SHA-256 against manifest.json;
+writes nothing. Run it where the backups are kept, e.g. after copying one off the machine.
+
+Exit status: 0 whole; 1 failed; 4 a file missing or altered, or no manifest (each named).`,
+  restore: `Usage: pnpm admin restore DIR
+
+Puts the backup in DIR back into DATA_DIR, which must be empty or absent: a restore never writes
+over data (stop the server and move the old folder aside first). Every file is checked against
+the manifest as it is copied; a backup that does not match is refused whole, naming the files,
+and nothing is left in DATA_DIR. Then start the server on DATA_DIR.
+
+A backup taken without --with-key has no code key: put it back before starting the server
+(CODE_ENCRYPTION_KEY as it was, or the file code-encryption.key in DATA_DIR); restore says what
+is sealed with it.
+
+With DATABASE_URL set (PostgreSQL) it does nothing: restore with pg_restore.
+
+${BACKUPS}
+
+Exit status: 0 done; 1 failed; 3 refused (DATA_DIR holds data, DATABASE_URL set); 4 the backup
+does not match its manifest, or is none (the files named).`,
+};
 
 const usage = (command: string, message: string) =>
   new CommandError(`${message}\n\n${HELP[command] ?? HELP['']}`, EXIT.failed);
@@ -133,6 +177,8 @@ export async function runAdmin(argv: readonly string[], io: Io): Promise<number>
     io.out(`${HELP[parsed.command] ?? HELP['']}\n`);
     return EXIT.done;
   }
+  if (Object.hasOwn(BACKUP_COMMANDS, parsed.command))
+    return runBackupCommand(parsed, io, BACKUP_COMMANDS[parsed.command] as BackupCommand);
   let store: StaffStore | undefined;
   try {
     const run = COMMANDS[parsed.command];
@@ -173,6 +219,7 @@ interface Parsed {
     readonly 'display-name'?: string | undefined;
     readonly 'password-stdin'?: boolean | undefined;
     readonly json?: boolean | undefined;
+    readonly 'with-key'?: boolean | undefined;
   };
   readonly help: boolean;
 }
@@ -189,10 +236,14 @@ function parse(argv: readonly string[]): Parsed {
       // A password given as an argument is refused by name, not taken.
       password: { type: 'string' },
       json: { type: 'boolean' },
+      'with-key': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const [group = '', verb = '', ...rest] = positionals;
+  // `backup DIR`: a command of one word, its folder the first positional.
+  if (Object.hasOwn(BACKUP_COMMANDS, group))
+    return { command: group, positionals: positionals.slice(1), values, help: values.help === true };
   const command = [group, verb].filter(Boolean).join(' ');
   if (values.password !== undefined) {
     throw new Error(
@@ -200,6 +251,66 @@ function parse(argv: readonly string[]): Parsed {
     );
   }
   return { command, positionals: rest, values, help: values.help === true || group === 'help' };
+}
+
+interface BackupRun {
+  /** The backup's folder, absolute. */
+  readonly dir: string;
+  readonly dataDir: string;
+  readonly withKey: boolean;
+  readonly keyInConfig: boolean;
+  readonly out: (text: string) => void;
+}
+
+/** The commands on a backup's folder (backup.ts, restore.ts): no store is opened for them. */
+interface BackupCommand {
+  /** Refused with DATABASE_URL set: it reads or writes DATA_DIR. */
+  readonly sqliteOnly: boolean;
+  run(r: BackupRun): Promise<void>;
+}
+
+const BACKUP_COMMANDS: Record<string, BackupCommand> = {
+  backup: { sqliteOnly: true, run: backUp },
+  restore: { sqliteOnly: true, run: restore },
+  verify: { sqliteOnly: false, run: verify },
+};
+
+async function runBackupCommand(parsed: Parsed, io: Io, command: BackupCommand): Promise<number> {
+  try {
+    const [dir, ...extra] = parsed.positionals;
+    if (!dir || extra.length > 0) throw usage(parsed.command, 'Give one folder: the backup.');
+    const settings = configSchema
+      .pick({ DATA_DIR: true, DATABASE_URL: true, CODE_ENCRYPTION_KEY: true })
+      .safeParse(io.env);
+    if (!settings.success) {
+      const lines = settings.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+      throw new CommandError(`Invalid configuration:\n${lines.join('\n')}`, EXIT.failed);
+    }
+    if (command.sqliteOnly && settings.data.DATABASE_URL !== undefined)
+      throw new CommandError(
+        `DATABASE_URL is set: the data is in PostgreSQL, which ${parsed.command} does not copy. ` +
+          (parsed.command === 'backup'
+            ? 'Back it up with pg_dump, or pg_basebackup with WAL archiving (pgBackRest)'
+            : 'Restore it with pg_restore, or your base backup and archived WAL') +
+          ': docs/deployment.md#backups-and-restore. Nothing was done.',
+        EXIT.refused,
+      );
+    await command.run({
+      dir: path.resolve(dir),
+      dataDir: path.resolve(settings.data.DATA_DIR),
+      withKey: parsed.values['with-key'] === true,
+      keyInConfig: settings.data.CODE_ENCRYPTION_KEY !== undefined,
+      out: io.out,
+    });
+    return EXIT.done;
+  } catch (err) {
+    if (err instanceof CommandError) {
+      io.err(`${err.message}\n`);
+      return err.status;
+    }
+    io.err(`Failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.failed;
+  }
 }
 
 interface Run extends Parsed {
@@ -437,6 +548,8 @@ const sessionsText = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
 async function main(): Promise<void> {
   createFilesPrivately();
   if (fs.existsSync('.env')) process.loadEnvFile('.env');
+  // Should the process end before the command has said how it went, it did not go well.
+  process.exitCode = EXIT.failed;
   const status = await runAdmin(process.argv.slice(2), {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),

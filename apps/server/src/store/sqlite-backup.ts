@@ -21,6 +21,8 @@ export interface SqliteCopyFacts {
   readonly users: number;
   /** SMS whose text (an auth code) is sealed under the code key: unreadable without it. */
   readonly sealedTexts: number;
+  /** Staff second factors, sealed under the code key too. */
+  readonly secondFactors: number;
 }
 
 /**
@@ -90,6 +92,7 @@ export function describeSqliteCopy(file: string): SqliteCopyFacts {
       calls: count('SELECT count(*) AS n FROM calls'),
       users: count('SELECT count(*) AS n FROM users'),
       sealedTexts: count('SELECT count(*) AS n FROM deliveries WHERE secret IS NOT NULL'),
+      secondFactors: count('SELECT count(*) AS n FROM users WHERE totp_secret IS NOT NULL'),
     };
   } finally {
     db.close();
