@@ -132,7 +132,7 @@ export const callFiltersSchema = z.object({
   to: isoDate.optional(),
   ip: z.string().max(64).optional(),
   /**
-   * A phone number: AuthCode calls to it. International (`+447911123456`), or national in the
+   * A phone number: AuthCode calls to it. International (`+447400123456`), or national in the
    * server's DEFAULT_PHONE_REGION; 400 when it is no phone number.
    */
   phone: z.string().max(64).optional(),

@@ -42,6 +42,14 @@ export interface GroupDef {
   readonly operations: readonly OperationDef[];
 }
 
+/**
+ * The phone number printed as an example wherever no region is known (README, docs, this table,
+ * the wire's error messages): a mobile of GB, libphonenumber's own example for GB, which the
+ * default setup of GB (DEFAULT_PHONE_REGION=GB) sends codes to. Not +447911123456: that is a
+ * Guernsey number, which that setup refuses (docs/security.md#sms-pumping).
+ */
+export const EXAMPLE_PHONE = '+447400123456';
+
 const text = <const Name extends string>(
   name: Name,
   description: string,
@@ -86,7 +94,7 @@ const table = [
           name: 'phone',
           rule: 'phone',
           description: 'The phone number, in international format (+ and country code).',
-          example: '+447911123456',
+          example: EXAMPLE_PHONE,
         },
       ],
     },

@@ -6,6 +6,7 @@ import {
   parsePhoneNumberFromString,
 } from 'libphonenumber-js/max';
 import type { OperationDef, ParamDef } from './operations.js';
+import { examplePhone } from './phone-examples.js';
 
 /** Longest value a `text` parameter may have; a bound on what we store and echo. */
 export const MAX_TEXT_LENGTH = 1024;
@@ -72,18 +73,21 @@ export function checkParam(
         remember(parsed);
         return { ok: true, value: parsed.number };
       }
+      // An example the server takes: a mobile of the region national numbers are read in.
+      const example = examplePhone(options.defaultPhoneRegion);
+      const eg = example ? `, e.g. ${example}` : '';
       if (staff) {
         if (trimmed === '') return { ok: false, message: 'Enter a phone number.' };
         const which = param.secret ? 'This' : quote(value);
         return {
           ok: false,
-          message: `${which} is not a valid phone number. Write it with + and the country code, e.g. +447911123456.`,
+          message: `${which} is not a valid phone number. Write it with + and the country code${eg}.`,
         };
       }
       const shown = param.secret ? '' : ` ${quote(value)}`;
       return {
         ok: false,
-        message: `Invalid ${param.name}:${shown} is not a valid phone number. Send it in international format, with + and the country code, e.g. +447911123456.`,
+        message: `Invalid ${param.name}:${shown} is not a valid phone number. Send it in international format, with + and the country code${eg}.`,
       };
     }
   }

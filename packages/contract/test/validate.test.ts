@@ -115,7 +115,7 @@ describe('the Send form’s wording (staff)', () => {
     expect(checkParam(param('AuthCode', 'phone'), '12345', staff)).toEqual({
       ok: false,
       message:
-        "'12345' is not a valid phone number. Write it with + and the country code, e.g. +447911123456.",
+        "'12345' is not a valid phone number. Write it with + and the country code, e.g. +447400123456.",
     });
     expect(checkParam(param('AuthCode', 'code'), '', staff)).toEqual({
       ok: false,
@@ -135,7 +135,7 @@ describe('the Send form’s wording (staff)', () => {
     expect(checkParam(param('AuthCode', 'phone'), '')).toEqual({
       ok: false,
       message:
-        "Invalid phone: '' is not a valid phone number. Send it in international format, with + and the country code, e.g. +447911123456.",
+        "Invalid phone: '' is not a valid phone number. Send it in international format, with + and the country code, e.g. +447400123456.",
     });
   });
 });

@@ -128,7 +128,7 @@ describe('Send', () => {
     const phone = screen.getByLabelText(PHONE);
     const code = screen.getByLabelText(CODE);
     const phoneMessage =
-      "'12345' is not a valid phone number. Write it with + and the country code, e.g. +447911123456.";
+      "'12345' is not a valid phone number. Write it with + and the country code, e.g. +447400123456.";
     expect(await screen.findByText(phoneMessage)).toBeInTheDocument();
     expect(screen.getByText('Enter the code.')).toBeInTheDocument();
     expect(phone).toHaveAttribute('aria-invalid', 'true');
