@@ -1,11 +1,20 @@
 /**
- * SMS pumping (docs/security.md#sms-pumping): the open AuthCode endpoint must not send codes to
- * premium-rate or international-network numbers, to countries not allowed, or to a range of
- * numbers walked one after another. Each refusal answers as ASMX answers bad input, is recorded in
- * History, counted in a metric, and queues nothing. A real HTTP gateway would have received any SMS.
+ * SMS pumping (docs/security.md#sms-pumping): the open AuthCode endpoint sends codes only to
+ * mobiles (and numbers that may be mobiles) of the countries allowed, never to any other kind of
+ * number, and not to a range of numbers walked one after another. Each refusal answers as ASMX
+ * answers bad input, by every door, is recorded in History, counted in a metric, and queues
+ * nothing. A real HTTP gateway would have received any SMS.
  */
 import { Writable } from 'node:stream';
+import type { NumberType } from '@school/contract';
 import { afterEach, describe, expect, it } from 'vitest';
+import { kindRefusal } from '../src/limits/sms-destinations.js';
+import {
+  AUTHCODE_DOORS,
+  authCodeByEveryDoor,
+  refusedByEveryDoor,
+  TAKEN_BY_EVERY_DOOR,
+} from './authcode-doors.js';
 import { startTestApp, type TestApp } from './helpers.js';
 import { gatewayEnv, type SmsGateway, startSmsGateway } from './sms-gateway.js';
 
@@ -152,5 +161,139 @@ describe('AuthCode and SMS pumping', () => {
     expect(await refusedMetric(t, 'range')).toBe(1);
     await t.app.outbox.idle();
     expect(gateway.sent).toHaveLength(11);
+  });
+});
+
+/** The AuthCode calls History holds for `phone`, by door: their outcome, error and delivery. */
+async function historyOf(t: TestApp, phone: string) {
+  const calls = (await t.inject({ method: 'GET', url: '/api/calls?operation=AuthCode&limit=200' })).json();
+  return (calls.items as { binding: string; params: { phone?: string } | null }[])
+    .filter((c) => c.params?.phone === phone)
+    .map(({ binding, outcome, error, delivery }: Record<string, unknown>) => ({
+      binding,
+      outcome,
+      error,
+      queued: delivery !== null,
+    }))
+    .sort((a, b) => String(a.binding).localeCompare(String(b.binding)));
+}
+
+/** What History holds for a phone refused by every door. */
+const refusedInHistory = (error: string) =>
+  [...AUTHCODE_DOORS].sort().map((binding) => ({ binding, outcome: 'client-error', error, queued: false }));
+
+/** What History holds for a phone whose code every door took. */
+const takenInHistory = () =>
+  [...AUTHCODE_DOORS].sort().map((binding) => ({ binding, outcome: 'ok', error: null, queued: true }));
+
+describe('AuthCode sends only to the kinds of number allowed, by every door', () => {
+  it('refuses UK personal (070) and VoIP (056) numbers in the region of DEFAULT_PHONE_REGION, and sends to its mobiles', async () => {
+    const { t, gateway } = await app({ DEFAULT_PHONE_REGION: 'GB' });
+    for (const [phone, words] of [
+      ['+447011234567', 'personal numbers'],
+      ['+445612345678', 'VoIP numbers'],
+    ] as const) {
+      const text = `Invalid phone: codes are not sent to ${words}.`;
+      expect(await authCodeByEveryDoor(t, phone), phone).toEqual(refusedByEveryDoor(text));
+      expect(await historyOf(t, phone), phone).toEqual(refusedInHistory(text));
+    }
+    expect(await authCodeByEveryDoor(t, '+447400123456')).toEqual(TAKEN_BY_EVERY_DOOR);
+    expect(await historyOf(t, '+447400123456')).toEqual(takenInHistory());
+
+    expect(await refusedMetric(t, 'number-type')).toBe(10);
+    await t.app.outbox.idle();
+    expect(gateway.sent.map((m) => m.to)).toEqual(Array(5).fill('+447400123456'));
+  });
+
+  it('refuses US personal numbers (500, 533) and sends to the numbers North America cannot tell from landlines', async () => {
+    const { t, gateway } = await app({ SMS_ALLOWED_COUNTRIES: 'US' });
+    for (const phone of ['+15002345678', '+15332345678']) {
+      const text = 'Invalid phone: codes are not sent to personal numbers.';
+      expect(await authCodeByEveryDoor(t, phone), phone).toEqual(refusedByEveryDoor(text));
+      expect(await historyOf(t, phone), phone).toEqual(refusedInHistory(text));
+    }
+    // 201 is New Jersey: a landline or a mobile, the numbering plan does not say which.
+    expect(await authCodeByEveryDoor(t, '+12015550123')).toEqual(TAKEN_BY_EVERY_DOOR);
+    expect(await historyOf(t, '+12015550123')).toEqual(takenInHistory());
+
+    expect(await refusedMetric(t, 'number-type')).toBe(10);
+    await t.app.outbox.idle();
+    expect(gateway.sent.map((m) => m.to)).toEqual(Array(5).fill('+12015550123'));
+  });
+
+  it('refuses landlines unless SMS_ALLOW_FIXED_LINE=on, which opens no other kind', async () => {
+    const landline = '+442071234567';
+    const mobilesOnly = await app({ SMS_ALLOWED_COUNTRIES: 'GB' });
+    const text = 'Invalid phone: codes are sent to mobile numbers only, and this is a landline.';
+    expect(await authCodeByEveryDoor(mobilesOnly.t, landline)).toEqual(refusedByEveryDoor(text));
+    expect(await historyOf(mobilesOnly.t, landline)).toEqual(refusedInHistory(text));
+    expect(await refusedMetric(mobilesOnly.t, 'number-type')).toBe(5);
+
+    const withLandlines = await app({ SMS_ALLOWED_COUNTRIES: 'GB', SMS_ALLOW_FIXED_LINE: 'on' });
+    expect(await authCodeByEveryDoor(withLandlines.t, landline)).toEqual(TAKEN_BY_EVERY_DOOR);
+    for (const [phone, words] of [
+      ['+447011234567', 'personal numbers'],
+      ['+445612345678', 'VoIP numbers'],
+    ] as const) {
+      expect(await authCodeByEveryDoor(withLandlines.t, phone), phone).toEqual(
+        refusedByEveryDoor(`Invalid phone: codes are not sent to ${words}.`),
+      );
+    }
+
+    await mobilesOnly.t.app.outbox.idle();
+    await withLandlines.t.app.outbox.idle();
+    expect(mobilesOnly.gateway.sent).toEqual([]);
+    expect(withLandlines.gateway.sent.map((m) => m.to)).toEqual(Array(5).fill(landline));
+  });
+
+  it('refuses every other kind of number by every door, to every country and with landlines on', async () => {
+    const { t, gateway } = await app({ SMS_ALLOW_FIXED_LINE: 'on' });
+    const kinds = [
+      ['+449098790000', 'premium-rate numbers'],
+      ['+33810234567', 'shared-cost numbers'],
+      ['+448001234567', 'toll-free numbers'],
+      ['+443001234567', 'universal access numbers'],
+      ['+4781234567', 'voicemail numbers'],
+      ['+447623123456', 'pagers'],
+      ['+447011234567', 'personal numbers'],
+      ['+445612345678', 'VoIP numbers'],
+      ['+88216123456', 'international network or satellite numbers'],
+    ] as const;
+    for (const [phone, words] of kinds) {
+      expect(await authCodeByEveryDoor(t, phone), phone).toEqual(
+        refusedByEveryDoor(`Invalid phone: codes are not sent to ${words}.`),
+      );
+    }
+    expect(await refusedMetric(t, 'number-type')).toBe(kinds.length * AUTHCODE_DOORS.length);
+    expect((await t.app.deliveryRollups.stateCounts()).pending).toBe(0);
+    await t.app.outbox.idle();
+    expect(gateway.requests).toBe(0);
+  });
+
+  it('allows mobiles, numbers that may be mobiles and, when asked, landlines; refuses any other kind, one it has no words for included', () => {
+    // Every kind libphonenumber-js knows today (its PhoneNumberType), unknown, and one it may add.
+    const kinds: NumberType[] = [
+      'MOBILE',
+      'FIXED_LINE_OR_MOBILE',
+      'FIXED_LINE',
+      'PREMIUM_RATE',
+      'TOLL_FREE',
+      'SHARED_COST',
+      'VOIP',
+      'PERSONAL_NUMBER',
+      'PAGER',
+      'UAN',
+      'VOICEMAIL',
+      undefined,
+      'SATELLITE' as NumberType,
+    ];
+    const allowed = (allowFixedLine: boolean) =>
+      kinds.filter((kind) => kindRefusal(kind, allowFixedLine) === undefined);
+    expect(allowed(false)).toEqual(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
+    expect(allowed(true)).toEqual(['MOBILE', 'FIXED_LINE_OR_MOBILE', 'FIXED_LINE']);
+    expect(kindRefusal(undefined, true)).toBe('codes are not sent to numbers of unknown kind.');
+    expect(kindRefusal('SATELLITE' as NumberType, true)).toBe(
+      'codes are not sent to numbers of this kind (SATELLITE).',
+    );
   });
 });

@@ -3,9 +3,9 @@ import { type NumberType, phoneKind } from '@school/contract';
 /**
  * Where AuthCode may send an SMS (docs/security.md#sms-pumping). The endpoint takes no credential,
  * so anyone who finds it can make the school pay for SMS: "SMS pumping" feeds it numbers whose
- * operators share the fee (premium rate, international networks, far countries). As SMS providers
- * advise (geo permissions), codes go only to the countries allowed, and never to the kinds of
- * number that exist to be billed or cannot read a code, whatever the country.
+ * operators share the fee (premium rate, personal and VoIP numbers, international networks, far
+ * countries). As SMS providers advise (geo permissions), codes go only to the countries allowed,
+ * and only to the kinds of number a person reads texts on, whatever the country.
  */
 export interface SmsDestinationOptions {
   /** ISO 3166 regions codes may go to; null: every country. */
@@ -18,15 +18,34 @@ export type DestinationCheck =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: 'country' | 'number-type'; readonly message: string };
 
-/** Number types a code never goes to, with the words for a refusal. */
-const REFUSED_TYPES: Readonly<Partial<Record<NonNullable<NumberType>, string>>> = {
-  PREMIUM_RATE: 'premium-rate numbers',
-  SHARED_COST: 'shared-cost numbers',
-  TOLL_FREE: 'toll-free numbers',
-  UAN: 'universal access numbers',
-  VOICEMAIL: 'voicemail numbers',
-  PAGER: 'pagers',
-};
+/**
+ * The kinds a code goes to: an allow-list, so a kind libphonenumber adds later is refused until
+ * someone decides otherwise. North American numbers are all FIXED_LINE_OR_MOBILE, as the
+ * metadata cannot tell which they are.
+ */
+const SENT_TO: ReadonlySet<NumberType> = new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
+
+/** Words that name a refused kind; they only name it, they decide nothing. */
+const KIND_WORDS: ReadonlyMap<NumberType, string> = new Map<NumberType, string>([
+  ['PREMIUM_RATE', 'premium-rate numbers'],
+  ['SHARED_COST', 'shared-cost numbers'],
+  ['TOLL_FREE', 'toll-free numbers'],
+  ['UAN', 'universal access numbers'],
+  ['VOICEMAIL', 'voicemail numbers'],
+  ['PAGER', 'pagers'],
+  ['PERSONAL_NUMBER', 'personal numbers'],
+  ['VOIP', 'VoIP numbers'],
+  [undefined, 'numbers of unknown kind'],
+]);
+
+/** Why a code may not go to a number of this kind; undefined when it may. */
+export function kindRefusal(type: NumberType, allowFixedLine: boolean): string | undefined {
+  if (SENT_TO.has(type)) return undefined;
+  if (type === 'FIXED_LINE') {
+    return allowFixedLine ? undefined : 'codes are sent to mobile numbers only, and this is a landline.';
+  }
+  return `codes are not sent to ${KIND_WORDS.get(type) ?? `numbers of this kind (${type})`}.`;
+}
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 const countryName = (region: string): string => regionNames.of(region) ?? region;
@@ -54,16 +73,8 @@ export function createSmsDestinations(options: SmsDestinationOptions) {
           message: `codes are not sent to numbers of ${countryName(country)} (${country}).`,
         };
       }
-      const refused = type === undefined ? undefined : REFUSED_TYPES[type];
-      if (refused) return { ok: false, reason: 'number-type', message: `codes are not sent to ${refused}.` };
-      if (type === 'FIXED_LINE' && !options.allowFixedLine) {
-        return {
-          ok: false,
-          reason: 'number-type',
-          message: 'codes are sent to mobile numbers only, and this is a landline.',
-        };
-      }
-      return { ok: true };
+      const refused = kindRefusal(type, options.allowFixedLine);
+      return refused ? { ok: false, reason: 'number-type', message: refused } : { ok: true };
     },
   };
 }
