@@ -25,6 +25,7 @@ import { type DialectName, migrationProvider } from './migrations.js';
 import { NulToReplacementPlugin } from './nul-plugin.js';
 import { asPrepared } from './prepared.js';
 import type { Database } from './schema.js';
+import { underStartLock } from './start-lock.js';
 
 export type { DialectName };
 
@@ -49,8 +50,9 @@ export interface DbOptions {
   /** SQLite: a statement found the disk full (SQLITE_FULL); the disk is checked again at once. */
   readonly onDiskFull?: (() => void) | undefined;
   /**
-   * PostgreSQL: run on the migrations' connection once migrated, before the database is said to
-   * be up (the store makes the current period's partitions, store/partitions.ts).
+   * PostgreSQL: run on the migrations' connection once migrated, still under the start lock
+   * (start-lock.ts), before the database is said to be up (the store makes the current period's
+   * partitions, store/partitions.ts).
    */
   readonly afterMigrate?: ((db: Kysely<Database>) => Promise<void>) | undefined;
 }
@@ -206,6 +208,9 @@ const START_LOG_EVERY_MS = 10_000;
  * gives a plugin 10 s) and they finish in the background.
  */
 const START_WAIT_MS = 5_000;
+/** /readyz's reasons while a start's one-time work is under way (docs/monitoring.md#faults). */
+const MIGRATING = 'the database is being migrated';
+const WAITING_FOR_ANOTHER = "waiting for another instance's migrations";
 
 async function openPostgres(
   connectionString: string,
@@ -241,8 +246,19 @@ async function openPostgres(
   let wake: (() => void) | undefined;
   const attempt = async (): Promise<'done' | 'unreachable'> => {
     try {
-      await migrate(migrations, 'postgres');
-      await options.afterMigrate?.(migrations);
+      // One start at a time does the one-time work; the others wait, then find it done.
+      await underStartLock(
+        migrations,
+        {
+          onWait: () => availability.markDown(WAITING_FOR_ANOTHER),
+          onHeld: () => availability.markDown(MIGRATING),
+          stopped: () => stopped,
+        },
+        async (held) => {
+          await migrate(held, 'postgres');
+          await options.afterMigrate?.(held);
+        },
+      );
       return 'done';
     } catch (err) {
       const cause = err instanceof MigrationError ? err.cause : err;
@@ -306,10 +322,11 @@ async function openPostgres(
     ready = Promise.resolve();
   } else {
     if (first === 'slow') {
-      availability.markDown('the database is being migrated');
       log.warn(
         { waitedMs: START_WAIT_MS },
-        'migrating the database takes a while: calls are refused with 503 until it is done',
+        availability.status().reason === WAITING_FOR_ANOTHER
+          ? 'another instance is migrating the database: calls are refused with 503 until it is done'
+          : 'migrating the database takes a while: calls are refused with 503 until it is done',
       );
     }
     ready = (async () => {
