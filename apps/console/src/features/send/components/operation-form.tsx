@@ -16,6 +16,7 @@ import { useSchools } from '../../../lib/schools';
 import { useServiceInfo } from '../../../lib/service-info';
 import { useSession } from '../../../lib/session';
 import { useSendOperation } from '../api/send-operation';
+import { phoneExampleFor, sharedCallingCodeNote } from '../utils/phone-hints';
 import { Outcome } from './outcome';
 import { SendingState } from './sending-state';
 import { ShowAs } from './show-as';
@@ -44,9 +45,18 @@ function label(op: OperationDef, param: ParamDef): ReactNode {
   );
 }
 
-function describe(param: ParamDef, region: string | undefined): ReactNode {
+function describe(
+  param: ParamDef,
+  region: string | undefined,
+  allowed: readonly string[] | null | undefined,
+): ReactNode {
   const parts = [param.description];
-  if (param.rule === 'phone' && region) parts.push(`A national number is read as a number of ${region}.`);
+  if (param.rule === 'phone' && region) {
+    parts.push(`A national number is read as a number of ${region}.`);
+    // A national number of Jersey reads as GB's, and is refused unless Jersey is allowed.
+    const shared = sharedCallingCodeNote(region, allowed);
+    if (shared) parts.push(shared);
+  }
   if (param.secret) parts.push('Masked (***) in the history.');
   if (param.rule === 'phone' && !region) {
     return (
@@ -76,7 +86,7 @@ function browserRegion(): string | undefined {
 }
 
 /**
- * With no DEFAULT_PHONE_REGION on the server, a number typed as staff say it (`07911 123456`)
+ * With no DEFAULT_PHONE_REGION on the server, a number typed as staff say it (`07400 123456`)
  * cannot be read: offer it in international form, read in the browser's region, to take with one
  * click, rather than only refusing it. Nothing is sent until staff take it.
  */
@@ -126,6 +136,10 @@ export function OperationForm({ op }: { op: OperationDef }) {
   const service = useServiceInfo();
   const configured = service.data?.defaultPhoneRegion ?? undefined;
   const region = configured && isValidRegion(configured) ? configured : undefined;
+  const allowed = service.data?.smsDestinations.allowedCountries;
+  // A phone this server sends codes to: the example shown and filled in works when sent.
+  const phoneExample = phoneExampleFor(region, allowed);
+  const exampleOf = (param: ParamDef) => (param.rule === 'phone' ? phoneExample : param.example);
   // Worded for the person at the form; the wire keeps its own wording.
   const schema = useMemo(
     () => operationInputSchema(op, { defaultPhoneRegion: region, wording: 'staff' }),
@@ -179,8 +193,8 @@ export function OperationForm({ op }: { op: OperationDef }) {
                 key={param.name}
                 name={param.name}
                 label={label(op, param)}
-                description={describe(param, region)}
-                placeholder={`e.g. ${param.example}`}
+                description={describe(param, region, allowed)}
+                placeholder={exampleOf(param) && `e.g. ${exampleOf(param)}`}
                 autoComplete="off"
                 spellCheck={false}
                 {...(param.name === 'baseUrlSchool' && schools.length > 0 ? { list: schoolsListId } : {})}
@@ -206,7 +220,8 @@ export function OperationForm({ op }: { op: OperationDef }) {
                 type="button"
                 className="button"
                 onClick={() => {
-                  for (const p of op.params) methods.setValue(p.name, p.example, { shouldValidate: true });
+                  for (const p of op.params)
+                    methods.setValue(p.name, exampleOf(p) ?? '', { shouldValidate: true });
                 }}
               >
                 Fill with examples

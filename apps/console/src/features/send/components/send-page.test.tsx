@@ -1,3 +1,4 @@
+import { EXAMPLE_PHONE, type ServiceInfo } from '@school/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
@@ -16,6 +17,15 @@ import { problemJson, recordRequests, server, sessionThatEnds } from '../../../t
 const PHONE = 'Phone number (phone)';
 const CODE = 'Verification code (code)';
 const SCHOOL_URL = 'School base URL (baseUrlSchool)';
+/** The server's GET /api/service with its phone settings. */
+const phoneSettings = (defaultPhoneRegion: string | null, allowedCountries: string[] | null) =>
+  http.get('/api/service', () =>
+    HttpResponse.json({
+      ...serviceInfo,
+      defaultPhoneRegion,
+      smsDestinations: { ...serviceInfo.smsDestinations, allowedCountries },
+    } satisfies ServiceInfo),
+  );
 const operationPosts = (requests: Request[]) =>
   requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname.startsWith('/api/operations/'));
 
@@ -377,7 +387,7 @@ describe('Send', () => {
     server.use(
       http.get('/api/service', () => HttpResponse.json({ ...serviceInfo, defaultPhoneRegion: 'GB' })),
       http.post('/api/operations/AuthCode', () =>
-        HttpResponse.json(operationResult({ id: 46, queued: 1, message: 'SMS queued to +447911123456.' })),
+        HttpResponse.json(operationResult({ id: 46, queued: 1, message: 'SMS queued to +447400123456.' })),
       ),
     );
     const { user } = renderApp('/send/AuthCode');
@@ -388,12 +398,12 @@ describe('Send', () => {
       ),
     );
     await user.type(screen.getByLabelText(CODE), '4821');
-    await user.type(screen.getByLabelText(PHONE), '07911 123456');
+    await user.type(screen.getByLabelText(PHONE), '07400 123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
-    expect(await screen.findByText('SMS queued to +447911123456.')).toBeInTheDocument();
+    expect(await screen.findByText('SMS queued to +447400123456.')).toBeInTheDocument();
     expect(screen.queryByText(/not a valid phone number/)).not.toBeInTheDocument();
-    expect(await operationPosts(requests)[0]?.json()).toEqual({ code: '4821', phone: '07911 123456' });
+    expect(await operationPosts(requests)[0]?.json()).toEqual({ code: '4821', phone: '07400 123456' });
   });
 
   it('refuses the same national number when no region is configured', async () => {
@@ -435,5 +445,77 @@ describe('Send', () => {
     } finally {
       language.mockRestore();
     }
+  });
+
+  it('fills in the example phone, which the server sends codes to, and sends it as filled', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.post('/api/operations/AuthCode', () =>
+        HttpResponse.json(operationResult({ id: 48, queued: 1, message: `SMS queued to ${EXAMPLE_PHONE}.` })),
+      ),
+    );
+    const { user } = renderApp('/send/AuthCode');
+    await screen.findByRole('tab', { name: 'SOAP 1.1' }); // the service info has arrived
+    expect(screen.getByLabelText(PHONE)).toHaveAttribute('placeholder', `e.g. ${EXAMPLE_PHONE}`);
+    await user.click(screen.getByRole('button', { name: 'Fill with examples' }));
+    expect(screen.getByLabelText(PHONE)).toHaveValue(EXAMPLE_PHONE);
+    expect(EXAMPLE_PHONE).toBe('+447400123456'); // a GB mobile: not Guernsey's +447911123456
+    await user.click(screen.getByRole('button', { name: 'Send' }));
+    expect(await screen.findByText(`SMS queued to ${EXAMPLE_PHONE}.`)).toBeInTheDocument();
+    expect(await operationPosts(requests)[0]?.json()).toEqual({ code: '482913', phone: EXAMPLE_PHONE });
+  });
+
+  it('shows and fills in a mobile of the region national numbers are read in', async () => {
+    server.use(phoneSettings('FR', ['FR']));
+    const { user } = renderApp('/send/AuthCode');
+    await waitFor(() =>
+      expect(screen.getByLabelText(PHONE)).toHaveAttribute('placeholder', 'e.g. +33612345678'),
+    );
+    expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
+      'The phone number, in international format (+ and country code). A national number is read as a number of FR.',
+    );
+    await user.click(screen.getByRole('button', { name: 'Fill with examples' }));
+    expect(screen.getByLabelText(PHONE)).toHaveValue('+33612345678');
+    expect(screen.getByLabelText(PHONE)).not.toHaveAttribute('aria-invalid');
+  });
+
+  it('says which territories share the calling code, and that codes go to them only if SMS_ALLOWED_COUNTRIES lists them', async () => {
+    server.use(phoneSettings('GB', ['GB']));
+    const view = renderApp('/send/AuthCode');
+    await waitFor(() =>
+      expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
+        'The phone number, in international format (+ and country code). A national number is read as a number of GB. ' +
+          'Numbers of Guernsey, the Isle of Man and Jersey share +44: codes go to them only if SMS_ALLOWED_COUNTRIES lists them.',
+      ),
+    );
+    view.unmount();
+
+    // Listed: no word of them; Jersey left out: only Jersey is named.
+    server.use(phoneSettings('GB', ['GB', 'GG', 'JE', 'IM']));
+    const listed = renderApp('/send/AuthCode');
+    await waitFor(() =>
+      expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
+        'The phone number, in international format (+ and country code). A national number is read as a number of GB.',
+      ),
+    );
+    listed.unmount();
+    server.use(phoneSettings('GB', ['GB', 'GG', 'IM']));
+    const noJersey = renderApp('/send/AuthCode');
+    await waitFor(() =>
+      expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
+        /GB\. Numbers of Jersey share \+44: codes go to them only if SMS_ALLOWED_COUNTRIES lists them\.$/,
+      ),
+    );
+    noJersey.unmount();
+
+    // +1 is shared by 25 countries and territories: counted, not named.
+    server.use(phoneSettings('US', ['US']));
+    renderApp('/send/AuthCode');
+    await waitFor(() =>
+      expect(screen.getByLabelText(PHONE)).toHaveAccessibleDescription(
+        /US\. Numbers of 24 other countries and territories share \+1: codes go to them only if SMS_ALLOWED_COUNTRIES lists them\.$/,
+      ),
+    );
+    expect(screen.getByLabelText(PHONE)).toHaveAttribute('placeholder', 'e.g. +12015550123');
   });
 });
