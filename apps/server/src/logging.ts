@@ -18,8 +18,8 @@ export function logFormat(
 
 /**
  * The logger's options for `format`: readable lines (time, level, message, then each field on a
- * line of its own, the set-up URL among them) written synchronously, so that a line is never
- * lost at exit; JSON lines as pino writes them.
+ * line of its own; the set-up URL alone on the line after its message, to be copied whole) written
+ * synchronously, so that a line is never lost at exit; JSON lines as pino writes them.
  */
 export function loggerOptions(
   format: LogFormat,
@@ -30,7 +30,11 @@ export function loggerOptions(
       sync: true,
       colorize: process.stdout.isTTY === true,
       translateTime: 'SYS:HH:MM:ss',
-      ignore: 'pid,hostname',
+      ignore: 'pid,hostname,setupUrl',
+      messageFormat: (log, messageKey) =>
+        typeof log.setupUrl === 'string'
+          ? `${String(log[messageKey])}\n\n    ${log.setupUrl}\n`
+          : String(log[messageKey]),
     }),
   };
 }
@@ -81,6 +85,8 @@ export function readyBanner(options: {
   readonly baseUrl: string;
   readonly services: readonly { readonly title: string; readonly path: string }[];
   readonly dataDir: string;
+  /** The first admin's set-up URL, while no staff user exists (auth/first-admin.ts). */
+  readonly setupUrl?: string | undefined;
 }): string {
   const width = Math.max(...options.services.map((s) => s.title.length), 'Console'.length);
   return [
@@ -89,6 +95,13 @@ export function readyBanner(options: {
     `  ${'Console'.padEnd(width)}  ${options.baseUrl}/`,
     ...options.services.map((s) => `  ${s.title.padEnd(width)}  ${options.baseUrl}${s.path}`),
     `  ${'Data'.padEnd(width)}  ${options.dataDir}`,
+    ...(options.setupUrl
+      ? [
+          '',
+          'No staff user exists yet. Open this link within an hour to create the first admin:',
+          `  ${options.setupUrl}`,
+        ]
+      : []),
     '',
   ].join('\n');
 }

@@ -70,7 +70,11 @@ async function main(): Promise<void> {
   const grace = closeWithGrace({ delay: 10_000, skip: ['SIGINT', 'SIGTERM'] }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an uncaught error');
     else if (signal) app.log.info({ signal }, 'shutting down');
+    const started = Date.now();
     await app.close();
+    // The last line, so a person at the terminal knows the stop is over (close() has answered the
+    // requests under way and committed or reported what was recorded).
+    app.log.info(`stopped: closing took ${Date.now() - started} ms`);
   });
   stop = (signal) => {
     app.log.info({ signal }, 'shutting down');
@@ -83,7 +87,10 @@ async function main(): Promise<void> {
     const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
     const baseUrl =
       config.PUBLIC_BASE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.PORT}`;
-    process.stdout.write(`${readyBanner({ baseUrl, services: groups, dataDir: config.dataDir })}\n`);
+    const setupUrl = app.firstAdminSetup.url();
+    process.stdout.write(
+      `${readyBanner({ baseUrl, services: groups, dataDir: config.dataDir, setupUrl })}\n`,
+    );
   }
 }
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type LogFormat, logFormat, readyBanner } from '../src/logging.js';
-import { TEST_ADMIN, tempDataDir } from './helpers.js';
+import { TEST_ADMIN, tempDataDir, waitUntil } from './helpers.js';
 import { startServerProcess } from './server-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -108,5 +108,38 @@ describe('the log', () => {
     expect(output).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: ready$/m);
     // Readable lines, not JSON.
     expect(output).not.toMatch(/^\{"level"/m);
+  });
+
+  it('gives a person the set-up URL on a line of its own, again in the banner, and a last line at a stop', async () => {
+    expect(
+      readyBanner({
+        baseUrl: 'http://localhost:3000',
+        services: [],
+        dataDir: './data',
+        setupUrl: 'http://x/setup?token=t',
+      })
+        .split('\n')
+        .slice(-4),
+    ).toEqual([
+      '',
+      'No staff user exists yet. Open this link within an hour to create the first admin:',
+      '  http://x/setup?token=t',
+      '',
+    ]);
+    // No admin yet: the server makes a set-up link.
+    const server = await startServerProcess(
+      { LOG_FORMAT: 'pretty', LOG_LEVEL: 'info', ADMIN_USERNAME: '', ADMIN_PASSWORD: '' },
+      { until: 'listening' },
+    );
+    cleanups.push(() => server.stop());
+    await waitUntil(() => server.output().includes('is ready'), { what: 'the banner' });
+    const urls = server.output().match(/^ +(http:\/\/\S+\/setup\?token=[\w-]+)$/gm) ?? [];
+    // Once under the log's warning, once in the banner: the same link, alone on its line.
+    expect(urls).toHaveLength(2);
+    expect(new Set(urls.map((u) => u.trim())).size).toBe(1);
+    expect(server.output()).not.toContain('setupUrl');
+    server.child.kill('SIGINT');
+    expect(await server.exited).toBe(0);
+    expect(server.output().trimEnd()).toMatch(/INFO: stopped: closing took \d+ ms$/);
   });
 });

@@ -13,6 +13,8 @@ declare module 'fastify' {
 export interface FirstAdminSetup {
   /** Whether a token is the set-up link's, and still valid. */
   checkToken(token: string): boolean;
+  /** The set-up URL while it is waiting to be used and valid, for the ready banner to repeat. */
+  url(): string | undefined;
   /** Forgets the token once used. */
   close(): void;
 }
@@ -26,7 +28,7 @@ const SETUP_TOKEN_MS = 3_600_000;
  */
 export function setUpFirstAdmin(app: FastifyInstance): void {
   const { config, store } = app;
-  let setupToken: { hash: string; until: number } | undefined;
+  let setupToken: { hash: string; until: number; url: string } | undefined;
 
   app.decorate('firstAdminSetup', {
     checkToken(token: string) {
@@ -34,6 +36,9 @@ export function setUpFirstAdmin(app: FastifyInstance): void {
       const a = Buffer.from(sha256(token), 'hex');
       const b = Buffer.from(setupToken.hash, 'hex');
       return timingSafeEqual(a, b);
+    },
+    url() {
+      return setupToken && Date.now() <= setupToken.until ? setupToken.url : undefined;
     },
     close() {
       setupToken = undefined;
@@ -59,12 +64,13 @@ export function setUpFirstAdmin(app: FastifyInstance): void {
       return;
     }
     const token = randomBytes(24).toString('base64url');
-    setupToken = { hash: sha256(token), until: Date.now() + SETUP_TOKEN_MS };
     const base =
       config.PUBLIC_BASE_URL ??
       `http://${config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST}:${config.PORT}`;
+    const url = `${base}/setup?token=${token}`;
+    setupToken = { hash: sha256(token), until: Date.now() + SETUP_TOKEN_MS, url };
     app.log.warn(
-      { setupUrl: `${base}/setup?token=${token}` },
+      { setupUrl: url },
       'No staff user exists yet. Open the set-up URL within an hour to create the first admin (or set ADMIN_USERNAME and ADMIN_PASSWORD); restart for a new one.',
     );
   }
