@@ -153,10 +153,15 @@ function keyAdvice(
     return [
       'The code key is not in the backup, and nothing in it is sealed with it: the server makes a new one at its first start.',
     ];
+  const lost = [
+    facts.sealedTexts > 0 ? 'those SMS fail ("sealed with another key")' : '',
+    facts.secondFactors > 0
+      ? 'those staff need their second factor reset (pnpm admin users reset-2fa NAME)'
+      : '',
+  ].filter(Boolean);
   return [
-    `The code key is not in the backup, and ${sealed.join(' and ')} are sealed with it. Before starting the server, ` +
+    `The code key is not in the backup, and it seals ${sealed.join(' and ')}. Before starting the server, ` +
       `put the key back: CODE_ENCRYPTION_KEY in the configuration as it was, or the file ${KEY_FILE} ` +
-      `(mode 0600) in ${options.dataDir}. Without it the server makes a new key at start: those SMS fail ` +
-      '("sealed with another key") and those staff must have their second factor reset (pnpm admin users reset-2fa NAME).',
+      `(mode 0600) in ${options.dataDir}. Without it the server makes a new key at start: ${lost.join(', and ')}.`,
   ];
 }
