@@ -163,6 +163,12 @@ export const textSearchSchema = z
     scanned: z.number().int(),
     /** ISO 8601 time of the oldest call examined; null when none was. */
     scannedBack: z.string().nullable(),
+    /**
+     * Set when the text is wholly a phone number (as the `phone` filter takes it): the search was
+     * for that number's calls (E.164 here), through the phone's index, and is complete. The same
+     * number in double quotes is searched as text.
+     */
+    phone: z.string().optional(),
   })
   .meta({ id: 'TextSearch' });
 export type TextSearch = z.infer<typeof textSearchSchema>;

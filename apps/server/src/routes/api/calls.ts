@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import {
   CALL_COUNT_BOUND,
+  type CallFilters,
   callCountSchema,
   callDetailSchema,
   callFiltersSchema,
@@ -8,20 +9,22 @@ import {
   callListSchema,
   checkParam,
   exportQuerySchema,
-  type ParamDef,
   problemSchema,
+  type TextSearch,
 } from '@school/contract';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { endWithSession } from '../../auth/session-watch.js';
 import {
+  type CallQuery,
   matchesCall,
   type RowScan,
   SearchBusyError,
   SearchClosedError,
   type TextSearchPage,
 } from '../../history/index.js';
+import { PHONE_PARAM, searchedAs } from '../../history/typed-phone.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { countCalls } from '../../stats/call-stats.js';
 import type { CallRow, CallSummaryRow } from '../../store/index.js';
@@ -38,13 +41,6 @@ import {
 } from './call-mapping.js';
 
 const HEARTBEAT_MS = 15_000;
-/** The phone filter's rule: AuthCode's phone parameter's. */
-const PHONE: ParamDef = {
-  name: 'phone',
-  rule: 'phone',
-  description: 'A phone number',
-  example: '+447911123456',
-};
 // Rows read per query while exporting: sized so that a batch's text comes to about
 // EXPORT_BATCH_BYTES (from the previous batch's bytes per row), within these bounds. A batch's
 // text is held whole (one Buffer), so memory stays flat whatever the total; fewer, larger batches
@@ -108,11 +104,34 @@ function searchUnavailable(reply: FastifyReply, err: unknown, budgetMs: number):
   throw err;
 }
 
+/**
+ * How a search for a phone number typed as text went: complete (the phone's index read to the
+ * page's end), the calls read, the oldest of them; and the number searched for, which the console
+ * shows.
+ */
+const phoneSearch = (rows: readonly CallSummaryRow[], phone: string): TextSearch => {
+  const oldest = rows[rows.length - 1];
+  return {
+    complete: true,
+    scanned: rows.length,
+    scannedBack: oldest ? new Date(oldest.at).toISOString() : null,
+    phone,
+  };
+};
+
 /** Call history: list with filters and keyset paging, one call, the live tail, and exports. */
 export const callRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { store, history, outbox } = app;
   const budgetMs = app.config.SEARCH_BUDGET_MS;
+  /**
+   * The filters as History searches them: a phone number typed as the search text is the Phone
+   * filter's lookup (`phone`: the number, E.164), another text free text (history/typed-phone.ts).
+   */
+  const queryOf = (filters: CallFilters): { query: CallQuery; phone?: string } => {
+    const read = searchedAs(filters, app.config.DEFAULT_PHONE_REGION);
+    return { query: toQuery(read.filters), phone: read.phone };
+  };
   // Open live tails, ended before the server closes so that shutdown is not held up by them.
   const tails = new Set<() => void>();
   let closing = false;
@@ -130,7 +149,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
   app.addHook('preHandler', async (request, reply) => {
     const query = request.query as { phone?: string } | undefined;
     if (query?.phone === undefined) return;
-    const checked = checkParam(PHONE, query.phone, {
+    const checked = checkParam(PHONE_PARAM, query.phone, {
       defaultPhoneRegion: app.config.DEFAULT_PHONE_REGION,
       wording: 'staff',
     });
@@ -145,7 +164,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         summary: 'List calls, newest first',
         description:
-          'Filters combine with AND. Pass `nextCursor` back as `cursor` for the next page. A free-text search (`q`) scans newest first for at most SEARCH_BUDGET_MS; when it stops before the page is full, `search.complete` is false, `search.scannedBack` says how far back it got and `nextCursor` continues the scan. 503 (with Retry-After) when too many free-text searches run at once.',
+          "Filters combine with AND. Pass `nextCursor` back as `cursor` for the next page. A `q` that is wholly a phone number (as `phone` takes it) is a search for that number's calls, as `phone` finds them, complete; `search.phone` names the number (in double quotes it is free text). A free-text search (`q`) scans newest first for at most SEARCH_BUDGET_MS; when it stops before the page is full, `search.complete` is false, `search.scannedBack` says how far back it got and `nextCursor` continues the scan. 503 (with Retry-After) when too many free-text searches run at once.",
         tags: ['calls'],
         querystring: callListQuerySchema,
         response: { 200: callListSchema, 400: problemSchema, 503: problemSchema },
@@ -160,7 +179,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
           problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
         );
       }
-      const query = toQuery(filters);
+      const { query, phone } = queryOf(filters);
       if (query.q) {
         let found: TextSearchPage;
         try {
@@ -184,6 +203,8 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       return {
         items: await withDeliveries(page, outbox.deliveries),
         nextCursor: rows.length > limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
+        // A number typed as text: found through the phone's index, to the end, whatever the budget.
+        ...(phone === undefined ? {} : { search: phoneSearch(rows, phone) }),
       };
     },
   );
@@ -200,7 +221,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      const query = toQuery(request.query);
+      const { query } = queryOf(request.query);
       if (query.q) {
         return sendProblem(
           reply,
@@ -224,7 +245,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     (request, reply) => {
-      const query = toQuery(request.query);
+      const { query } = queryOf(request.query);
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -270,7 +291,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
     },
     (request, reply) => {
       const { format, ...filters } = request.query;
-      const query = toQuery(filters);
+      const { query } = queryOf(filters);
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
       // Pull-based: a batch is read only when the client has taken the previous one (one push per
       // read()), and each row is written into the batch's Buffer as the database hands it over:
