@@ -32,8 +32,9 @@ export interface SoapLimits {
   /**
    * Longest message (in characters) read in a shape the one-pass reader declines (a comment,
    * CDATA, a processing instruction, a reference, a carriage return…: fast-envelope.ts). The
-   * general reader costs ~0.15 µs a character on the event loop, so 1 MiB of it held every other
-   * request 0.15 s; a real client's message is a few KB in either shape.
+   * general reader's work on the event loop grows with each character, faster with references:
+   * forty 64 KiB messages at once (the .asmx body cap) held every other request past 0.1 s. A real
+   * client's message is a few KB in either shape.
    */
   readonly maxGeneralChars: number;
 }
@@ -46,7 +47,7 @@ export const DEFAULT_SOAP_LIMITS: SoapLimits = {
   // A client writing every character of three 1024-character parameters as a reference (an ASCII
   // writer's `&#…;`) sends 3072: room to spare, for headers too (docs/compatibility.md).
   maxReferences: 8000,
-  maxGeneralChars: 256 * 1024,
+  maxGeneralChars: 16 * 1024,
 };
 
 export interface SoapRequestInput {
