@@ -1,6 +1,9 @@
 import { MASK } from '@school/contract';
 import { maskMultipartParts } from './mask-multipart.js';
 import { FOUND_LIMIT, maskNamedValues } from './mask-named-values.js';
+import { maskValues } from './mask-values.js';
+
+export { maskValues };
 
 /**
  * Masks the values of secret parameters (auth codes) in what a request carried before it is
@@ -148,21 +151,6 @@ function contentEnd(xml: string, from: number, name: string): { at: number; afte
   }
 }
 
-/** Replaces every occurrence of the given values (those of 4 characters or more) with the mask. */
-export function maskValues(text: string, values: Iterable<string | undefined>): string {
-  let out = text;
-  const mask = (v: string) => {
-    if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
-  };
-  for (const value of values) {
-    if (value === undefined) continue;
-    mask(value);
-    const trimmed = value.trim();
-    if (trimmed !== value) mask(trimmed);
-  }
-  return out;
-}
-
 /**
  * Whether a qualified name is a secret's, whatever its prefix and case: its local part is one of
  * `names`, or one of them followed by junk that no letter or digit begins (`code-x`, `code.1`,
@@ -215,8 +203,8 @@ function endsName(c: number): boolean {
  * the name (`<code?4821</code>`, a byte flipped) keeps its name and `>`, the rest masked, and is
  * taken for a start tag. An end tag with no start tag of its own (`<code/>4821</code>`) masks what
  * stands between it and the tag before. Then, as a safety net, any remaining occurrence of
- * `values` (what the reader actually read for the secret parameters) is masked too. `found`
- * collects the start of what was masked (see echoForms).
+ * `values` (what the reader actually read for the secret parameters) that stands as a whole token
+ * is masked too (mask-values.ts). `found` collects the start of what was masked (see echoForms).
  */
 export function maskXmlElements(
   xml: string,
@@ -294,9 +282,9 @@ export function maskRequestText(text: string, names: readonly string[], found?: 
  * Masks secrets in a request body whatever it turns out to be, and whatever its Content-Type says:
  * the elements of an XML message (by its structure, above), the parts of a multipart body
  * (mask-multipart.ts), the value after every secret name in any other shape — a form, JSON,
- * text, a tag the XML pass cannot see (mask-named-values.ts) — and any remaining occurrence of
- * `values`, what a reader read for the secret parameters. `found` collects the named values masked
- * (see echoForms).
+ * text, a tag the XML pass cannot see (mask-named-values.ts) — and any remaining whole-token
+ * occurrence of `values`, what a reader read for the secret parameters. `found` collects the
+ * named values masked (see echoForms).
  */
 export function maskRequestBody(
   text: string,
@@ -313,8 +301,9 @@ export function maskRequestBody(
  * Masks secrets in what the server wrote about a request — an error text, an answer's body, a
  * note — which may echo part of it (an operation name from the path, a SOAPAction, a parameter's
  * value): values after a secret name and `=`, or a `:` with nothing between it and the name and
- * the value (the server's own texts say `Invalid code: it must be…`), and any occurrence of
- * `values` (what a reader read, and echoForms of what the request's masking found).
+ * the value (the server's own texts say `Invalid code: it must be…`), and any whole-token
+ * occurrence of `values` (what a reader read, and echoForms of what the request's masking found):
+ * a phone holding the code's digits is echoed as it was sent.
  */
 export function maskAnswerText(
   text: string,

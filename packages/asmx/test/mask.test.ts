@@ -119,7 +119,64 @@ describe('maskXmlElements', () => {
     expect(mask('<x> 4821 </x><y>4821</y>', [' 4821 '])).toBe('<x>***</x><y>***</y>');
     // Shorter than 4 characters: too likely to be anything else.
     expect(mask('<x>123</x>', ['123'])).toBe('<x>123</x>');
-    expect(maskValues('a4821b', [undefined, '4821'])).toBe('a***b');
+  });
+
+  it('masks a value only where it stands as a whole token, never inside a longer value', () => {
+    // A phone, an id or another field holding the code's characters is some other value.
+    for (const t of ['a4821b', '+447400104821', '48210', 'phone=%2B447400104821', 'id=x4821', '4821x'])
+      expect(maskValues(t, [undefined, '4821']), t).toBe(t);
+    expect(maskValues('4821 a-4821.b "4821"/4821\n4821', ['4821'])).toBe('*** a-***.b "***"/***\n***');
+    expect(maskValues('+447400104821 code 4821', ['4821'])).toBe('+447400104821 code ***');
+    expect(maskValues('4821_x %4821', ['4821'])).toBe('***_x %***');
+    // Letters too, in either case as written; a repeated code's runs are other values.
+    expect(maskValues('Lk4821 xLk4821 Lk4821x LK4821', ['Lk4821'])).toBe('*** xLk4821 Lk4821x LK4821');
+    expect(maskValues('1111 11111 1111', ['1111'])).toBe('*** 11111 ***');
+    expect(maskValues('48484848 4848', ['4848'])).toBe('48484848 ***');
+  });
+
+  it('needs a boundary only at an end of the value that is a letter or digit', () => {
+    // An echo form with other characters at its ends: its ends are its own boundaries.
+    expect(maskValues('AuthCode;code x="=Lk4821 Web', ['x="=Lk4821'])).toBe('AuthCode;code *** Web');
+    expect(maskValues('ax="=Lk4821 x="=Lk4821', ['x="=Lk4821'])).toBe('ax="=Lk4821 ***');
+    expect(maskValues('/=Lk4821+x/ y/=Lk4821+xy', ['=Lk4821+x'])).toBe('/***/ y/=Lk4821+xy');
+    expect(maskValues('a"4821"b', ['"4821"'])).toBe('a***b');
+    // A value that overlaps itself: the occurrence that stands whole is found past one that does not.
+    expect(maskValues('xab-ab-ab', ['ab-ab'])).toBe('xab-***');
+    expect(maskValues('ab-ab-ab', ['ab-ab'])).toBe('***-ab');
+    expect(maskValues('xab-ab-abx', ['ab-ab'])).toBe('xab-ab-abx');
+    expect(maskValues('x 4821 ', [' 4821 '])).toBe('x***');
+  });
+
+  it('masks every whole-token occurrence, leftmost first, and nothing else', () => {
+    const alnum = (c: string | undefined) => c !== undefined && /[A-Za-z0-9]/.test(c);
+    const whole = (t: string, at: number, v: string) =>
+      !(alnum(v[0]) && alnum(t[at - 1])) && !(alnum(v[v.length - 1]) && alnum(t[at + v.length]));
+    /** One position at a time: the rule as written. */
+    const reference = (t: string, v: string) => {
+      let out = '';
+      let last = 0;
+      for (let at = 0; at + v.length <= t.length; at++) {
+        if (at < last || !t.startsWith(v, at) || !whole(t, at, v)) continue;
+        out += t.slice(last, at) + MASK;
+        last = at + v.length;
+      }
+      return out + t.slice(last);
+    };
+    const piece = fc.stringMatching(/^[ab1-]{1,3}$/);
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[ab1.-]{4,7}$/),
+        fc.array(fc.oneof(piece, piece, fc.constant('<v>')), { maxLength: 12 }),
+        (v, parts) => {
+          const t = parts.map((p) => (p === '<v>' ? v : p)).join('');
+          const masked = maskValues(t, [v]);
+          expect(masked).toBe(reference(t, v));
+          // What stays of the value stands inside something longer.
+          expect(reference(masked, v)).toBe(masked);
+        },
+      ),
+      { seed: 42, numRuns: 2000 },
+    );
   });
 
   it('leaves text without secret elements as it is', () => {

@@ -27,7 +27,7 @@ export interface CallExchange {
   readonly body: string | Buffer | Readable | object | undefined;
   /** The request body as text, as the door has it; the record masks its secrets (recordAndAnswer). */
   readonly requestBody: string;
-  /** What a reader read for the secret parameters: masked wherever it still appears in the record. */
+  /** What a reader read for the secret parameters: masked wherever it still stands whole in the record. */
   readonly secretValues?: readonly (string | undefined)[] | undefined;
   /** The response body as the record shows it, when it is not text (a PDF, an object). */
   readonly recordedBody?: string | undefined;
