@@ -8,11 +8,12 @@
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { type Database, periodStart } from '../src/store/index.js';
+import { openDatabase } from '../src/store/db.js';
+import { createPartitions, type Database, periodStart } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { partitionName } from '../src/store/partitions.js';
 import { START_LOCK_KEY } from '../src/store/start-lock.js';
-import { TEST_CODE_KEY, waitUntil } from './helpers.js';
+import { TEST_CODE_KEY, tempDataDir, waitUntil } from './helpers.js';
 import { freshPostgres, TEST_DATABASE_URL } from './pg.js';
 import { authCodeOverGet, startServerProcess, testPhone } from './server-process.js';
 
@@ -153,4 +154,33 @@ describe.skipIf(!TEST_DATABASE_URL)('instances started together on PostgreSQL', 
       await fresh.drop();
     }
   }, 60_000);
+
+  it('makes the partitions once when several make them at once (a start and running instances’ hourly job)', async () => {
+    const fresh = await freshPostgres();
+    const data = tempDataDir();
+    const makers: Kysely<Database>[] = [];
+    try {
+      const opened = await openDatabase({ dataDir: data.dir, synchronous: 'NORMAL', databaseUrl: fresh.url });
+      await opened.ready;
+      await opened.db.destroy();
+      for (let i = 0; i < INSTANCES; i++) {
+        makers.push(
+          new Kysely<Database>({
+            dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.url, max: 2 }) }),
+          }),
+        );
+      }
+      // The database as migrated, before any period's partition: three make the same days at once.
+      const made = await Promise.all(makers.map((db) => createPartitions(db, 'day').ensureAhead(Date.now())));
+      const names = made.flat();
+      expect(names.length).toBeGreaterThan(0);
+      expect(new Set(names).size).toBe(names.length);
+      const day = partitionName('calls', periodStart(Date.now() + 86_400_000, 'day'));
+      expect(names.filter((n) => n === day)).toEqual([day]);
+    } finally {
+      for (const db of makers) await db.destroy();
+      await fresh.drop();
+      data.remove();
+    }
+  }, 30_000);
 });

@@ -145,9 +145,16 @@ export const isPartitionAttachedMeanwhile = (err: unknown): boolean => {
   return code === '23514' && typeof table === 'string' && table.endsWith('_default');
 };
 
-/** PostgreSQL's errors when a partition was made by someone else first: the name taken, or the range. */
+/**
+ * PostgreSQL's errors when a partition was made by someone else first: the name taken (42P07 when
+ * it was there before this statement; when it was being made at the same moment, the catalogue's
+ * unique index refuses the second once the first commits, 23505), or the range.
+ */
 const isMadeMeanwhile = (err: unknown): boolean => {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, constraint } = err as { code?: unknown; constraint?: unknown };
+  if (code === '23505')
+    return constraint === 'pg_type_typname_nsp_index' || constraint === 'pg_class_relname_nsp_index';
   return code === '42P07' || (code === '42P17' && err instanceof Error && /overlap/.test(err.message));
 };
 
@@ -234,7 +241,8 @@ export function createPartitions(db: Kysely<Database>, period: PartitionPeriod):
           try {
             made.push(await create(table, column, current.default, a, b));
           } catch (err) {
-            // Another instance starting at the same time made it first.
+            // Another instance made it first: its hourly job while this one starts (starts
+            // themselves take turns, start-lock.ts).
             if (!isMadeMeanwhile(err)) throw err;
           }
         }
