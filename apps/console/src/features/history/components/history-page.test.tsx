@@ -329,6 +329,38 @@ describe('History', () => {
     expect(screen.getByText('All 2 calls are shown.')).toBeInTheDocument();
   });
 
+  it('says when the search text was a phone number, and searches it as text on request', async () => {
+    const requests = recordRequests();
+    server.use(
+      http.get('/api/calls', ({ request }) => {
+        const q = new URL(request.url).searchParams.get('q');
+        return HttpResponse.json(
+          q === '07400 123456'
+            ? {
+                ...callList([callSummary({ id: 7 })]),
+                search: { complete: true, scanned: 1, scannedBack: null, phone: '+447400123456' },
+              }
+            : {
+                ...callList([callSummary({ id: 9 })]),
+                search: { complete: true, scanned: 40, scannedBack: null },
+              },
+        );
+      }),
+    );
+    const { user, location } = renderApp('/history?q=07400+123456');
+    await screen.findByRole('link', { name: /Call 7/ });
+    expect(
+      screen.getByText(/^Searching for the phone number \+447400123456: the calls made for it\./),
+    ).toBeInTheDocument();
+
+    await user.click(screen.getByRole('link', { name: 'Search for it as text' }));
+    await screen.findByRole('link', { name: /Call 9/ });
+    expect(location().search).toBe('?q=%2207400+123456%22');
+    expect(listRequests(requests).at(-1)?.get('q')).toBe('"07400 123456"');
+    expect(screen.getByLabelText('Text')).toHaveValue('"07400 123456"');
+    expect(screen.queryByText(/Searching for the phone number/)).not.toBeInTheDocument();
+  });
+
   it('does not say "no calls match" when the search stopped before finding any', async () => {
     server.use(
       http.get('/api/calls', () =>

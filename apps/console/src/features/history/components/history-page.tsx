@@ -10,6 +10,7 @@ import { useCalls } from '../api/get-calls';
 import { filtersFromSearch, filtersToSearch, formatCount, hasFilters } from '../utils/filters';
 import { CallsTable } from './calls-table';
 import { FiltersForm } from './filters-form';
+import { PhoneSearched } from './phone-searched';
 import { SearchStopped } from './search-stopped';
 import '../history.css';
 
@@ -51,6 +52,8 @@ export function HistoryPage() {
   // A free-text search that ran out of time on its last page: say how far it got.
   const lastSearch = calls.data?.pages.at(-1)?.search;
   const stopped = lastSearch && !lastSearch.complete ? lastSearch : undefined;
+  // A search text that was a phone number: its calls were looked up as the Phone filter does.
+  const searchedPhone = calls.data?.pages[0]?.search?.phone;
 
   return (
     <div className="page history-page">
@@ -63,6 +66,7 @@ export function HistoryPage() {
       <FiltersForm filters={filters} onChange={setFilters} />
       <div id="history-results" tabIndex={-1}>
         <CallTotal count={total} filtered={hasFilters(filters)} />
+        {searchedPhone ? <PhoneSearched phone={searchedPhone} filters={filters} /> : null}
       </div>
 
       <div className="toolbar">
