@@ -75,7 +75,7 @@ export function FiltersForm({ filters, onChange }: UrlFiltersProps<DeliveryFilte
         name="recipient"
         label="Recipient or topic"
         type="search"
-        description="Part of a phone number or push topic, e.g. 07911 123456 or class-7B."
+        description="Part of a phone number or push topic, e.g. 07400 123456 or class-7B."
         autoComplete="off"
         spellCheck={false}
         className="field-wide"
