@@ -22,12 +22,13 @@ const byRegion = new Map<string, string | undefined>();
  */
 export function examplePhone(region?: string | null): string | undefined {
   if (!region) return EXAMPLE_PHONE;
+  // Cached by known region only, so the map holds at most one entry per region libphonenumber knows.
+  if (!isSupportedCountry(region)) return undefined;
   if (!byRegion.has(region)) byRegion.set(region, regionExample(region));
   return byRegion.get(region);
 }
 
-function regionExample(region: string): string | undefined {
-  if (!isSupportedCountry(region)) return undefined;
+function regionExample(region: CountryCode): string | undefined {
   const number = getExampleNumber(region, mobileExamples)?.number;
   const parsed = number ? parsePhoneNumberFromString(number) : undefined;
   const type = parsed?.getType();
