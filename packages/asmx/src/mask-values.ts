@@ -32,15 +32,18 @@ function maskToken(text: string, value: string): string {
   // not; only then are all occurrences needed.
   if (!isAlnumOnly(value) && overlapsItself(value)) return maskOverlapping(text, value);
   // Otherwise occurrences do not overlap, or (letters and digits only) any that overlap lie in one
-  // run longer than the value, none of them whole: the search goes on past each, as split does.
-  let out = '';
+  // run longer than the value, none of them whole: the search goes on past each, as split does,
+  // and what stands between those masked is joined by the mask.
+  const kept: string[] = [];
   let last = 0;
   for (; at !== -1; at = text.indexOf(value, at + m)) {
     if (!isToken(text, at, value)) continue;
-    out += text.slice(last, at) + MASK;
+    kept.push(text.slice(last, at));
     last = at + m;
   }
-  return last === 0 ? text : out + text.slice(last);
+  if (kept.length === 0) return text;
+  kept.push(text.slice(last));
+  return kept.join(MASK);
 }
 
 /**
@@ -51,7 +54,7 @@ function maskToken(text: string, value: string): string {
 function maskOverlapping(text: string, value: string): string {
   const m = value.length;
   const fail = failure(value);
-  let out = '';
+  const kept: string[] = [];
   let last = 0;
   let k = 0;
   for (let i = 0; i < text.length; i++) {
@@ -61,12 +64,14 @@ function maskOverlapping(text: string, value: string): string {
     if (k < m) continue;
     const at = i + 1 - m;
     if (at >= last && isToken(text, at, value)) {
-      out += text.slice(last, at) + MASK;
+      kept.push(text.slice(last, at));
       last = at + m;
     }
     k = fail[m - 1] as number;
   }
-  return last === 0 ? text : out + text.slice(last);
+  if (kept.length === 0) return text;
+  kept.push(text.slice(last));
+  return kept.join(MASK);
 }
 
 /** Whether no letter or digit stands against an end of the occurrence at `at` that is one itself. */
