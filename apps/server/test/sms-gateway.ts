@@ -20,6 +20,8 @@ export interface SmsGateway {
   hanging: boolean;
   /** While set, requests are answered with this status (e.g. 503) and nothing is sent. */
   refusing: number | undefined;
+  /** The body of those answers: its reason, as a gateway words it (`{"error":"account suspended"}`). */
+  refusal: string;
   /** When each message was sent (epoch ms), by phone. */
   readonly sentAt: Map<string, number>;
   /**
@@ -42,6 +44,7 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
     delayMs,
     hanging: false,
     refusing: undefined,
+    refusal: '{"error":"refused"}',
     sentAt: new Map(),
     atOnce: undefined,
     mostWaiting: 0,
@@ -91,7 +94,7 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
       gateway.requestsByKey.set(key, (gateway.requestsByKey.get(key) ?? 0) + 1);
       if (gateway.hanging) return;
       if (gateway.refusing !== undefined) {
-        res.writeHead(gateway.refusing, { 'content-type': 'application/json' }).end('{"error":"refused"}');
+        res.writeHead(gateway.refusing, { 'content-type': 'application/json' }).end(gateway.refusal);
         return;
       }
       inTurn(res, (done) =>

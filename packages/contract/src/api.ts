@@ -306,6 +306,25 @@ const providerInfoSchema = z.object({
     /** Open: when it is tried again (ISO 8601); null otherwise. */
     until: z.string().nullable(),
   }),
+  /**
+   * Set while its recorded attempts say it refuses the school's messages for good (its account
+   * suspended, its credentials refused): the same on every instance, unlike the circuit. Cleared
+   * by one message sent (docs/outbox.md#a-provider-that-refuses).
+   */
+  refusing: z
+    .object({
+      /** Its own words for its newest refusal ("account suspended"). */
+      reason: z.string(),
+      /** That refusal's HTTP status. */
+      status: z.number().int().nullable(),
+      /** When its first refusal since it last sent a message was recorded (ISO 8601). */
+      since: z.string(),
+      /** How many of `attempts` it refused. */
+      refusals: z.number().int(),
+      /** Its attempts since it last sent a message (the newest 50 at most). */
+      attempts: z.number().int(),
+    })
+    .nullable(),
 });
 export type ProviderInfo = z.infer<typeof providerInfoSchema>;
 

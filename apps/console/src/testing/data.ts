@@ -36,6 +36,7 @@ export const serviceInfo: ServiceInfo = {
       description:
         'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
       circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
+      refusing: null,
     },
     smsFallback: null,
     push: {
@@ -44,6 +45,7 @@ export const serviceInfo: ServiceInfo = {
       description:
         'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
       circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
+      refusing: null,
     },
   },
   storage: {

@@ -4,6 +4,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { CodeRefusal } from '../operations/handlers.js';
 import { CIRCUIT_GAUGE } from '../outbox/circuit.js';
 import type { ProviderCircuit } from '../outbox/index.js';
+import { readRefusing } from '../outbox/provider-health.js';
 import type { Provider, SendResult } from '../providers/types.js';
 import type { CallOutcome } from '../recording/record.js';
 import { isUnavailableError } from '../store/index.js';
@@ -108,6 +109,12 @@ export const metricsPlugin = fp(
     const outboxDue = new Gauge({
       name: 'school_outbox_due',
       help: 'Pending deliveries due now (waiting for the dispatcher).',
+      registers: [registry],
+    });
+    const refusing = new Gauge({
+      name: 'school_provider_refusing',
+      help: "1 while a provider's recorded attempts say it refuses the school's messages for good (its account suspended, its credentials refused: 401, 402, 403; docs/outbox.md#a-provider-that-refuses), 0 otherwise; by kind and provider. Read from the database: every instance says the same.",
+      labelNames: ['kind', 'provider'] as const,
       registers: [registry],
     });
     const oldestDueAge = new Gauge({
@@ -275,10 +282,17 @@ export const metricsPlugin = fp(
           // The database away: school_database_up says so; the outbox series go missing.
           app.store.availability.check();
           const now = Date.now();
-          const [byState, outbox] = await Promise.all([
+          const lanes = app.outbox.circuits();
+          const [byState, outbox, refusals] = await Promise.all([
             app.deliveryRollups.stateCounts(),
             app.outbox.deliveries.outbox(now),
+            readRefusing(
+              app.store.reads,
+              lanes.map((l) => l.provider),
+            ),
           ]);
+          for (const { kind, provider } of lanes)
+            refusing.set({ kind, provider }, refusals.get(provider) ? 1 : 0);
           for (const status of DELIVERY_STATUSES) {
             deliveries.set({ status }, byState[status] + (status === 'sent' ? byState.logged : 0));
           }
@@ -290,6 +304,7 @@ export const metricsPlugin = fp(
           deliveries.reset();
           outboxDue.reset();
           oldestDueAge.reset();
+          refusing.reset();
         }
         return registry.metrics();
       },

@@ -2,6 +2,7 @@ import { groups, problemSchema, serviceInfoSchema, statsQuerySchema, statsSchema
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { problem, sendProblem } from '../../http/problem.js';
+import { readRefusing } from '../../outbox/provider-health.js';
 import { readRolledUntil } from '../../stats/call-rollups.js';
 import { callStats } from '../../stats/call-stats.js';
 import { readDeliveriesRolledUntil } from '../../stats/delivery-rollups.js';
@@ -9,23 +10,31 @@ import { publicBaseUrl } from '../asmx/base-url.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 
-/** Each provider with its circuit (outbox/circuit.ts). */
-function providerInfo(app: FastifyInstance) {
+/**
+ * Each provider with its circuit (outbox/circuit.ts: this instance's) and whether it is refusing
+ * (outbox/provider-health.ts: from the attempts every instance recorded).
+ */
+async function providerInfo(app: FastifyInstance) {
   const circuits = app.outbox.circuits();
+  const { sms, smsFallback, push } = app.providers;
+  const ids = [sms.name, ...(smsFallback ? [`${smsFallback.name}-fallback`] : []), push.name];
+  const refusing = await readRefusing(app.store.reads, ids);
+  const iso = (ms: number) => new Date(ms).toISOString();
   const info = (provider: { name: string; describe(): string }, id: string) => {
     const circuit = circuits.find((c) => c.provider === id);
+    const refusal = refusing.get(id);
     return {
       name: provider.name,
       id,
       description: provider.describe(),
       circuit: {
         state: circuit?.state ?? 'closed',
-        since: new Date(circuit?.since ?? Date.now()).toISOString(),
-        until: circuit?.until ? new Date(circuit.until).toISOString() : null,
+        since: iso(circuit?.since ?? Date.now()),
+        until: circuit?.until ? iso(circuit.until) : null,
       },
+      refusing: refusal ? { ...refusal, since: iso(refusal.since) } : null,
     };
   };
-  const { sms, smsFallback, push } = app.providers;
   return {
     sms: info(sms, sms.name),
     smsFallback: smsFallback ? info(smsFallback, `${smsFallback.name}-fallback`) : null,
@@ -58,7 +67,7 @@ export const serviceRoutes: FastifyPluginAsync = async (base) => {
           allowedCountries: app.smsDestinations.allowedCountries && [...app.smsDestinations.allowedCountries],
           fixedLines: app.smsDestinations.allowFixedLine,
         },
-        providers: providerInfo(app),
+        providers: await providerInfo(app),
         storage: app.diskSpace.status(),
         groups: groups.map((g) => ({
           name: g.name,

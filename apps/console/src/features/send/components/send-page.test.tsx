@@ -35,6 +35,7 @@ const failing = {
   id: 'http',
   description: 'http: the school gateway',
   circuit: { state: 'open' as const, since: '2026-11-20T08:10:00.000Z', until: '2026-11-20T08:10:30.000Z' },
+  refusing: null,
 };
 
 describe('Send', () => {
@@ -59,6 +60,7 @@ describe('Send', () => {
       id: 'twilio-fallback',
       description: 'twilio: from +44…',
       circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z', until: null },
+      refusing: null,
     };
     server.use(
       http.get('/api/service', () =>

@@ -170,6 +170,7 @@ describe('Service', () => {
               id: 'twilio',
               description: 'twilio: from +15005550006 (account AC…1234)',
               circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
+              refusing: null,
             },
             smsFallback: null,
             push: {
@@ -177,6 +178,7 @@ describe('Service', () => {
               id: 'fcm',
               description: 'fcm: project school-app-7 (topic messages)',
               circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
+              refusing: null,
             },
           },
         }),
@@ -209,18 +211,21 @@ describe('Service', () => {
                 since: '2026-11-20T08:10:00.000Z',
                 until: '2026-11-20T08:10:30.000Z',
               },
+              refusing: null,
             },
             smsFallback: {
               name: 'twilio',
               id: 'twilio-fallback',
               description: 'twilio: from +15005550006 (account AC…1234)',
               circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
+              refusing: null,
             },
             push: {
               name: 'fcm',
               id: 'fcm',
               description: 'fcm: project school-app-7 (topic messages)',
               circuit: { state: 'half-open', since: '2026-11-20T08:12:00.000Z', until: null },
+              refusing: null,
             },
           },
         }),
@@ -235,5 +240,37 @@ describe('Service', () => {
     expect(within(fallback).getByText('twilio-fallback')).toBeInTheDocument();
     expect(fallback).toHaveTextContent('Working');
     expect(providerRow('Push')).toHaveTextContent('Being tried again');
+  });
+
+  it('says a provider refuses every message, in its own words, since when and how often, whatever its circuit', async () => {
+    // Refusing since a moment ago, today: the time reads as a clock.
+    const since = new Date(Date.now() - 1000).toISOString();
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            ...serviceInfo.providers,
+            sms: {
+              name: 'http',
+              id: 'http',
+              description: 'http: POST https://gateway.example.com/send',
+              // A refusal is nothing a cool-down cures: the circuit may stay closed.
+              circuit: { state: 'closed', since: '2026-11-20T08:00:00.000Z', until: null },
+              refusing: { reason: 'account suspended', status: 403, since, refusals: 12, attempts: 12 },
+            },
+          },
+        }),
+      ),
+    );
+    renderApp('/service');
+    await screen.findByRole('table', { name: 'Providers in use' });
+    const sms = providerRow('SMS');
+    expect(sms).not.toHaveTextContent('Working');
+    expect(within(sms).getByText('Refusing')).toHaveClass('badge');
+    expect(sms).toHaveTextContent(
+      /Refusing: account suspended \(HTTP 403\) since \d{1,2}:\d{2}:\d{2}(?: [AP]M)?, 12 of the last 12\. Fix the account with the provider; retries will not help until then\./,
+    );
+    expect(providerRow('Push')).toHaveTextContent('—');
   });
 });

@@ -1,14 +1,24 @@
 import type { ProviderInfo, ServiceInfo } from '@school/contract';
+import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { ErrorState, Loading } from '../../../components/ui/status';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { formatBytes } from '../../../lib/format';
-import { useServiceInfo } from '../../../lib/service-info';
+import { REFUSAL_REMEDY, useRefusalWords } from '../../../lib/provider-refusal';
+import { getServiceInfoQueryOptions } from '../../../lib/service-info';
 import '../service.css';
 
+/** How often the providers' state is read again while the page is open (ms). */
+const FOLLOW_MS = 15_000;
+
 export function ServicePage() {
-  const service = useServiceInfo();
+  // The providers' state changes as they answer: followed, not kept for the addresses' 5 minutes.
+  const service = useQuery({
+    ...getServiceInfoQueryOptions(),
+    staleTime: FOLLOW_MS,
+    refetchInterval: FOLLOW_MS,
+  });
   return (
     <div className="page service-page">
       <title>Service · School Messaging</title>
@@ -163,9 +173,24 @@ const CHANNELS = [
   { key: 'push', label: 'Push', what: 'pushes', variable: 'PUSH_PROVIDER' },
 ] as const;
 
-/** A circuit as staff read it: is the provider being sent to, and if not, what happens instead. */
-function CircuitState({ provider, hasFallback }: { provider: ProviderInfo; hasFallback: boolean }) {
+/**
+ * A provider as staff read it: refusing the school's messages (from what it answered, on every
+ * instance), else its circuit — is it being sent to, and if not, what happens instead.
+ */
+function ProviderState({ provider, hasFallback }: { provider: ProviderInfo; hasFallback: boolean }) {
+  const words = useRefusalWords();
   const { state, since } = provider.circuit;
+  if (provider.refusing) {
+    return (
+      <>
+        <span className="badge badge-server-error">Refusing</span>
+        <p className="provider-warning">
+          Refusing: {words(provider.refusing)}. {REFUSAL_REMEDY}
+          {hasFallback ? ' Meanwhile each message it refuses is sent by the other SMS provider.' : ''}
+        </p>
+      </>
+    );
+  }
   if (state === 'closed') return <span className="badge badge-ok">Working</span>;
   return (
     <>
@@ -275,9 +300,14 @@ function Providers({ providers }: { providers: ServiceInfo['providers'] }) {
                     {logOnly ? (
                       <span className="muted">—</span>
                     ) : (
-                      <CircuitState
+                      <ProviderState
                         provider={provider}
-                        hasFallback={channel.key === 'sms' && providers.smsFallback !== null}
+                        hasFallback={
+                          // A fallback that refuses too takes nothing over.
+                          channel.key === 'sms' &&
+                          providers.smsFallback !== null &&
+                          !providers.smsFallback.refusing
+                        }
                       />
                     )}
                   </td>
