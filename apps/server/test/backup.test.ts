@@ -140,7 +140,7 @@ describe('pnpm admin backup and restore (SQLite)', () => {
         if (res.status === 200) answered.push({ phone, code, at: Date.now() });
       }
     });
-    await waitUntil(() => answered.length >= 100, 10_000);
+    await waitUntil(() => answered.length >= 100, { timeoutMs: 20_000, what: '100 calls answered' });
     const began = Date.now();
     const acknowledged = answered.filter((a) => a.at <= began);
     const backup = await admin(['backup', backupDir], { DATA_DIR: dataDir });
@@ -221,14 +221,19 @@ describe('pnpm admin backup and restore (SQLite)', () => {
     const count = await (await staff('/api/calls/count')).json();
     expect(count).toEqual({ count: restoredCalls, more: false });
     const last = acknowledged[acknowledged.length - 1] as (typeof acknowledged)[number];
-    const found = await (await staff(`/api/calls?phone=${encodeURIComponent(last.phone)}`)).json();
+    const found = (await (await staff(`/api/calls?phone=${encodeURIComponent(last.phone)}`)).json()) as {
+      items: unknown[];
+    };
     expect(found.items).toHaveLength(1);
     const file = await fetch(`${copy.url}/BookPdf.asmx/GetBookPdfByTerm?termId=2026-1&srid=&classId=7B`);
     expect(file.status).toBe(200);
     expect(Buffer.from(await file.arrayBuffer()).equals(book)).toBe(true);
     // Codes waiting at the backup open with the key put back, and are sent.
     const waiting = new Map(acknowledged.map((a) => [a.phone, a.code]));
-    await waitUntil(() => gateway.sent.some((s) => waiting.has(s.to)), 15_000);
+    await waitUntil(() => gateway.sent.some((s) => waiting.has(s.to)), {
+      timeoutMs: 20_000,
+      what: 'a code waiting at the backup sent',
+    });
     const sent = gateway.sent.find((s) => waiting.has(s.to)) as SmsGateway['sent'][number];
     expect(sent.text).toContain(waiting.get(sent.to));
     await copy.stop();

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import pkg from '../../package.json' with { type: 'json' };
+import { fileURLToPath } from 'node:url';
 import { bookPath } from '../books/blobs.js';
 import { KEY_FILE } from '../secrets/sealer.js';
 import { backUpSqlite, describeSqliteCopy, NoDatabaseError, SQLITE_FILE } from '../store/index.js';
@@ -106,7 +106,7 @@ async function takeBackup(options: BackupOptions) {
     dir,
     newManifest({
       createdAt: new Date(at).toISOString(),
-      serverVersion: pkg.version,
+      serverVersion: serverVersion(),
       migration: facts.migration,
       store: 'sqlite',
       withKey: key !== undefined,
@@ -121,6 +121,15 @@ async function takeBackup(options: BackupOptions) {
     }),
   );
   return { at, facts, files, key: key !== undefined };
+}
+
+/** The release: the version in apps/server/package.json, the first above this file (src/cli/ or dist/). */
+function serverVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) return String(JSON.parse(fs.readFileSync(file, 'utf8')).version ?? 'unknown');
+    if (path.dirname(dir) === dir) return 'unknown';
+  }
 }
 
 /** The hashes of the book files in DATA_DIR/books now (not the uploads being received, in tmp/). */
