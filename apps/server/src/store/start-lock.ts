@@ -4,12 +4,12 @@ import type { Database } from './schema.js';
 
 /**
  * The advisory lock a PostgreSQL start holds for its one-time work: the migrations, then the
- * current periods' partitions (docs/deployment.md#several-instances). Instances started together
- * (a first rollout, an upgrade) would otherwise run them at once, and PostgreSQL's `CREATE … IF
- * NOT EXISTS` is not safe against a concurrent creation: the loser fails on the catalogue's unique
- * index (pg_type_typname_nsp_index) and its start with it. The `start:` prefix is used by no other
- * lock (the store's are `job:`, `serial:`, `limit:` and table names; Kysely's migrator has a
- * fixed number of its own, which it takes inside this one).
+ * current periods' partitions (docs/deployment.md#several-instances-on-postgresql). Instances
+ * started together (a first rollout, an upgrade) would otherwise run them at once, and
+ * PostgreSQL's `CREATE … IF NOT EXISTS` is not safe against a concurrent creation: the loser fails
+ * on the catalogue's unique index (pg_type_typname_nsp_index) and its start with it. The `start:`
+ * prefix is used by no other lock (the store's are `job:`, `serial:`, `limit:` and table names;
+ * Kysely's migrator has a fixed number of its own, which it takes inside this one).
  */
 export const START_LOCK_KEY = 'start:schema';
 
