@@ -155,6 +155,29 @@ export const configSchema = z.object({
   DELIVERY_RETRY_BASE_MS: optional(integer(1, 3_600_000).default(2000)),
   DELIVERY_RETRY_MAX_MS: optional(integer(1, 86_400_000).default(600_000)),
   DISPATCH_POLL_MS: optional(integer(10, 600_000).default(1000)),
+  /**
+   * With SMS_FALLBACK_PROVIDER: a code the primary has not answered within this long is sent by
+   * the fallback too, so it may arrive twice (docs/outbox.md#the-hedge); `off`: never.
+   */
+  SMS_HEDGE_AFTER: optional(
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .transform((v, ctx): number | null => {
+        if (v === 'off') return null;
+        const ms = duration.safeParse(v);
+        if (!ms.success || ms.data < 100) {
+          ctx.addIssue({
+            code: 'custom',
+            message: 'must be a duration of 100ms or more such as 2s or 2500ms, or off',
+          });
+          return z.NEVER;
+        }
+        return ms.data;
+      })
+      .default(2000),
+  ),
   MAX_BOOK_BYTES: optional(integer(1024, 2 * 1024 * 1024 * 1024).default(50 * 1024 * 1024)),
   /** A free-text history search stops after this long and says how far back it got. */
   SEARCH_BUDGET_MS: optional(integer(1, 600_000).default(2000)),

@@ -21,11 +21,12 @@ import {
 } from '../src/outbox/circuit.js';
 import { createDeliveryRepository, type DeliveryRepository } from '../src/outbox/deliveries.js';
 import { createEnqueue, type HandOff } from '../src/outbox/enqueue.js';
+import { hedgeable, Race } from '../src/outbox/hedge.js';
 import { Lane, Lanes, RAMP_FIRST } from '../src/outbox/lanes.js';
 import { idempotencyKey } from '../src/outbox/payload.js';
 import { type Claimed, createOutboxSql, type OutboxSql } from '../src/outbox/sql.js';
 import { next, type OutboxEvent, TRANSITIONS } from '../src/outbox/states.js';
-import type { SmsProvider } from '../src/providers/types.js';
+import type { SendResult, SmsProvider } from '../src/providers/types.js';
 import { createCallRecorder } from '../src/recording/recorder.js';
 import { createDeliveryRollups } from '../src/stats/delivery-rollups.js';
 import { type NewCall, openStore, type Store } from '../src/store/index.js';
@@ -39,6 +40,7 @@ describe("a delivery's transitions", () => {
   // Every event, from every status: where it goes, or that it cannot happen there.
   const table: [OutboxEvent, Partial<Record<DeliveryStatus, DeliveryStatus>>][] = [
     ['claim', { pending: 'sending' }],
+    ['hedge', { sending: 'sending' }],
     ['sent', { sending: 'sent' }],
     ['retry', { sending: 'pending' }],
     ['fail', { sending: 'dead' }],
@@ -266,6 +268,55 @@ describe("the lanes' routing", () => {
     expect(all.failoverFrom(fallback, 0)).toBeUndefined();
     open(fallback, 0);
     expect(all.failoverFrom(primary, 1)).toBeUndefined();
+  });
+
+  it("hedges only a code's first attempt on the primary, on its fallback", () => {
+    const { all, primary, fallback } = lanes();
+    const code = (over: Partial<Claimed['delivery']> = {}) =>
+      ({ delivery: { kind: 'sms', attempts: 1, expires_at: 1, ...over }, attemptId: 1 }) as Claimed;
+    expect(all.hedgeFrom(primary)).toBe(fallback);
+    expect(all.hedgeFrom(fallback)).toBeUndefined();
+    expect(hedgeable(primary, code(), fallback, 8)).toBe(true);
+    // Not from the fallback, nor without one; not a push or an SMS that is no code; not a retry or
+    // a takeover (which may have been hedged already); not past the last attempt allowed.
+    expect(hedgeable(fallback, code(), undefined, 8)).toBe(false);
+    expect(hedgeable(primary, code(), undefined, 8)).toBe(false);
+    expect(hedgeable(primary, code({ kind: 'push', expires_at: null }), fallback, 8)).toBe(false);
+    expect(hedgeable(primary, code({ expires_at: null }), fallback, 8)).toBe(false);
+    expect(hedgeable(primary, code({ attempts: 2 }), fallback, 8)).toBe(false);
+    expect(hedgeable(primary, code(), fallback, 1)).toBe(false);
+  });
+
+  it("settles a hedged code by the first attempt that sent it, or by the fallback's result once both failed", () => {
+    const { primary, fallback } = lanes();
+    const ok: SendResult = { ok: true, response: 'ok' };
+    const timeout: SendResult = { ok: false, kind: 'transient', error: 'no answer', taken: 'unknown' };
+    const refused: SendResult = { ok: false, kind: 'transient', error: '503', status: 503, taken: 'no' };
+    const invalid: SendResult = { ok: false, kind: 'permanent', error: 'invalid', status: 400, taken: 'no' };
+    const race = () => new Race(primary, { delivery: {}, attemptId: 1 } as Claimed, fallback);
+    // The fallback sends while the primary hangs; the primary's timeout later changes nothing.
+    let r = race();
+    expect(r.end(fallback, ok)).toEqual({ kind: 'sent', unsure: 'http' });
+    expect(r.end(primary, timeout)).toEqual({ kind: 'leave' });
+    // The primary answers first: the fallback, still under way, may send it too.
+    r = race();
+    expect(r.end(primary, ok)).toEqual({ kind: 'sent', unsure: 'twilio-fallback' });
+    expect(r.end(fallback, ok)).toEqual({ kind: 'leave' });
+    // The primary refused for certain, then the fallback sent it: it cannot arrive twice.
+    r = race();
+    expect(r.end(primary, refused)).toEqual({ kind: 'leave' });
+    expect(r.end(fallback, ok)).toEqual({ kind: 'sent', unsure: null });
+    // Both failed: the fallback's result decides, whichever ended last.
+    r = race();
+    expect(r.end(fallback, invalid)).toEqual({ kind: 'leave' });
+    expect(r.end(primary, timeout)).toEqual({ kind: 'failed', fallback: invalid, unsure: 'http' });
+    r = race();
+    expect(r.end(primary, refused)).toEqual({ kind: 'leave' });
+    expect(r.end(fallback, timeout)).toEqual({
+      kind: 'failed',
+      fallback: timeout,
+      unsure: 'twilio-fallback',
+    });
   });
 
   it('counts slots and a pause per lane', () => {
@@ -590,6 +641,60 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
       provider: 'twilio-fallback',
       next_attempt_at: now,
     });
+  });
+
+  it('hedge: a second attempt under the same claim, recorded first; the other attempt, recorded alone, changes nothing', async () => {
+    await recorder.record(call(), [sms('+447700900123', Date.now() + 60_000)]);
+    const now = Date.now();
+    const [first] = await claim(now, 1, now + 30_000);
+    if (!first) throw new Error('not claimed');
+    const request = { provider: 'twilio-fallback', now: now + 10, leaseUntil: now + 40_000 };
+    // Only while this instance's claim holds it.
+    expect(
+      await outbox.hedge({
+        ...request,
+        delivery: { ...first.delivery, attempts: 2 },
+        instance: store.instance,
+      }),
+    ).toBeUndefined();
+    expect(await outbox.hedge({ ...request, delivery: first.delivery, instance: 'another' })).toBeUndefined();
+    const hedged = await outbox.hedge({ ...request, delivery: first.delivery, instance: store.instance });
+    expect(hedged?.delivery).toMatchObject({
+      status: 'sending',
+      attempts: 2,
+      provider: 'twilio-fallback',
+      lease_until: now + 40_000,
+      leased_by: store.instance,
+    });
+    if (!hedged) throw new Error('not hedged');
+    expect((await deliveries.attemptsOf(first.delivery.id)).map((a) => [a.provider, a.outcome])).toEqual([
+      ['log', null],
+      ['twilio-fallback', null],
+    ]);
+    const sent = { outcome: 'sent', response: 'ok' } as const;
+    await outbox.finish([
+      {
+        claimed: hedged,
+        now: now + 20,
+        result: sent,
+        delivery: { result: sent, unsureProvider: 'log' },
+      },
+    ]);
+    // The first attempt's late end: recorded, the delivery left as it is.
+    const late = { outcome: 'transient', error: 'no answer', retryAt: undefined, unsure: true } as const;
+    await outbox.finish([{ claimed: first, now: now + 30, result: late, delivery: 'leave' }]);
+    expect(await deliveries.findById(first.delivery.id)).toMatchObject({
+      status: 'sent',
+      provider: 'twilio-fallback',
+      unsure_provider: 'log',
+      attempts: 2,
+      sent_at: now + 20,
+      secret: null,
+    });
+    expect((await deliveries.attemptsOf(first.delivery.id)).map((a) => [a.provider, a.outcome])).toEqual([
+      ['log', 'transient'],
+      ['twilio-fallback', 'sent'],
+    ]);
   });
 
   it('interrupt: a claim whose lease ran out is due again; the late finish of the old claim settles nothing', async () => {

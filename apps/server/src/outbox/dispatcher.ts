@@ -11,9 +11,10 @@ import {
 } from '../store/index.js';
 import { nextTry } from './backoff.js';
 import { FinishedAttempts, type Riding } from './finished-attempts.js';
+import { HEDGE_RECHECK_MS, hedgeable, Race } from './hedge.js';
 import type { Lane, Lanes } from './lanes.js';
 import { parseDeliveryPayload } from './payload.js';
-import type { AttemptResult, Claimed, OutboxSql } from './sql.js';
+import { type AttemptResult, type Claimed, type OutboxSql, settlementOf } from './sql.js';
 
 /**
  * After the database comes back, leases that ran out meanwhile are not taken over for this long:
@@ -41,8 +42,13 @@ export interface DispatcherOptions {
   readonly leaseMs: number;
   /** PostgreSQL: another instance silent this long has its claims taken over. */
   readonly silentAfterMs: number;
+  /**
+   * A code's attempt on the primary SMS provider not answered within this long is sent by the
+   * fallback too (hedge.ts); null: never.
+   */
+  readonly hedgeAfterMs?: number | null;
   readonly log: FastifyBaseLogger;
-  /** Sent by `provider` after another's attempt ended unsure (outbox/index.ts). */
+  /** Sent by `provider` while another's attempt ended unsure, or had not ended (outbox/index.ts). */
   readonly onSentAfterUnsure?: (kind: DeliveryKind, provider: string, unsure: string) => void;
   readonly random?: () => number;
 }
@@ -79,9 +85,11 @@ export class Dispatcher {
       recorded: (batch) => {
         // A retry is claimed when it comes due.
         let retryAt = Number.POSITIVE_INFINITY;
-        for (const { result } of batch)
-          if (result.outcome !== 'sent' && result.retryAt !== undefined)
+        for (const finished of batch) {
+          const result = settlementOf(finished);
+          if (result && result.outcome !== 'sent' && result.retryAt !== undefined)
             retryAt = Math.min(retryAt, result.retryAt);
+        }
         if (retryAt !== Number.POSITIVE_INFINITY) this.#wakeAt(retryAt);
       },
       failed: (err, waiting) =>
@@ -144,7 +152,8 @@ export class Dispatcher {
     if (this.#timer) clearTimeout(this.#timer);
     this.#store.availability.events.off('up', this.#onUp);
     await this.#passing;
-    await Promise.all(this.#inflight);
+    // A hedge recorded meanwhile adds its attempt: waited for too.
+    while (this.#inflight.size > 0) await Promise.all(this.#inflight);
     // One last try; what still cannot be recorded is taken back by a sweep once its lease runs
     // out (or this instance is silent), and sent again with the same idempotency key.
     if (!(await this.#finished.flush()))
@@ -290,8 +299,20 @@ export class Dispatcher {
 
   /** Starts the attempt of a claimed delivery, its slot in `lane` already taken. */
   #launch(lane: Lane, c: Claimed): void {
+    const hedgeAfterMs = this.#o.hedgeAfterMs ?? null;
+    const fallback = hedgeAfterMs === null ? undefined : this.#o.lanes.hedgeFrom(lane);
+    let race: Race | undefined;
+    if (hedgeAfterMs !== null && hedgeable(lane, c, fallback, this.#o.maxAttempts)) {
+      race = new Race(lane, c, fallback);
+      this.#armHedge(race, hedgeAfterMs);
+    }
+    this.#track(c, () => this.#attempt(lane, c, race));
+  }
+
+  /** An attempt under way: its delivery held, and waited for by idle() and stop(). */
+  #track(c: Claimed, attempt: () => Promise<void>): void {
     this.#finished.hold(c.delivery.id);
-    const done: Promise<void> = this.#attempt(lane, c)
+    const done: Promise<void> = attempt()
       .catch((err: unknown) => {
         this.#finished.drop(c.delivery.id);
         this.#o.log.error({ err, delivery: c.delivery.id }, 'delivery attempt failed');
@@ -303,11 +324,25 @@ export class Dispatcher {
     this.#inflight.add(done);
   }
 
-  async #attempt(lane: Lane, claimed: Claimed): Promise<void> {
+  async #attempt(lane: Lane, claimed: Claimed, race?: Race): Promise<void> {
     const { delivery } = claimed;
     const startedAt = Date.now();
     const result = await this.#send(lane, claimed);
     const now = Date.now();
+    this.#answered(lane, result, now, startedAt);
+    // Hedged: the delivery is the race's to settle, whichever of its two attempts this is.
+    if (race && (await race.joined(lane))) {
+      this.#endRaced(lane, claimed, result, now, race);
+      return;
+    }
+    const outcome = this.#outcome(lane, claimed, result, now);
+    this.#finished.add({ claimed, now, result: outcome });
+    if (result.ok) this.#sentAfterUnsure(delivery, lane, delivery.unsure_provider);
+    this.#logAttempt(lane, claimed, outcome);
+  }
+
+  /** A provider answered (or timed out): its lane's circuit, ramp and pause learn of it. */
+  #answered(lane: Lane, result: SendResult, now: number, startedAt: number): void {
     // The circuit counts what says the provider is not working: a transient failure (a timeout,
     // a network error, a 5xx or 429), or refused credentials. One message's refusal does not.
     const broken =
@@ -319,16 +354,20 @@ export class Dispatcher {
       // anything more is sent to it, not just this delivery.
       lane.pause(now + Math.min(result.retryAfterMs ?? PAUSE_DEFAULT_MS, PAUSE_MAX_MS));
     }
-    const outcome = this.#outcome(lane, claimed, result, now);
-    this.#finished.add({ claimed, now, result: outcome });
-    const unsure = delivery.unsure_provider;
-    if (result.ok && unsure !== null && unsure !== lane.id) {
-      this.#o.onSentAfterUnsure?.(delivery.kind, lane.id, unsure);
-      this.#o.log.info(
-        { delivery: delivery.id, kind: delivery.kind, provider: lane.id, unsure },
-        `sent by ${lane.id} after ${unsure} did not say whether it took it: it may arrive twice`,
-      );
-    }
+  }
+
+  /** Sent by `lane` while `unsure`'s attempt may have sent it too: counted, and said in the log. */
+  #sentAfterUnsure(delivery: Claimed['delivery'], lane: Lane, unsure: string | null): void {
+    if (unsure === null || unsure === lane.id) return;
+    this.#o.onSentAfterUnsure?.(delivery.kind, lane.id, unsure);
+    this.#o.log.info(
+      { delivery: delivery.id, kind: delivery.kind, provider: lane.id, unsure },
+      `sent by ${lane.id} while ${unsure} had not said whether it took it: it may arrive twice`,
+    );
+  }
+
+  #logAttempt(lane: Lane, claimed: Claimed, outcome: AttemptResult, hedged?: boolean): void {
+    const { delivery } = claimed;
     this.#o.log.info(
       {
         delivery: delivery.id,
@@ -337,9 +376,91 @@ export class Dispatcher {
         attempt: delivery.attempts,
         outcome: outcome.outcome,
         ...(outcome.outcome !== 'sent' && outcome.nextProvider ? { next: outcome.nextProvider } : {}),
+        ...(hedged ? { hedged } : {}),
       },
       'delivery attempt',
     );
+  }
+
+  // --- the hedge (hedge.ts) ----------------------------------------------------------------
+
+  #armHedge(race: Race, afterMs: number): void {
+    race.timer = setTimeout(() => this.#hedge(race), afterMs);
+    race.timer.unref();
+  }
+
+  /**
+   * The primary has not answered in time: the code goes to the fallback too, if its lane has room
+   * (its concurrency, rate and circuit: none while it is open), once its attempt is recorded.
+   */
+  #hedge(race: Race): void {
+    race.timer = undefined;
+    const now = Date.now();
+    const { delivery } = race.claimed;
+    const lane = race.fallback;
+    if (!this.#running || !race.open || (delivery.expires_at ?? 0) <= now) return;
+    if (lane.room(now, (at) => this.#wakeAt(at)) <= 0) {
+      if (lane.state(now) !== 'open') this.#armHedge(race, HEDGE_RECHECK_MS);
+      return;
+    }
+    lane.take(1, now);
+    race.recording = this.#sql
+      .hedge({
+        delivery,
+        provider: lane.id,
+        instance: this.#store.instance,
+        now,
+        leaseUntil: now + this.#o.leaseMs,
+      })
+      .then(
+        (hedged) => {
+          if (!hedged) {
+            lane.giveBack(1);
+            return undefined;
+          }
+          const c: Claimed =
+            race.claimed.text === undefined ? hedged : { ...hedged, text: race.claimed.text };
+          race.hedged = c;
+          this.#track(c, () => this.#attempt(lane, c, race));
+          return c;
+        },
+        (err: unknown) => {
+          lane.giveBack(1);
+          this.#trouble(err, 'could not record a hedge: the code waits for its primary');
+          return undefined;
+        },
+      );
+  }
+
+  /**
+   * One of a hedged code's attempts ended: recorded, and the delivery settled by the first that
+   * sent it, or by the fallback's result once both failed (hedge.ts).
+   */
+  #endRaced(lane: Lane, claimed: Claimed, result: SendResult, now: number, race: Race): void {
+    const own = attemptResult(result);
+    const end = race.end(lane, result);
+    // The delivery as the hedge left it (its attempt count, the fallback's provider).
+    const row = (race.hedged as Claimed).delivery;
+    if (end.kind === 'leave') {
+      this.#finished.add({ claimed, now, result: own, delivery: 'leave' });
+    } else if (end.kind === 'sent') {
+      this.#finished.add({
+        claimed: { delivery: { ...row, provider: lane.id }, attemptId: claimed.attemptId },
+        now,
+        result: own,
+        delivery: { result: own, unsureProvider: end.unsure },
+      });
+      this.#sentAfterUnsure(row, lane, end.unsure ?? row.unsure_provider);
+    } else {
+      const fate = this.#outcome(race.fallback, race.hedged as Claimed, end.fallback, now);
+      this.#finished.add({
+        claimed: { delivery: row, attemptId: claimed.attemptId },
+        now,
+        result: own,
+        delivery: { result: fate, unsureProvider: end.unsure },
+      });
+    }
+    this.#logAttempt(lane, claimed, own, true);
   }
 
   async #send(lane: Lane, claimed: Claimed): Promise<SendResult> {
@@ -387,16 +508,9 @@ export class Dispatcher {
    * same provider (a fallback takes it over then if the primary's circuit has opened); else dead.
    */
   #outcome(lane: Lane, claimed: Claimed, result: SendResult, now: number): AttemptResult {
-    if (result.ok) return { outcome: 'sent', providerId: result.providerId, response: result.response };
+    const failure = attemptResult(result);
+    if (failure.outcome === 'sent' || result.ok) return failure;
     const { attempts, expires_at } = claimed.delivery;
-    const failure = {
-      outcome: result.kind,
-      error: result.error,
-      status: result.status,
-      response: result.response,
-      retryAfterMs: result.retryAfterMs,
-      unsure: result.kind === 'transient' && result.taken !== 'no',
-    } as const;
     const failover = result.taken === 'no' ? this.#o.lanes.failoverFrom(lane, now) : undefined;
     if (failover && attempts < this.#o.maxAttempts && (expires_at === null || expires_at > now)) {
       failover.markDue();
@@ -510,4 +624,18 @@ export class Dispatcher {
     this.#lastTroubleLog = now;
     this.#o.log.warn({ reason: err instanceof Error ? err.message : String(err), ...extra }, message);
   }
+}
+
+/** How an attempt ended, as its record says it; a failure with no next try of its own. */
+function attemptResult(result: SendResult): AttemptResult {
+  if (result.ok) return { outcome: 'sent', providerId: result.providerId, response: result.response };
+  return {
+    outcome: result.kind,
+    error: result.error,
+    status: result.status,
+    response: result.response,
+    retryAfterMs: result.retryAfterMs,
+    unsure: result.kind === 'transient' && result.taken !== 'no',
+    retryAt: undefined,
+  };
 }

@@ -12,6 +12,29 @@ const RERECORD_MS = 1000;
  */
 export const RIDE_MS = 10;
 
+/**
+ * Deliveries held, each once per attempt of it under way or not yet recorded: a hedged code has
+ * two (hedge.ts), and stays held until both are recorded.
+ */
+export class Holds {
+  readonly #count = new Map<number, number>();
+
+  add(id: number): void {
+    this.#count.set(id, (this.#count.get(id) ?? 0) + 1);
+  }
+
+  /** One of its attempts is recorded (or dropped). */
+  delete(id: number): void {
+    const left = (this.#count.get(id) ?? 0) - 1;
+    if (left > 0) this.#count.set(id, left);
+    else this.#count.delete(id);
+  }
+
+  has(id: number): boolean {
+    return this.#count.has(id);
+  }
+}
+
 /** A batch carried by someone else's transaction: tell it how that ended. */
 export interface Riding {
   committed(): void;
@@ -30,7 +53,7 @@ export interface Riding {
  */
 export class FinishedAttempts {
   /** Deliveries held: an attempt under way, or ended and not yet recorded. */
-  readonly held = new Set<number>();
+  readonly held = new Holds();
   #waiting: Finished[] = [];
   #recording: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;

@@ -14,7 +14,8 @@ import { createOutboxSql, type ResendHook } from './sql.js';
  * provider. It owns their tables and their life — states and transitions (states.ts), their SQL
  * on both databases (sql.ts), adding them in a caller's unit of work (enqueue.ts), reading them
  * (deliveries.ts, delivery-filters.ts), the providers' lanes with their circuits and the fallback
- * (lanes.ts, circuit.ts), the dispatcher that claims and sends (dispatcher.ts), retries
+ * (lanes.ts, circuit.ts), the dispatcher that claims and sends (dispatcher.ts), a slow code's
+ * hedge on the fallback (hedge.ts), retries
  * (backoff.ts), and the finished attempts recorded in batches (finished-attempts.ts).
  *
  * Made once the store is open, with it; started once the server is ready, stopped before the store
@@ -72,12 +73,18 @@ export interface OutboxOptions {
   readonly leaseMs: number;
   /** PostgreSQL: another instance silent this long has its claims taken over. */
   readonly silentAfterMs?: number;
+  /**
+   * With a fallback SMS provider: a code's attempt on the primary not answered within this long
+   * is sent by the fallback too (hedge.ts); null or unset: never.
+   */
+  readonly hedgeAfterMs?: number | null;
   readonly log: FastifyBaseLogger;
   /** A circuit changed (the metrics read `circuits()` at each scrape; this is for the log). */
   readonly onCircuitChange?: (lane: Lane, change: CircuitChange) => void;
   /**
-   * A delivery was sent by `provider` after `unsure`'s attempt ended without knowing whether it
-   * took the message: it may have arrived twice (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
+   * A delivery was sent by `provider` while `unsure`'s attempt had not answered, or had ended
+   * without knowing whether it took the message: it may have arrived twice
+   * (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
    */
   readonly onSentAfterUnsure?: (kind: DeliveryKind, provider: string, unsure: string) => void;
   /** Run in each resend's transaction (the Dashboard's roll-ups: stats/delivery-rollups.ts). */
@@ -137,6 +144,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     pollMs: options.pollMs,
     leaseMs: options.leaseMs,
     silentAfterMs: options.silentAfterMs ?? SILENT_AFTER_MS,
+    hedgeAfterMs: options.hedgeAfterMs ?? null,
     log,
     ...(options.onSentAfterUnsure ? { onSentAfterUnsure: options.onSentAfterUnsure } : {}),
     ...(options.random ? { random: options.random } : {}),

@@ -219,4 +219,10 @@ export class Lanes {
     if (from.role !== 'primary') return undefined;
     return this.of(from.kind).find((l) => l.role === 'fallback' && l.state(now) !== 'open');
   }
+
+  /** The lane a slow attempt on `from` may be hedged on (outbox/hedge.ts): the primary's fallback. */
+  hedgeFrom(from: Lane): Lane | undefined {
+    if (from.role !== 'primary') return undefined;
+    return this.of(from.kind).find((l) => l.role === 'fallback');
+  }
 }

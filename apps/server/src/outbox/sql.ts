@@ -59,7 +59,35 @@ export interface FinishIn {
 export interface Finished {
   readonly claimed: Claimed;
   readonly now: number;
+  /** How the attempt ended and, unless `delivery` says otherwise, what becomes of its delivery. */
   readonly result: AttemptResult;
+  /**
+   * One of a hedged code's two attempts (hedge.ts): `leave`, the attempt alone is recorded (the
+   * other settled the delivery, or is still under way); else what becomes of the delivery, with
+   * the provider that may have sent it too.
+   */
+  readonly delivery?: 'leave' | Settlement;
+}
+
+/** What a hedged code's settling attempt makes of its delivery. */
+export interface Settlement {
+  readonly result: AttemptResult;
+  /** A provider whose attempt may have sent the message too (null: none). */
+  readonly unsureProvider: string | null;
+}
+
+/** What a finished attempt makes of its delivery; undefined: its delivery is left as it is. */
+export const settlementOf = (f: Finished): AttemptResult | undefined =>
+  f.delivery === 'leave' ? undefined : (f.delivery?.result ?? f.result);
+
+/** A code's attempt on the primary, hedged: the second attempt on `provider`, recorded before it starts. */
+export interface HedgeRequest {
+  /** The delivery as the primary's attempt claimed it. */
+  readonly delivery: DeliveryRow;
+  readonly provider: string;
+  readonly instance: string;
+  readonly now: number;
+  readonly leaseUntil: number;
 }
 
 /** Who may claim: the provider whose lane claims, the providers whose deliveries it takes. */
@@ -80,7 +108,7 @@ export interface RecoverOptions {
   /** SQLite at start, when this process owns the database alone: every `sending` one. */
   readonly ignoreLeases?: boolean;
   /** Deliveries the caller still holds (an attempt under way, or ended and not yet recorded). */
-  readonly except?: ReadonlySet<number>;
+  readonly except?: { has(id: number): boolean };
   /**
    * PostgreSQL: also those held by another instance that has not announced itself for this long
    * (store's watch connection, every second), however long their lease still runs.
@@ -117,6 +145,7 @@ type Ended = {
     response: string | null;
     retry_after_ms: number | null;
   };
+  /** Null: the delivery is left as it is (a hedged code's other attempt settles it). */
   readonly delivery: {
     id: number;
     attempts: number;
@@ -130,25 +159,31 @@ type Ended = {
     updated_at: number;
     /** The provider of this attempt when its outcome is unknown (kept if one was already). */
     unsure_provider: string | null;
-  };
+  } | null;
 };
 
 /** What one finished attempt writes: its attempt row, and its delivery settled or rescheduled. */
-function endedOf({ claimed, now, result }: Finished): Ended {
+function endedOf(finished: Finished): Ended {
+  const { claimed, now, result: own } = finished;
   const { delivery, attemptId } = claimed;
+  const ownSent = own.outcome === 'sent';
+  const attempt = {
+    id: attemptId,
+    finished_at: now,
+    outcome: own.outcome,
+    status: ownSent ? null : (own.status ?? null),
+    error: ownSent ? null : own.error,
+    response: own.response ?? null,
+    retry_after_ms: ownSent ? null : (own.retryAfterMs ?? null),
+  };
+  const result = settlementOf(finished);
+  if (result === undefined) return { queuedAt: delivery.created_at, attempt, delivery: null };
   const sent = result.outcome === 'sent';
   const status = to(eventOf(result));
+  const settled = typeof finished.delivery === 'object' ? finished.delivery : undefined;
   return {
     queuedAt: delivery.created_at,
-    attempt: {
-      id: attemptId,
-      finished_at: now,
-      outcome: result.outcome,
-      status: sent ? null : (result.status ?? null),
-      error: sent ? null : result.error,
-      response: result.response ?? null,
-      retry_after_ms: sent ? null : (result.retryAfterMs ?? null),
-    },
+    attempt,
     delivery: {
       id: delivery.id,
       attempts: delivery.attempts,
@@ -160,7 +195,7 @@ function endedOf({ claimed, now, result }: Finished): Ended {
       sent_at: sent ? now : null,
       secret: isSettled(status) ? null : delivery.secret,
       updated_at: now,
-      unsure_provider: !sent && result.unsure ? delivery.provider : null,
+      unsure_provider: settled ? settled.unsureProvider : !sent && result.unsure ? delivery.provider : null,
     },
   };
 }
@@ -272,6 +307,41 @@ export function createOutboxSql(store: Store, sealer: Sealer, onResend?: ResendH
         return rows
           .sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id)
           .map((delivery) => ({ delivery, attemptId: attemptOf.get(delivery.id) as number }));
+      });
+    },
+
+    /**
+     * `hedge`: a second attempt of a claimed delivery, on `provider`, beside the one under way —
+     * attempts + 1, routed to `provider`, its lease renewed, its attempt row written before the
+     * provider is called — while this instance's claim still holds it (`sending`, the claim's
+     * attempt count, leased by `instance`). Undefined: it no longer does.
+     */
+    hedge(request: HedgeRequest): Promise<Claimed | undefined> {
+      const { delivery, now } = request;
+      return work.relaxed(async (trx) => {
+        const row = await trx
+          .updateTable('deliveries')
+          .set((eb) => ({
+            attempts: eb('attempts', '+', 1),
+            provider: request.provider,
+            lease_until: request.leaseUntil,
+            updated_at: now,
+          }))
+          .where('id', '=', delivery.id)
+          // Its own partition alone (PostgreSQL).
+          .where('created_at', '=', delivery.created_at)
+          .where('status', 'in', from('hedge'))
+          .where('attempts', '=', delivery.attempts)
+          .where('leased_by', '=', request.instance)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) return undefined;
+        const attempt = await trx
+          .insertInto('delivery_attempts')
+          .values({ delivery_id: row.id, provider: request.provider, started_at: now })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return { delivery: row, attemptId: attempt.id };
       });
     },
 
@@ -520,11 +590,12 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
         sql`(${a.id}::bigint, ${a.finished_at}::bigint, ${a.outcome}::text, ${a.status}::integer, ${a.error}::text, ${a.response}::text, ${a.retry_after_ms}::integer)`,
     ),
   );
-  const deliveries = sql.join(
-    ended.map(
-      ({ delivery: d }) =>
-        sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint, ${d.unsure_provider}::text)`,
-    ),
+  const settling = ended.flatMap(({ delivery: d }) =>
+    d === null
+      ? []
+      : [
+          sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint, ${d.unsure_provider}::text)`,
+        ],
   );
   // The rows' time bounds: the planner then reads only the partitions they are in (store/partitions.ts).
   let queuedFrom = Number.POSITIVE_INFINITY;
@@ -535,19 +606,25 @@ async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ende
     queuedTo = Math.max(queuedTo, e.queuedAt);
     finishedTo = Math.max(finishedTo, e.attempt.finished_at);
   }
+  const attemptUpdate = sql`UPDATE delivery_attempts AS a SET finished_at = v.finished_at,
+      outcome = v.outcome, status = v.status, error = v.error, response = v.response,
+      retry_after_ms = v.retry_after_ms
+    FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
+    WHERE a.id = v.id AND a.outcome IS NULL
+      AND a.started_at >= ${queuedFrom - CLOCK_SLACK_MS}::bigint
+      AND a.started_at <= ${finishedTo + CLOCK_SLACK_MS}::bigint`;
+  // Attempts alone (a hedged code's other attempt): nothing of their deliveries changes.
+  if (settling.length === 0) {
+    await attemptUpdate.execute(trx);
+    return;
+  }
   // One statement, one round trip: the attempts' update runs as a data-modifying CTE.
-  await sql`WITH attempt AS (
-      UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
-        status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
-      FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
-      WHERE a.id = v.id AND a.outcome IS NULL
-        AND a.started_at >= ${queuedFrom - CLOCK_SLACK_MS}::bigint
-        AND a.started_at <= ${finishedTo + CLOCK_SLACK_MS}::bigint)
+  await sql`WITH attempt AS (${attemptUpdate})
     UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
       next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
       last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at,
       unsure_provider = COALESCE(d.unsure_provider, v.unsure_provider)
-    FROM (VALUES ${deliveries})
+    FROM (VALUES ${sql.join(settling)})
       AS v(id, attempts, status, next_attempt_at, provider, provider_id, last_error, sent_at, secret, updated_at, unsure_provider)
     WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts
       AND d.created_at >= ${queuedFrom}::bigint AND d.created_at <= ${queuedTo}::bigint`.execute(trx);
@@ -570,7 +647,7 @@ function sqliteFinisher(sqlite: SQLite.Database): (tx: SqliteTx, ended: readonly
   return function settleAttempts(_tx, ended) {
     for (const e of ended) {
       attempt.run(e.attempt);
-      settle.run(e.delivery);
+      if (e.delivery !== null) settle.run(e.delivery);
     }
   };
 }

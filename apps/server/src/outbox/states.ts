@@ -5,7 +5,7 @@ import type { DeliveryStatus } from '../store/index.js';
  * that moves it, as data. The outbox's SQL takes its conditions from this table (`from`), so a
  * transition the table does not allow is one no statement makes.
  *
- *   pending ──claim──▶ sending ──sent──▶ sent
+ *   pending ──claim──▶ sending ──sent──▶ sent      sending ──hedge──▶ sending
  *      ▲ ▲                │ │
  *      │ └──retry─────────┘ └──fail──▶ dead ──forget──▶ dead (text destroyed)
  *      │ └──interrupt─────┘              │
@@ -15,6 +15,11 @@ import type { DeliveryStatus } from '../store/index.js';
 export type OutboxEvent =
   /** An attempt starts: by a dispatcher's claim, or in the call's own commit (the hand-off). */
   | 'claim'
+  /**
+   * A code's attempt on the primary has not answered within SMS_HEDGE_AFTER: a second attempt, on
+   * the fallback, starts beside it under the same claim (outbox/hedge.ts).
+   */
+  | 'hedge'
   /** The provider accepted the message. */
   | 'sent'
   /** A transient failure with attempts and validity left: pending again, due later. */
@@ -42,6 +47,7 @@ export interface Transition {
 
 export const TRANSITIONS: Readonly<Record<OutboxEvent, Transition>> = {
   claim: { from: ['pending'], to: 'sending' },
+  hedge: { from: ['sending'], to: 'sending' },
   sent: { from: ['sending'], to: 'sent' },
   retry: { from: ['sending'], to: 'pending' },
   fail: { from: ['sending'], to: 'dead' },

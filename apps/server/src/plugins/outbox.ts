@@ -39,6 +39,7 @@ export const outboxPlugin = fp(
       retryMaxMs: config.DELIVERY_RETRY_MAX_MS,
       pollMs: config.DISPATCH_POLL_MS,
       leaseMs: config.deliveryLeaseMs,
+      hedgeAfterMs: config.SMS_HEDGE_AFTER,
       log: app.log.child({ component: 'outbox' }),
       onSentAfterUnsure: (kind, provider, unsure) =>
         app.metrics.observeSentAfterUnsure(kind, provider, unsure),
