@@ -148,11 +148,12 @@ describe.each(DIALECTS)("a phone number typed as History's search text (%s)", (d
     const client = await (t.app.store.readPool as NonNullable<typeof t.app.store.readPool>).connect();
     try {
       for (const { text, values } of statements) {
-        const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+        const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
           `EXPLAIN (FORMAT JSON) ${text}`,
           values,
         );
-        const scans = callScans((rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0].Plan);
+        const [row] = rows;
+        const scans = row ? callScans(row['QUERY PLAN'][0].Plan) : [];
         if (scans.length > 0) plans.push({ text, scans });
       }
     } finally {
