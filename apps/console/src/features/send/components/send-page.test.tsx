@@ -79,6 +79,70 @@ describe('Send', () => {
     expect(screen.queryByRole('alert')).not.toBeInTheDocument();
   });
 
+  it('says before sending that the SMS provider refuses every message, in its own words, and what to do', async () => {
+    // Its circuit closed: a refused account is nothing a cool-down cures.
+    const refusing = {
+      ...failing,
+      circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z', until: null },
+      refusing: {
+        reason: 'account suspended',
+        status: 403,
+        since: new Date(Date.now() - 1000).toISOString(),
+        refusals: 12,
+        attempts: 12,
+      },
+    };
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({ ...serviceInfo, providers: { ...serviceInfo.providers, sms: refusing } }),
+      ),
+    );
+    renderApp('/send/AuthCode');
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('The SMS provider refuses every message');
+    expect(alert).toHaveTextContent(
+      /The SMS provider \(http\) is refusing: account suspended \(HTTP 403\) since .+, 12 of the last 12\./,
+    );
+    expect(alert).toHaveTextContent('What you send now will most likely be refused too.');
+    expect(alert).toHaveTextContent('Fix the account with the provider; retries will not help until then.');
+  });
+
+  it('says a refused SMS goes to the fallback provider while the primary refuses', async () => {
+    const refusing = {
+      ...failing,
+      circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z', until: null },
+      refusing: {
+        reason: 'account suspended',
+        status: 403,
+        since: new Date().toISOString(),
+        refusals: 3,
+        attempts: 3,
+      },
+    };
+    const fallback = {
+      name: 'twilio',
+      id: 'twilio-fallback',
+      description: 'twilio: from +44…',
+      circuit: { state: 'closed' as const, since: '2026-11-20T08:00:00.000Z', until: null },
+      refusing: null,
+    };
+    server.use(
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: { ...serviceInfo.providers, sms: refusing, smsFallback: fallback },
+        }),
+      ),
+    );
+    renderApp('/send/AuthCode');
+    expect(
+      await screen.findByText(
+        /is refusing: account suspended \(HTTP 403\) since .+, 3 of the last 3\. What you send now goes to the fallback provider \(twilio-fallback\) once http refuses it\./,
+      ),
+    ).toBeInTheDocument();
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
   it('opens on the first operation with one form per operation to pick from', async () => {
     const { location } = renderApp('/send');
     expect(
