@@ -239,6 +239,28 @@ describe('pnpm admin backup and restore (SQLite)', () => {
     await copy.stop();
   }, 120_000);
 
+  it('with --with-key, the code key goes in, listed in the manifest, and comes back', async () => {
+    const withKey = path.join(temp.dir, 'with-key');
+    const backup = await admin(['backup', withKey, '--with-key'], { DATA_DIR: dataDir });
+    expect(backup.status).toBe(0);
+    expect(backup.stdout).toContain(
+      'the code key (code-encryption.key): keep this backup as safe as the configuration',
+    );
+    const key = fs.readFileSync(path.join(dataDir, 'code-encryption.key'));
+    const manifest = JSON.parse(fs.readFileSync(path.join(withKey, 'manifest.json'), 'utf8'));
+    expect(manifest.withKey).toBe(true);
+    expect(manifest.files).toContainEqual({
+      path: 'code-encryption.key',
+      size: key.length,
+      sha256: sha256(key),
+    });
+    const target = path.join(temp.dir, 'restored-with-key');
+    const restored = await admin(['restore', withKey], { DATA_DIR: target });
+    expect(restored.status).toBe(0);
+    expect(restored.stdout).toContain('The code key was restored (code-encryption.key).');
+    expect(fs.readFileSync(path.join(target, 'code-encryption.key')).equals(key)).toBe(true);
+  });
+
   it('restore refuses a DATA_DIR that holds data, and a backup with one byte changed, naming the file', async () => {
     const altered = path.join(temp.dir, 'altered');
     fs.cpSync(backupDir, altered, { recursive: true });
@@ -272,17 +294,21 @@ describe('pnpm admin backup and restore (SQLite)', () => {
     });
   });
 
-  it('backup refuses a folder that is not empty, and does nothing with DATABASE_URL set', async () => {
+  it('backup refuses a folder that is not empty or is inside DATA_DIR, and does nothing with DATABASE_URL set', async () => {
     const elsewhere = path.join(temp.dir, 'pg-backup');
     const pg = { DATABASE_URL: 'postgres://school@127.0.0.1:1/school', DATA_DIR: dataDir };
-    const [again, backup, restore, help] = await Promise.all([
+    const [again, inside, backup, restore, help] = await Promise.all([
       admin(['backup', backupDir], { DATA_DIR: dataDir }),
+      admin(['backup', path.join(dataDir, 'backups')], { DATA_DIR: dataDir }),
       admin(['backup', elsewhere], pg),
       admin(['restore', backupDir], { ...pg, DATA_DIR: path.join(temp.dir, 'pg-data') }),
       admin(['backup', '--help'], {}),
     ]);
     expect(again.status).toBe(3);
     expect(again.stderr).toContain('is not empty: a backup goes into a new or empty folder');
+    expect(inside.status).toBe(3);
+    expect(inside.stderr).toContain('is inside DATA_DIR');
+    expect(fs.existsSync(path.join(dataDir, 'backups'))).toBe(false);
     expect(backup.status).toBe(3);
     expect(backup.stderr).toMatch(
       /^DATABASE_URL is set: .*pg_dump.*docs\/deployment\.md#backups-and-restore/,

@@ -112,8 +112,8 @@ ${COMMON}`,
 A consistent copy of the embedded store (SQLite in DATA_DIR), taken while the server runs and
 takes calls: the database as of the moment the backup begins (every call answered before then
 is in it), the books it names (each checked against its SHA-256), and manifest.json: when, which
-release and migration, and every file's size and SHA-256. DIR must be new or empty; what is
-written there is for this user alone (folders 0700, files 0600). The server's write-ahead log
+release and migration, and every file's size and SHA-256. DIR must be new or empty, and outside
+DATA_DIR; what is written there is for this user alone (folders 0700, files 0600). The server's write-ahead log
 grows while the database is copied and is cut back after.
 
   --with-key   the code key (DATA_DIR/code-encryption.key) goes in too; keep such a backup as
@@ -125,7 +125,7 @@ WAL archiving (pgBackRest).
 
 ${BACKUPS}
 
-Exit status: 0 done; 1 failed; 3 refused (DIR not empty, DATABASE_URL set).`,
+Exit status: 0 done; 1 failed; 3 refused (DIR not empty or inside DATA_DIR, DATABASE_URL set).`,
   verify: `Usage: pnpm admin verify DIR
 
 Reads every file of the backup in DIR and checks its size and SHA-256 against manifest.json;

@@ -37,6 +37,12 @@ export interface BackupOptions {
 export async function backUp(options: BackupOptions): Promise<void> {
   const { dir, dataDir } = options;
   const started = Date.now();
+  const inside = path.relative(dataDir, dir);
+  if (!inside.startsWith('..') && !path.isAbsolute(inside))
+    throw new CommandError(
+      `${dir} is inside DATA_DIR (${dataDir}): keep backups elsewhere, where losing DATA_DIR does not lose them too.`,
+      EXIT.refused,
+    );
   const existing = entriesIn(dir);
   if (existing && existing.length > 0)
     throw new CommandError(
@@ -99,7 +105,8 @@ async function takeBackup(options: BackupOptions) {
       );
     files.push({ path: bookEntry(book.sha256), ...file });
   }
-  const key = options.withKey ? await copyKey(dataDir, dir) : undefined;
+  // With CODE_ENCRYPTION_KEY set, a key file in DATA_DIR is not the key the server seals with.
+  const key = options.withKey && !options.keyInConfig ? await copyKey(dataDir, dir) : undefined;
   if (key) files.push(key);
   await syncFolders(dir);
   await writeManifest(
@@ -206,7 +213,7 @@ function summary(options: BackupOptions, taken: Taken, ms: number): string {
 function keyLine(options: BackupOptions, included: boolean): string {
   if (included) return `the code key (${KEY_FILE}): keep this backup as safe as the configuration`;
   if (options.keyInConfig)
-    return 'not the code key: it is CODE_ENCRYPTION_KEY, in the configuration; keep that safe apart';
+    return 'not the code key: it is CODE_ENCRYPTION_KEY, in the configuration; keep that safe, apart';
   if (options.withKey) return `no code key: ${options.dataDir} holds no ${KEY_FILE}`;
   return `not the code key (${KEY_FILE}): keep it with the configuration, or add --with-key`;
 }
