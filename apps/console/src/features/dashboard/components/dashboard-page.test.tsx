@@ -175,6 +175,45 @@ describe('Dashboard: is everything fine?', () => {
     expect(location().pathname).toBe('/deliveries');
     expect(new URLSearchParams(location().search).get('status')).toBe('dead');
   });
+  it('says a provider refuses every message, why and what to do, and offers no retry of the dead meanwhile', async () => {
+    server.use(
+      answerPeriods([['ok', 12]], [['ok', 12]], { dead: 1, waiting: 0 }),
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            ...serviceInfo.providers,
+            sms: {
+              ...serviceInfo.providers.sms,
+              name: 'http',
+              id: 'http',
+              refusing: {
+                reason: 'account suspended',
+                status: 403,
+                since: new Date(Date.now() - 1000).toISOString(),
+                refusals: 12,
+                attempts: 12,
+              },
+            },
+          },
+        }),
+      ),
+    );
+    renderApp('/dashboard');
+    const verdict = await screen.findByRole(
+      'region',
+      { name: '2 things need attention.' },
+      { timeout: 5000 },
+    );
+    const [provider, dead] = within(verdict).getAllByRole('listitem');
+    expect(provider).toHaveTextContent(
+      /^The SMS provider \(http\) is refusing: account suspended \(HTTP 403\) since .+, 12 of the last 12\. Fix the account with the provider; retries will not help until then\. See the providers$/,
+    );
+    expect(dead).toHaveTextContent(
+      '1 delivery could not be sent (dead): sending them again will not help while the SMS provider (http) refuses; fix its account first. See them',
+    );
+    expect(within(verdict).queryByRole('link', { name: 'Retry them' })).not.toBeInTheDocument();
+  });
 });
 
 describe('Dashboard: a new console', () => {

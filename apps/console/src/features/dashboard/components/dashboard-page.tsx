@@ -1,9 +1,11 @@
 import { operations } from '@school/contract';
+import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { useRefusalWords } from '../../../lib/provider-refusal';
 import { useSchools } from '../../../lib/schools';
-import { useServiceInfo } from '../../../lib/service-info';
+import { getServiceInfoQueryOptions } from '../../../lib/service-info';
 import { useSession } from '../../../lib/session';
 import { useStats } from '../api/get-stats';
 import { useOpenedAt } from '../api/prefetch';
@@ -19,6 +21,9 @@ import { LatencyChart } from './latency-chart';
 import { VerdictPanel } from './verdict-panel';
 import '../dashboard.css';
 
+/** How long the providers' state read is taken as current (ms). */
+const FOLLOW_MS = 15_000;
+
 export function DashboardPage() {
   const [search, setSearch] = useSearchParams();
   const { period, bucket } = viewOf(search);
@@ -27,7 +32,11 @@ export function DashboardPage() {
   const queries = useMemo(() => statsQueries({ period, bucket }, now), [now, period, bucket]);
   const stats = useStats(queries.current);
   const previousStats = useStats(queries.previous);
-  const providers = useServiceInfo().data?.providers;
+  // The providers' state changes as they answer: read again with the statistics, not kept for
+  // the service's addresses' 5 minutes.
+  const service = useQuery({ ...getServiceInfoQueryOptions(), staleTime: FOLLOW_MS });
+  const providers = service.data?.providers;
+  const refusalWords = useRefusalWords();
   // A console with no school yet: an admin is shown what to do first.
   const isAdmin = useSession().data?.user.role === 'admin';
   const schools = useSchools({ enabled: isAdmin });
@@ -74,9 +83,10 @@ export function DashboardPage() {
               : [],
             periodLabel: PERIODS[period].label.toLowerCase(),
             errors: stats.data?.errors,
+            describeRefusal: refusalWords,
           })
         : undefined,
-    [data, previous, providers, period, stats.data?.errors],
+    [data, previous, providers, period, stats.data?.errors, refusalWords],
   );
 
   // The bucket the picture was drawn for (the previous one stays on screen while the next loads).
@@ -108,7 +118,14 @@ export function DashboardPage() {
             ))}
           </select>
         </label>
-        <button type="button" className="button" onClick={refresh}>
+        <button
+          type="button"
+          className="button"
+          onClick={() => {
+            refresh();
+            void service.refetch();
+          }}
+        >
           Refresh
         </button>
         {stats.isFetching && data ? (

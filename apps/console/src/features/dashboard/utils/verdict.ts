@@ -1,4 +1,6 @@
 import type { ProviderInfo, Stats } from '@school/contract';
+import { formatClock } from '../../../lib/format';
+import { REFUSAL_REMEDY, type Refusal, refusalWords } from '../../../lib/provider-refusal';
 import type { ChartData } from './chart-data';
 import { formatCount, formatPercent } from './chart-data';
 import { deliveriesHref, historyHref } from './links';
@@ -35,7 +37,8 @@ const plural = (n: number, one: string, many = `${one}s`) => `${formatCount(n)} 
 
 /**
  * "Is everything fine?" for the period shown: calls that failed inside the server, an error rate
- * up on the period before, deliveries dead or still waiting, providers whose circuit is open.
+ * up on the period before, deliveries dead or still waiting, providers refusing every message or
+ * whose circuit is open.
  */
 export function verdictOf({
   data,
@@ -43,7 +46,10 @@ export function verdictOf({
   providers,
   periodLabel,
   errors = [],
+  describeRefusal = (r) => refusalWords(r, (iso) => formatClock(iso, Date.now())),
 }: {
+  /** A refusing provider's words, since when, how often (the page's: in the reader's zone). */
+  describeRefusal?: (refusal: Refusal) => string;
   data: ChartData;
   /** The period's most frequent errors (Stats.errors): where a pumping pattern shows. */
   errors?: Stats['errors'];
@@ -56,6 +62,15 @@ export function verdictOf({
   const { totals } = data;
   const concerns: Concern[] = [];
   for (const { role, info } of providers) {
+    // Refusing says more than its circuit: why, and what to do.
+    if (info.refusing) {
+      concerns.push({
+        text: `The ${role} provider (${info.id}) is refusing: ${describeRefusal(info.refusing)}. ${REFUSAL_REMEDY}`,
+        href: '/service',
+        link: 'See the providers',
+      });
+      continue;
+    }
     if (info.circuit.state === 'closed') continue;
     concerns.push({
       text:
@@ -104,11 +119,18 @@ export function verdictOf({
     });
   }
   if (totals.deliveries.dead > 0) {
-    concerns.push({
-      text: `${plural(totals.deliveries.dead, 'delivery', 'deliveries')} could not be sent (dead).`,
-      href: deliveriesHref(range, { status: 'dead' }),
-      link: 'Retry them',
-    });
+    const dead = `${plural(totals.deliveries.dead, 'delivery', 'deliveries')} could not be sent (dead)`;
+    // Sent again to a provider that refuses the account, they die again: not the remedy yet.
+    const refusing = providers.find((p) => p.info.refusing);
+    concerns.push(
+      refusing
+        ? {
+            text: `${dead}: sending them again will not help while the ${refusing.role} provider (${refusing.info.id}) refuses; fix its account first.`,
+            href: deliveriesHref(range, { status: 'dead' }),
+            link: 'See them',
+          }
+        : { text: `${dead}.`, href: deliveriesHref(range, { status: 'dead' }), link: 'Retry them' },
+    );
   }
   if (totals.deliveries.waiting > 0) {
     concerns.push({
