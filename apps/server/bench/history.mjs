@@ -343,9 +343,9 @@ const NO_MATCH = 'no-such-text';
 const PHONE = '+447911100125';
 /** The same number typed into the search box, spaced as staff write it: the phone's lookup. */
 const TYPED_PHONE = '+44 7911 100125';
-const PHONE_CASE = `q=${TYPED_PHONE} (a phone typed as search text)`;
+const PHONE_CASE = `q=${TYPED_PHONE} (the phone, typed)`;
 /** The number in double quotes: searched as text, examined in every call under the budget. */
-const QUOTED_PHONE_CASE = `q="${PHONE}" (the phone as free text): first page`;
+const QUOTED_PHONE_CASE = `q="${PHONE}" (text): first page`;
 
 /**
  * The Dashboard (GET /api/stats) for each period, once the server has rolled up the seeded
