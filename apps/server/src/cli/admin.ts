@@ -58,7 +58,8 @@ Commands:
 
   pnpm admin <command> --help             more on one command
 
-${COMMON}`,
+${COMMON}
+backup, verify and restore have their own (4: a backup that does not match its manifest).`,
   'users list': `Usage: pnpm admin users list [--json]
 
 Lists every staff user: username, display name, role, enabled, second factor, single sign-on,
@@ -113,8 +114,8 @@ A consistent copy of the embedded store (SQLite in DATA_DIR), taken while the se
 takes calls: the database as of the moment the backup begins (every call answered before then
 is in it), the books it names (each checked against its SHA-256), and manifest.json: when, which
 release and migration, and every file's size and SHA-256. DIR must be new or empty, and outside
-DATA_DIR; what is written there is for this user alone (folders 0700, files 0600). The server's write-ahead log
-grows while the database is copied and is cut back after.
+DATA_DIR; what is written there is for this user alone (folders 0700, files 0600). The server's
+write-ahead log grows while the database is copied and is cut back after.
 
   --with-key   the code key (DATA_DIR/code-encryption.key) goes in too; keep such a backup as
                safe as the configuration. Without it, keep the key with the configuration:
@@ -241,15 +242,15 @@ function parse(argv: readonly string[]): Parsed {
     },
   });
   const [group = '', verb = '', ...rest] = positionals;
-  // `backup DIR`: a command of one word, its folder the first positional.
-  if (Object.hasOwn(BACKUP_COMMANDS, group))
-    return { command: group, positionals: positionals.slice(1), values, help: values.help === true };
-  const command = [group, verb].filter(Boolean).join(' ');
   if (values.password !== undefined) {
     throw new Error(
       'A password is never given as an argument (it would be in the shell history and the process list): use --password-stdin.',
     );
   }
+  // `backup DIR`: a command of one word, its folder the first positional.
+  if (Object.hasOwn(BACKUP_COMMANDS, group))
+    return { command: group, positionals: positionals.slice(1), values, help: values.help === true };
+  const command = [group, verb].filter(Boolean).join(' ');
   return { command, positionals: rest, values, help: values.help === true || group === 'help' };
 }
 
