@@ -172,6 +172,25 @@ describe.each(DIALECTS)('the hedge on %s', (dialect) => {
     expect(await twiceCount(t, 'http', 'http-fallback')).toBe(1);
   });
 
+  it('sends a new code straight to the fallback while every slot of the primary is held by attempts past the hedge', async () => {
+    const { t, primary, fallback } = await start({ SMS_CONCURRENCY: '2' });
+    primary.hanging = true;
+    await sendCode(t, testPhone(2250));
+    await sendCode(t, testPhone(2251));
+    await waitUntil(() => fallback.sent.length === 2, { what: 'the first two hedged' });
+    // Both primary slots still wait for its answer (PROVIDER_TIMEOUT_MS): a new code does not.
+    const phone = testPhone(2252);
+    const acceptedAt = await sendCode(t, phone);
+    await waitUntil(() => fallback.sentAt.has(phone), { timeoutMs: ON_TIME_MS, what: 'the third code' });
+    expect((fallback.sentAt.get(phone) as number) - acceptedAt).toBeLessThan(HEDGE_MS);
+    await waitUntil(async () => (await deliveryTo(t, phone)).status === 'sent', { what: 'it recorded' });
+    const d = await deliveryTo(t, phone);
+    // Never given to the primary: it cannot arrive twice.
+    expect(attemptsOf(d)).toEqual([['http-fallback', 'sent']]);
+    expect(d.unsureProvider).toBeNull();
+    expect(primary.requestsByKey.size).toBe(2);
+  });
+
   it('never hedges with SMS_HEDGE_AFTER=off: the code waits for the primary, as without a hedge', async () => {
     const { t, primary, fallback } = await start({ SMS_HEDGE_AFTER: 'off' });
     primary.hanging = true;

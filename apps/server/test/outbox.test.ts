@@ -270,6 +270,23 @@ describe("the lanes' routing", () => {
     expect(all.failoverFrom(primary, 1)).toBeUndefined();
   });
 
+  it('lets the fallback take what waits for a primary whose every slot is held by attempts past the hedge', () => {
+    const { all, primary, fallback } = lanes();
+    primary.take(4, 0);
+    // Full, every attempt answering in time: the primary's own.
+    expect(all.routedTo(fallback, 0)).toEqual(['twilio-fallback']);
+    primary.stalled = 1;
+    expect(primary.stalling).toBe(true);
+    expect(all.routedTo(fallback, 0)).toEqual(['twilio-fallback', 'http']);
+    expect(all.forNew('sms', 'http', 0, noWake)).toBe(fallback);
+    // Never the other way, and not once a slot is free again.
+    fallback.take(4, 0);
+    fallback.stalled = 4;
+    expect(all.routedTo(primary, 0)).toEqual(['http']);
+    primary.ended(false, 1);
+    expect(all.routedTo(fallback, 1)).toEqual(['twilio-fallback']);
+  });
+
   it("hedges only a code's first attempt on the primary, on its fallback", () => {
     const { all, primary, fallback } = lanes();
     const code = (over: Partial<Claimed['delivery']> = {}) =>

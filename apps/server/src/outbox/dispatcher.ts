@@ -398,7 +398,11 @@ export class Dispatcher {
     const now = Date.now();
     const { delivery } = race.claimed;
     const lane = race.fallback;
-    if (!this.#running || !race.open || (delivery.expires_at ?? 0) <= now) return;
+    if (!this.#running || !race.open) return;
+    race.stall();
+    // Every slot of the primary taken by attempts like this one: what waits for it goes to the fallback.
+    if (race.primary.stalling) this.mayBeDue(lane.kind);
+    if ((delivery.expires_at ?? 0) <= now) return;
     if (lane.room(now, (at) => this.#wakeAt(at)) <= 0) {
       if (lane.state(now) !== 'open') this.#armHedge(race, HEDGE_RECHECK_MS);
       return;

@@ -61,12 +61,21 @@ export class Race {
   #settled = false;
   /** The primary's attempt has ended: no hedge starts any more. */
   #over = false;
+  /** Counted in the primary lane's `stalled` (its attempt outlived the hedge) until it ends. */
+  #stalled = false;
 
   constructor(
     readonly primary: Lane,
     readonly claimed: Claimed,
     readonly fallback: Lane,
   ) {}
+
+  /** The hedge's time came with the primary's attempt under way: its lane is told until it ends. */
+  stall(): void {
+    if (this.#stalled || this.#over) return;
+    this.#stalled = true;
+    this.primary.stalled++;
+  }
 
   /** Whether a hedge may still start (the primary's attempt is under way, none started yet). */
   get open(): boolean {
@@ -81,6 +90,8 @@ export class Race {
   async joined(lane: Lane): Promise<boolean> {
     if (lane === this.fallback) return true;
     this.#over = true;
+    if (this.#stalled) this.primary.stalled--;
+    this.#stalled = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     return (await this.recording) !== undefined;

@@ -63,6 +63,18 @@ export class Lane {
     this.due = true;
     this.dueMarks++;
   }
+
+  /** Attempts under way on this lane that have not answered within the hedge (outbox/hedge.ts). */
+  stalled = 0;
+
+  /**
+   * Every slot taken, and some by attempts the provider has not answered within the hedge: it is
+   * not answering, and what waits for it goes to the fallback (Lanes.routedTo) until it answers
+   * or its circuit opens.
+   */
+  get stalling(): boolean {
+    return this.stalled > 0 && this.busy >= (this.#rampCap ?? this.limits.concurrency);
+  }
   #tokens: number;
   #refilledAt = Date.now();
   #pausedUntil = 0;
@@ -171,8 +183,8 @@ export class Lane {
 
 /**
  * The lanes of each kind, primary first. A lane claims the deliveries routed to it and, while
- * its own circuit is closed, those routed to another lane of its kind whose circuit is not
- * (docs/outbox.md#providers-lanes-and-circuits).
+ * its own circuit is closed, those routed to another lane of its kind whose circuit is not, or
+ * (the fallback) to a primary that is stalling (docs/outbox.md#providers-lanes-and-circuits).
  */
 export class Lanes {
   readonly all: readonly Lane[];
@@ -194,7 +206,8 @@ export class Lanes {
     const ids = [lane.id];
     if (lane.state(now) !== 'closed') return ids;
     for (const other of this.of(lane.kind))
-      if (other !== lane && other.state(now) !== 'closed') ids.push(other.id);
+      if (other !== lane && (other.state(now) !== 'closed' || (lane.role === 'fallback' && other.stalling)))
+        ids.push(other.id);
     return ids;
   }
 
