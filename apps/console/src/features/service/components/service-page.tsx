@@ -187,6 +187,7 @@ function ProviderState({ provider, hasFallback }: { provider: ProviderInfo; hasF
         <p className="provider-warning">
           Refusing: {words(provider.refusing)}. {REFUSAL_REMEDY}
           {hasFallback ? ' Meanwhile each message it refuses is sent by the other SMS provider.' : ''}
+          {state === 'open' ? ' Its circuit is open too: nothing is sent to it for a while.' : ''}
         </p>
       </>
     );
