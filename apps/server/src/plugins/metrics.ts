@@ -131,7 +131,7 @@ export const metricsPlugin = fp(
     });
     const sentAfterUnsure = new Counter({
       name: 'school_deliveries_sent_after_unsure_total',
-      help: "Deliveries sent by a provider after another's attempt ended without knowing whether it took them (a timeout): they may have arrived twice.",
+      help: "Deliveries sent by a provider while another's attempt had not answered (a hedged code) or had ended without knowing whether it took them (a timeout): they may have arrived twice.",
       labelNames: ['kind', 'provider', 'unsure'] as const,
       registers: [registry],
     });
