@@ -4,9 +4,10 @@ import { Link, useLocation } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { DELIVERY_KIND_LABELS, truncate } from '../../../lib/format';
+import { plainFailure } from '../../../lib/plain-failure';
 import { useFocusOnReturn } from '../../../lib/return-focus';
 import { useServiceInfo } from '../../../lib/service-info';
-import { pausedProvider, plainFailure } from '../utils/failure';
+import { pausedProvider } from '../utils/failure';
 import { DeliveryStatusBadge } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
 

@@ -1,7 +1,8 @@
 import type { DeliveryDetail } from '@school/contract';
 import { Timestamp } from '../../../components/ui/timestamp';
+import { plainFailure } from '../../../lib/plain-failure';
 import { useServiceInfo } from '../../../lib/service-info';
-import { pausedProvider, plainFailure } from '../utils/failure';
+import { pausedProvider } from '../utils/failure';
 
 /**
  * What became of a delivery that has not gone out, in one sentence first: why (the provider's

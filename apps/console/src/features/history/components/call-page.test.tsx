@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   callDetail,
   deadPush,
@@ -29,16 +29,68 @@ describe('Call detail', () => {
     expect(message(request)).toContain('<soap:Body><AuthCode xmlns="http://tempuri.org/">');
   });
 
-  it('says at the top when the call was answered OK but its SMS went dead', async () => {
+  it('gives one verdict for a call answered 200 whose SMS the gateway refused: never OK, the wire answer as a detail', async () => {
     server.use(
       http.get('/api/calls/7', () =>
         HttpResponse.json(callDetail({ id: 7, delivery: { state: 'dead', count: 1 } })),
       ),
+      http.get('/api/deliveries', () =>
+        HttpResponse.json(
+          deliveryList([
+            delivery({
+              id: 12,
+              callId: 7,
+              provider: 'http',
+              status: 'dead',
+              attempts: 1,
+              sentAt: null,
+              providerId: null,
+              providerStatus: null,
+              lastError: 'SMS gateway refused the message: account suspended (HTTP 403)',
+            }),
+          ]),
+        ),
+      ),
     );
     renderApp('/history/7');
-    const term = await screen.findByText('Delivery', { selector: 'dt' });
-    expect(term.nextElementSibling).toHaveTextContent('Dead');
-    expect(screen.getByText('Outcome', { selector: 'dt' }).nextElementSibling).toHaveTextContent('OK');
+    const result = (await screen.findByText('Result', { selector: 'dt' })).nextElementSibling as HTMLElement;
+    await waitFor(() =>
+      expect(result).toHaveTextContent(
+        'Answered · SMS not delivered The SMS gateway refused it: “account suspended”.',
+      ),
+    );
+    expect(within(result).getByText(/SMS not delivered/)).toHaveClass('verdict-error');
+    expect(screen.queryByText('Outcome', { selector: 'dt' })).not.toBeInTheDocument();
+    expect(screen.queryByText('OK')).not.toBeInTheDocument();
+    expect(screen.getByText('Wire answer', { selector: 'dt' }).nextElementSibling).toHaveTextContent(
+      'HTTP 200',
+    );
+  });
+
+  it('follows the SMS while it is on its way: the verdict changes without a reload', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      let polls = 0;
+      const waiting = delivery({ id: 12, callId: 7, status: 'pending', attempts: 0, sentAt: null });
+      server.use(
+        // The call was read once, while its SMS waited.
+        http.get('/api/calls/7', () =>
+          HttpResponse.json(callDetail({ id: 7, delivery: { state: 'waiting', count: 1 } })),
+        ),
+        http.get('/api/deliveries', () =>
+          HttpResponse.json(deliveryList([polls++ === 0 ? waiting : delivery({ id: 12, callId: 7 })])),
+        ),
+      );
+      renderApp('/history/7');
+      const result = (await screen.findByText('Result', { selector: 'dt' }))
+        .nextElementSibling as HTMLElement;
+      await waitFor(() => expect(result).toHaveTextContent('Answered · SMS queued'));
+      await vi.advanceTimersByTimeAsync(5_000);
+      await waitFor(() => expect(result).toHaveTextContent('Answered · SMS sent'));
+      expect(within(result).getByText(/SMS sent/)).toHaveClass('verdict-ok');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('shows the request id the server logged the call under, to copy', async () => {

@@ -1,16 +1,17 @@
-import { BINDING_LABELS, type CallDetail } from '@school/contract';
+import { BINDING_LABELS, type CallDetail, callVerdict } from '@school/contract';
 import { useId, useRef, useState } from 'react';
 import { CodeBlock } from '../../../components/ui/code-block';
 import { CopyButton } from '../../../components/ui/copy-button';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { Timestamp } from '../../../components/ui/timestamp';
+import { VerdictBadge } from '../../../components/ui/verdict';
 import { paths } from '../../../config/paths';
-import { outcomeText } from '../../../lib/call-reason';
+import { type ExplainedVerdict, verdictOfDeliveries, wireAnswer } from '../../../lib/call-verdict';
 import { formatBytes, formatDuration } from '../../../lib/format';
 import { prettyHttpMessage } from '../../../lib/pretty-message';
 import { useCall } from '../api/get-call';
+import { useCallDeliveries } from '../api/get-call-deliveries';
 import { CallDeliveries } from './call-deliveries';
-import { DeliveryBadge } from './calls-table';
 import { ReplayCall } from './replay-call';
 import '../history.css';
 
@@ -84,20 +85,15 @@ function Summary({ call }: { call: CallDetail }) {
           </ul>
         )}
       </dd>
-      <dt>Outcome</dt>
+      <dt>Result</dt>
       <dd>
-        <span className={`badge badge-${call.outcome}`}>{outcomeText(call)}</span>
+        <CallResult call={call} />
+      </dd>
+      <dt>Wire answer</dt>
+      <dd>
+        {wireAnswer(call)}
         {call.error ? <span className="call-error">{call.error}</span> : null}
       </dd>
-      {call.delivery ? (
-        <>
-          <dt>Delivery</dt>
-          <dd>
-            <DeliveryBadge delivery={call.delivery} />
-            <span className="muted"> · {call.delivery.count > 1 ? 'each one' : 'its attempts'} below</span>
-          </dd>
-        </>
-      ) : null}
       <dt>Duration</dt>
       <dd>{formatDuration(call.durationMs)}</dd>
       <dt>Note</dt>
@@ -114,6 +110,23 @@ function Summary({ call }: { call: CallDetail }) {
         )}
       </dd>
     </dl>
+  );
+}
+
+/**
+ * The call's one verdict, from its deliveries as they are now (the call's own summary was read
+ * once): with why its SMS or push did not go, when it did not.
+ */
+function CallResult({ call }: { call: CallDetail }) {
+  const deliveries = useCallDeliveries(call.id);
+  const verdict: ExplainedVerdict = deliveries.data
+    ? verdictOfDeliveries(call, deliveries.data.items)
+    : callVerdict(call, call.delivery);
+  return (
+    <>
+      <VerdictBadge verdict={verdict} />{' '}
+      {verdict.why ? <span className={`verdict-why verdict-why-${verdict.tone}`}>{verdict.why}.</span> : null}
+    </>
   );
 }
 

@@ -1,10 +1,11 @@
-import { BINDING_LABELS, type CallDelivery, type CallSummary } from '@school/contract';
+import { BINDING_LABELS, type CallSummary, callVerdict } from '@school/contract';
 import { type MouseEvent, useRef } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
+import { VerdictBadge } from '../../../components/ui/verdict';
 import { paths } from '../../../config/paths';
-import { outcomeText } from '../../../lib/call-reason';
-import { CALL_DELIVERY_LABELS, formatDuration, truncate } from '../../../lib/format';
+import { wireAnswer } from '../../../lib/call-verdict';
+import { formatDuration, truncate } from '../../../lib/format';
 import { useFocusOnReturn } from '../../../lib/return-focus';
 
 function KeyParams({ params }: { params: CallSummary['params'] }) {
@@ -23,29 +24,23 @@ function KeyParams({ params }: { params: CallSummary['params'] }) {
 }
 
 /**
- * What became of the SMS or pushes a call queued: for a parent's code, whether it left. A call
- * the live tail just added has not been looked up yet; the list is read again in a moment.
+ * The call's one verdict: what the caller was answered and what came of the SMS or pushes it
+ * queued, in one badge whose colour is the verdict's; the wire's own answer under it, smaller. A
+ * call the live tail just added has not had its delivery looked up yet; the list is read again
+ * in a moment.
  */
-function DeliveryCell({ delivery }: { delivery: CallDelivery | null | undefined }) {
-  if (delivery === undefined) return <span className="muted">Checking…</span>;
-  if (delivery === null) {
-    return (
-      <span className="muted" title="The call queued no SMS or push">
-        <span aria-hidden="true">—</span>
-        <span className="visually-hidden">Nothing to deliver</span>
-      </span>
-    );
-  }
-  return <DeliveryBadge delivery={delivery} />;
-}
-
-/** A call's delivery state in a badge: the worst of its deliveries, with their number if several. */
-export function DeliveryBadge({ delivery }: { delivery: CallDelivery }) {
+function ResultCell({ call }: { call: CallSummary }) {
   return (
-    <span className={`badge badge-call-delivery-${delivery.state}`}>
-      {CALL_DELIVERY_LABELS[delivery.state]}
-      {delivery.count > 1 ? ` (${delivery.count})` : ''}
-    </span>
+    <>
+      <VerdictBadge verdict={callVerdict(call, call.delivery)} />
+      {call.error ? (
+        <span className="call-error" title={call.error}>
+          {truncate(call.error, 60)}
+        </span>
+      ) : (
+        <span className="wire-answer">Wire answer: {wireAnswer(call)}</span>
+      )}
+    </>
   );
 }
 
@@ -83,8 +78,7 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
               Caller
             </th>
             <th scope="col">Key parameters</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Delivery</th>
+            <th scope="col">Result</th>
             <th scope="col" className="numeric col-optional">
               Duration
             </th>
@@ -126,16 +120,8 @@ export function CallsTable({ calls }: { calls: readonly CallSummary[] }) {
               <td data-label="Key parameters">
                 <KeyParams params={call.params} />
               </td>
-              <td data-label="Outcome">
-                <span className={`badge badge-${call.outcome}`}>{outcomeText(call)}</span>
-                {call.error ? (
-                  <span className="call-error" title={call.error}>
-                    {truncate(call.error, 60)}
-                  </span>
-                ) : null}
-              </td>
-              <td data-label="Delivery">
-                <DeliveryCell delivery={call.delivery} />
+              <td data-label="Result">
+                <ResultCell call={call} />
               </td>
               <td className="numeric col-optional" data-label="Duration">
                 {formatDuration(call.durationMs)}

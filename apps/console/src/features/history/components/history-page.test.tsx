@@ -19,7 +19,7 @@ describe('History', () => {
     expect(document.getElementById('history-results')).toHaveAttribute('tabindex', '-1');
   });
 
-  it('shows a call as a row: time, operation, binding, caller, key parameters, outcome, delivery, duration', async () => {
+  it('shows a call as a row: time, operation, binding, caller, key parameters, result, duration', async () => {
     server.use(
       http.get('/api/calls', () =>
         HttpResponse.json(
@@ -51,8 +51,7 @@ describe('History', () => {
       'Protocol',
       'Caller',
       'Key parameters',
-      'Outcome',
-      'Delivery',
+      'Result',
       'Duration',
     ]);
     const [, row] = within(table).getAllByRole('row');
@@ -65,14 +64,13 @@ describe('History', () => {
     expect(cells[4]).toHaveTextContent('phone=+447911123456');
     expect(cells[5]).toHaveTextContent('Refused: too many codes (500)');
     expect(cells[5]).toHaveTextContent('Too many codes for this phone');
-    expect(cells[6]).toHaveTextContent('Sent');
-    expect(cells[7]).toHaveTextContent('12 ms');
+    expect(cells[6]).toHaveTextContent('12 ms');
     expect(within(row).getByRole('link', { name: /Call 7/ })).toHaveAttribute('href', '/history/7');
     expect(screen.getByText('This is the only call.')).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
   });
 
-  it("shows beside a call's OK whether its SMS left, and finds the calls whose delivery failed", async () => {
+  it('gives each call one verdict: an SMS that went dead is never beside a green OK, and finds the calls whose delivery failed', async () => {
     const requests = recordRequests();
     server.use(
       http.get('/api/calls', ({ request }) => {
@@ -94,18 +92,23 @@ describe('History', () => {
     );
     const { user, location } = renderApp('/history');
     const table = await screen.findByRole('table', { name: 'Calls, newest first' }, { timeout: 5000 });
-    const deliveryOf = (id: number) => {
+    const resultOf = (id: number) => {
       const row = within(table)
         .getByRole('link', { name: new RegExp(`Call ${id},`) })
         .closest('tr');
-      return within(row as HTMLElement).getAllByRole('cell')[6];
+      return within(row as HTMLElement).getAllByRole('cell')[5] as HTMLElement;
     };
-    // The call was answered OK; its SMS is what went dead.
-    expect(deliveryOf(9)?.closest('tr')).toHaveTextContent('OK');
-    expect(deliveryOf(9)).toHaveTextContent('Dead');
-    expect(deliveryOf(8)).toHaveTextContent('Logged only');
-    expect(deliveryOf(6)).toHaveTextContent('Sent (3)');
-    expect(deliveryOf(5)).toHaveTextContent('Nothing to deliver');
+    // The call was answered 200; its SMS went dead: one red verdict, the wire's answer a detail.
+    expect(resultOf(9)).toHaveTextContent('Answered · SMS not delivered');
+    expect(within(resultOf(9)).getByText(/SMS not delivered/)).toHaveClass('verdict-error');
+    expect(resultOf(9)).toHaveTextContent('Wire answer: HTTP 200');
+    expect(resultOf(9).closest('tr')).not.toHaveTextContent('OK');
+    expect(resultOf(9).closest('tr')?.querySelector('.badge-ok, .verdict-ok')).toBeNull();
+    expect(resultOf(8)).toHaveTextContent('Answered · SMS logged, not sent');
+    expect(within(resultOf(8)).getByText(/logged/)).toHaveClass('verdict-warn');
+    expect(resultOf(6)).toHaveTextContent('Answered · 3 pushes sent');
+    expect(within(resultOf(6)).getByText(/sent/)).toHaveClass('verdict-ok');
+    expect(resultOf(5)).toHaveTextContent(/^✓ Answered\s*Wire answer: HTTP 200$/);
 
     await user.selectOptions(screen.getByLabelText('Delivery'), 'failed');
     await waitFor(() => expect(location().search).toBe('?delivery=failed'));
@@ -135,10 +138,10 @@ describe('History', () => {
       );
       renderApp('/history');
       const table = await screen.findByRole('table', { name: 'Calls, newest first' }, { timeout: 5000 });
-      expect(table).toHaveTextContent('Waiting');
+      expect(table).toHaveTextContent('Answered · SMS queued');
       await vi.advanceTimersByTimeAsync(DELIVERY_REFRESH_MS);
       await vi.advanceTimersByTimeAsync(DELIVERY_REFRESH_MS);
-      await waitFor(() => expect(table).toHaveTextContent('Sent'));
+      await waitFor(() => expect(table).toHaveTextContent('Answered · SMS sent'));
       const settled = reads;
       // Once sent, nothing on the page is on its way: no more reads.
       await vi.advanceTimersByTimeAsync(3 * DELIVERY_REFRESH_MS);

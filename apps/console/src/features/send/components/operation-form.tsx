@@ -228,7 +228,7 @@ export function OperationForm({ op }: { op: OperationDef }) {
               </button>
             ) : null}
           </div>
-          <Outcome result={send.data} error={send.error} pending={send.isPending} />
+          <Outcome operation={op.name} result={send.data} error={send.error} pending={send.isPending} />
           <ShowAs op={op} />
         </>
       )}

@@ -1,5 +1,5 @@
 import type { Delivery } from '@school/contract';
-import { screen, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { delivery, deliveryList, operationResult } from '../../../testing/data';
@@ -61,14 +61,14 @@ describe('the outcome of a send that queued a delivery', () => {
     sendQueuing([pending, { status: 'logged', provider: 'log', providerId: null, providerStatus: null }]);
     await send();
 
-    expect(await screen.findByText('SMS queued to +447911123456.')).toBeInTheDocument();
+    expect(await screen.findByText(/Answered · SMS queued/)).toBeInTheDocument();
     const list = await screen.findByRole('list', { name: 'Deliveries of this send' });
     expect(within(list).getByText('Pending')).toBeInTheDocument();
     expect(list).toHaveTextContent('Waiting for its first attempt.');
-    expect(screen.queryByText('Sent.')).not.toBeInTheDocument();
+    expect(screen.queryByText(/SMS sent/)).not.toBeInTheDocument();
 
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(await screen.findByText('Logged, not sent.')).toBeInTheDocument();
+    expect(await screen.findByText(/Answered · SMS logged, not sent/)).toBeInTheDocument();
     expect(within(list).getByText('Logged, not sent')).toHaveClass('badge-delivery-logged');
     expect(list).toHaveTextContent("Nothing was sent: the log provider wrote it to the server's log.");
     expect(within(list).getByRole('link', { name: 'Delivery #12: SMS to +447911123456' })).toHaveAttribute(
@@ -106,29 +106,54 @@ describe('the outcome of a send that queued a delivery', () => {
     await send();
 
     const list = await screen.findByRole('list', { name: 'Deliveries of this send' });
-    expect(screen.getByText('SMS queued to +447911123456.')).toBeInTheDocument();
+    expect(await screen.findByText(/Answered · SMS not sent yet, retrying/)).toBeInTheDocument();
     expect(within(list).getByText('Retrying')).toBeInTheDocument();
     expect(list).toHaveTextContent('Attempt 1 failed: Twilio 503: Service Unavailable. Next attempt');
     expect(list.querySelector('time')).toHaveAttribute('datetime', retry.nextAttemptAt);
 
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(await screen.findByText('Not delivered.')).toBeInTheDocument();
+    expect(await screen.findByText(/Answered · SMS not delivered/)).toBeInTheDocument();
     expect(within(list).getByText('Dead')).toBeInTheDocument();
     expect(list).toHaveTextContent(
       'Given up after 3 attempts: Twilio 400: The number is unverified. It can be retried from its page.',
     );
   });
 
+  it('gives one verdict once the gateway refused the SMS: not delivered and why, never "queued" beside it', async () => {
+    sendQueuing([
+      pending,
+      {
+        ...pending,
+        provider: 'http',
+        status: 'dead',
+        attempts: 1,
+        nextAttemptAt: null,
+        lastError: 'SMS gateway refused the message: account suspended (HTTP 403)',
+      },
+    ]);
+    await send();
+    const region = (await screen.findByText(/Answered · SMS queued/)).closest('.outcome') as HTMLElement;
+    await vi.advanceTimersByTimeAsync(1_000);
+    await waitFor(() => expect(region).toHaveTextContent('Answered · SMS not delivered'));
+    expect(region).toHaveClass('outcome-error');
+    expect(within(region).getByText(/SMS not delivered/)).toHaveClass('verdict-error');
+    expect(region).toHaveTextContent('The SMS gateway refused it: “account suspended”.');
+    expect(region).not.toHaveTextContent(/queued/i);
+    expect(region).not.toHaveTextContent('Not delivered.');
+    // What the console was answered stays as a detail.
+    expect(region).toHaveTextContent('Wire answer: HTTP 200');
+  });
+
   it('says Sent only once a real provider accepted it', async () => {
     sendQueuing([{ status: 'sent', provider: 'twilio', sentAt: '2026-11-20T08:15:31.000Z' }]);
     await send();
-    expect(await screen.findByText('Sent.')).toBeInTheDocument();
+    expect(await screen.findByText(/Answered · SMS sent/)).toBeInTheDocument();
     const list = screen.getByRole('list', { name: 'Deliveries of this send' });
     expect(list).toHaveTextContent('The provider accepted it');
     expect(list.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:15:31.000Z');
   });
 
-  it('says Done, and follows nothing, when the operation queued nothing', async () => {
+  it('says Answered, and follows nothing, when the operation queued nothing', async () => {
     const requests = recordRequests();
     server.use(
       http.post('/api/operations/pushNoti', () =>
@@ -137,7 +162,7 @@ describe('the outcome of a send that queued a delivery', () => {
     );
     const { user } = renderApp('/send/pushNoti');
     await user.click(await screen.findByRole('button', { name: 'Send' }));
-    expect(await screen.findByText('Done.')).toBeInTheDocument();
+    expect(await screen.findByText(/^Answered$/)).toBeInTheDocument();
     expect(screen.getByText(/Dispatched 3 pending pushes\./)).toBeInTheDocument();
     expect(screen.queryByRole('list', { name: 'Deliveries of this send' })).not.toBeInTheDocument();
     expect(callDeliveryRequests(requests)).toHaveLength(0);

@@ -1,21 +1,32 @@
-import type { Delivery, OperationResult } from '@school/contract';
+import {
+  callVerdict,
+  type Delivery,
+  type OperationResult,
+  type Problem,
+  type VerdictCall,
+} from '@school/contract';
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { Timestamp } from '../../../components/ui/timestamp';
+import { VerdictBadge } from '../../../components/ui/verdict';
 import { paths } from '../../../config/paths';
 import { problemOf } from '../../../lib/api-client';
+import { type ExplainedVerdict, verdictOfDeliveries, wireAnswer } from '../../../lib/call-verdict';
 import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
-import { isRetrying, isSettled, useQueuedDeliveries } from '../api/get-queued-deliveries';
+import { isRetrying, useQueuedDeliveries } from '../api/get-queued-deliveries';
 
 /**
- * What came of a send, in words, with the call's history entry. A send that queued deliveries
- * says what it queued for whom and follows them until they settle: sent, logged (nothing sent), dead, expired.
+ * What came of a send, in words, with the call's history entry: its one verdict. A send that
+ * queued deliveries follows them until they settle: sent, logged (nothing sent), dead, expired.
  */
 export function Outcome({
+  operation,
   result,
   error,
   pending,
 }: {
+  /** The operation sent: what it queues (an SMS, pushes) is named by it until its deliveries say. */
+  operation: string;
   result: OperationResult | undefined;
   error: unknown;
   pending: boolean;
@@ -26,28 +37,65 @@ export function Outcome({
   } else if (result) {
     content =
       result.outcome === 'ok' && result.queued > 0 ? (
-        <QueuedOutcome result={result} />
+        <QueuedOutcome operation={operation} result={result} />
       ) : (
-        <div className={`outcome outcome-${result.outcome === 'ok' ? 'ok' : 'error'}`}>
-          <p className="outcome-title">{result.outcome === 'ok' ? 'Done.' : 'Not sent.'}</p>
+        <Verdict verdict={callVerdict(answerOf(operation, result), null)} id={result.id}>
           <Said result={result} />
-          <CallLink id={result.id} />
-        </div>
+          <p className="wire-answer">Wire answer: {wireAnswer(result)}</p>
+        </Verdict>
       );
   } else if (error) {
     const problem = problemOf(error);
-    content = (
-      <div className="outcome outcome-error">
-        <p className="outcome-title">Not sent.</p>
-        <p>{problem.detail ?? problem.title}</p>
-        {problem.callId !== undefined ? <CallLink id={problem.callId} /> : null}
-      </div>
-    );
+    const said = <p>{problem.detail ?? problem.title}</p>;
+    // A recorded call has a verdict like any other; a send refused before it was recorded has none.
+    content =
+      problem.callId !== undefined ? (
+        <Verdict verdict={callVerdict(refusalOf(operation, problem), null)} id={problem.callId}>
+          {said}
+        </Verdict>
+      ) : (
+        <div className="outcome outcome-error">
+          <p className="outcome-title">Not sent.</p>
+          {said}
+        </div>
+      );
   }
   // One live region that stays mounted, so the outcome is announced when it changes.
   return (
     <div className="outcome-region" aria-live="polite" aria-atomic="true">
       {content}
+    </div>
+  );
+}
+
+/** A send's answer as the verdict reads a call. */
+const answerOf = (operation: string, result: OperationResult): VerdictCall => ({
+  operation,
+  outcome: result.outcome,
+  status: result.status,
+  error: result.outcome === 'ok' ? null : result.message,
+});
+
+const refusalOf = (operation: string, problem: Problem): VerdictCall => ({
+  operation,
+  outcome: problem.status >= 500 ? 'server-error' : 'client-error',
+  status: problem.status,
+  error: problem.detail ?? null,
+});
+
+/**
+ * The send's one verdict, as History and the call's page give it (packages/contract/src/verdict.ts),
+ * then what explains it, then the wire's own answer as a detail.
+ */
+function Verdict({ verdict, id, children }: { verdict: ExplainedVerdict; id: number; children?: ReactNode }) {
+  return (
+    <div className={`outcome outcome-${verdict.tone}`}>
+      <p className="outcome-title">
+        <VerdictBadge verdict={verdict} />
+      </p>
+      {verdict.why ? <p>{verdict.why}.</p> : null}
+      {children}
+      <CallLink id={id} />
     </div>
   );
 }
@@ -66,30 +114,27 @@ function CallLink({ id }: { id: number }) {
 }
 
 /**
- * The title and look of a send by where its deliveries are: the worst of them decides. Until they
- * settle, what was queued for whom ("SMS queued to +44…").
+ * A send that queued deliveries, followed until they settle: its verdict is where they are (the
+ * worst of them decides), never the "queued" the service answered once they have moved on.
  */
-function settledAs(items: readonly Delivery[], queued: string): { title: string; tone: string } {
-  if (items.length === 0 || !items.every(isSettled)) return { title: queued, tone: 'pending' };
-  if (items.some((d) => d.status === 'dead' || d.status === 'expired')) {
-    return { title: 'Not delivered.', tone: 'error' };
-  }
-  if (items.some((d) => d.status === 'logged')) return { title: 'Logged, not sent.', tone: 'warn' };
-  return { title: 'Sent.', tone: 'ok' };
-}
-
-function QueuedOutcome({ result }: { result: OperationResult }) {
+function QueuedOutcome({ operation, result }: { operation: string; result: OperationResult }) {
   const deliveries = useQueuedDeliveries(result.id);
   const items = deliveries.data ? [...deliveries.data.items].reverse() : [];
-  const { title, tone } = settledAs(items, result.message);
+  const call = answerOf(operation, result);
+  const verdict =
+    items.length > 0
+      ? verdictOfDeliveries(call, items)
+      : callVerdict(call, { state: 'waiting', count: result.queued });
   return (
-    <div className={`outcome outcome-${tone}`}>
-      <p className="outcome-title">{title}</p>
-      {title === result.message ? null : <Said result={result} />}
+    <Verdict verdict={verdict} id={result.id}>
       {deliveries.isError && !deliveries.data ? (
         <p>Could not follow the delivery: {problemOf(deliveries.error).title}. See the call in History.</p>
       ) : items.length === 0 ? (
-        <p className="muted">Following the delivery…</p>
+        // What was queued for whom, in the service's words, until the deliveries themselves say.
+        <>
+          <Said result={result} />
+          <p className="muted">Following the delivery…</p>
+        </>
       ) : (
         <ul className="queued-deliveries" aria-label="Deliveries of this send">
           {items.map((d) => (
@@ -97,8 +142,8 @@ function QueuedOutcome({ result }: { result: OperationResult }) {
           ))}
         </ul>
       )}
-      <CallLink id={result.id} />
-    </div>
+      <p className="wire-answer">Wire answer: {wireAnswer(result)}</p>
+    </Verdict>
   );
 }
 

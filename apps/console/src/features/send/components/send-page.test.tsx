@@ -236,9 +236,10 @@ describe('Send', () => {
     await user.type(screen.getByLabelText(PHONE), '+447911123456');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
-    // What was queued for whom, in the service's words: no HTTP status.
+    // The verdict, what was queued for whom in the service's words, and the wire's answer as a detail.
     expect(await screen.findByText('SMS queued to +447911123456.')).toBeInTheDocument();
-    expect(document.querySelector('.outcome-region')).not.toHaveTextContent(/HTTP|200/);
+    expect(document.querySelector('.outcome-region')).toHaveTextContent('Answered · SMS queued');
+    expect(document.querySelector('.outcome-region .wire-answer')).toHaveTextContent('Wire answer: HTTP 200');
     expect(screen.getByRole('link', { name: 'View call #42 in History' })).toHaveAttribute(
       'href',
       '/history/42',
@@ -312,8 +313,8 @@ describe('Send', () => {
     await user.type(screen.getByLabelText(SCHOOL_URL), 'https://unknown.example.org/');
     await user.click(screen.getByRole('button', { name: 'Send' }));
 
-    expect(await screen.findByText('Not sent.')).toBeInTheDocument();
-    expect(screen.queryByText(/\(400\)/)).not.toBeInTheDocument();
+    // The call's verdict, as History gives it.
+    expect(await screen.findByText(/Refused: unknown school \(400\)/)).toBeInTheDocument();
     expect(screen.getByLabelText(SCHOOL_URL)).toHaveAccessibleDescription(
       new RegExp(`${detail.slice(0, 20)}`),
     );
@@ -338,7 +339,7 @@ describe('Send', () => {
     await user.click(await screen.findByRole('button', { name: 'Fill with examples' }));
     await user.click(screen.getByRole('button', { name: 'Send' }));
     expect(await screen.findByText(detail)).toBeInTheDocument();
-    expect(screen.getByText('Not sent.')).toBeInTheDocument();
+    expect(screen.getByText(/Refused: no such book \(404\)/)).toBeInTheDocument();
     expect(screen.getByRole('link', { name: 'View call #44 in History' })).toHaveAttribute(
       'href',
       '/history/44',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainFailure } from './failure';
+import { plainFailure } from './plain-failure';
 
 describe('a failure in plain words', () => {
   it.each([
