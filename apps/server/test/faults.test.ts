@@ -327,7 +327,14 @@ describe.skipIf(!TEST_DATABASE_URL)('starting without PostgreSQL', () => {
         .filter((l) => l.includes('the database cannot be reached yet'));
       expect(waiting.length).toBeGreaterThan(0);
       expect(waiting.length).toBeLessThanOrEqual(Math.ceil((Date.now() - started) / 10_000) + 1);
-      for (const line of waiting) expect(JSON.parse(line)).toMatchObject({ level: 40 });
+      // Saying what the callers above were answered.
+      for (const line of waiting)
+        expect(JSON.parse(line)).toMatchObject({
+          level: 40,
+          msg: expect.stringContaining(
+            'calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After)',
+          ),
+        });
       expectNoCrash(server);
     } finally {
       await server.stop();

@@ -59,7 +59,8 @@ const REFUSING_LOG_MS = 60_000;
  * The disk under DATA_DIR (SQLite's database and the book files), read every second
  * (docs/monitoring.md#faults). Two thresholds: below MIN_FREE_DISK_MB call records keep their
  * summaries but not their raw bodies; below REFUSE_FREE_DISK_MB new calls (the .asmx operations
- * and the console's Send) are refused with 503 before anything is written, so the space left
+ * and the console's Send) are refused before anything is written (answers.ts answerUnavailable: a
+ * SOAP call gets a 500 fault, an HTTP GET/POST one a 503), so the space left
  * keeps the outbox's own bookkeeping working: what was accepted is still sent, and each attempt
  * still recorded. A write that finds the disk full refuses calls at once, whatever the
  * thresholds (even 0), until FULL_MARGIN_MB more is free than was then (or FULL_HOLD_MS have
@@ -102,7 +103,7 @@ export const diskSpacePlugin = fp(
           fullUntil = Date.now() + FULL_HOLD_MS;
           app.log.warn(
             { freeBytes: free, untilFreeBytes: fullUntilFree },
-            'a write found the disk full: new calls are refused with 503 until space is freed',
+            'a write found the disk full: new calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After) until space is freed',
           );
           lastRefusingLog = Date.now();
         } else if (fullUntilFree !== null && free >= fullUntilFree) fullUntilFree = null;
@@ -118,7 +119,7 @@ export const diskSpacePlugin = fp(
         if (refusing() && (!wasRefusing || now - lastRefusingLog >= REFUSING_LOG_MS)) {
           app.log.warn(
             { freeBytes: free, refuseFreeBytes: refuseFree },
-            'the disk is nearly full: new calls are refused with 503 until space is freed (REFUSE_FREE_DISK_MB)',
+            'the disk is nearly full: new calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After) until space is freed (REFUSE_FREE_DISK_MB)',
           );
           lastRefusingLog = now;
         } else if (!refusing() && wasRefusing) {

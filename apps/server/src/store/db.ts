@@ -297,7 +297,7 @@ async function openPostgres(
       if (now - lastLog >= START_LOG_EVERY_MS) {
         log.warn(
           { tries, waitedMs: now - since, retryInMs: delay },
-          'the database cannot be reached yet: calls are refused with 503, connecting is retried',
+          'the database cannot be reached yet: calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After), connecting is retried',
         );
         lastLog = now;
       }
@@ -325,8 +325,8 @@ async function openPostgres(
       log.warn(
         { waitedMs: START_WAIT_MS },
         availability.status().reason === WAITING_FOR_ANOTHER
-          ? 'another instance is migrating the database: calls are refused with 503 until it is done'
-          : 'migrating the database takes a while: calls are refused with 503 until it is done',
+          ? 'another instance is migrating the database: calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After) until it is done'
+          : 'migrating the database takes a while: calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After) until it is done',
       );
     }
     ready = (async () => {

@@ -193,7 +193,7 @@ export function watchPostgres(options: WatchOptions): PgWatch {
         if (!saidDown) {
           log.warn(
             { reason },
-            'the database cannot be reached: calls are refused with 503 until it answers again',
+            'the database cannot be reached: calls are refused (SOAP: a 500 fault; HTTP GET/POST: 503; with Retry-After) until it answers again',
           );
           saidDown = true;
         }
