@@ -679,6 +679,24 @@ describe('cross-site requests, Host and security headers', () => {
 });
 
 describe('audit log', () => {
+  it("records a refused console Send with the call's verdict, in History's words", async () => {
+    const t = await startTestApp();
+    try {
+      const answer = await t.inject({
+        method: 'POST',
+        url: '/api/operations/AuthCode',
+        payload: { code: '482113', phone: '12' },
+      });
+      expect(answer.statusCode).toBe(400);
+      const list = await t.inject({ method: 'GET', url: '/api/audit?action=send' });
+      const [sent] = list.json().items as { target: string; details: Record<string, unknown> }[];
+      expect(sent?.target).toBe(`call ${answer.json().callId} (AuthCode)`);
+      expect(sent?.details).toMatchObject({ result: 'Refused: invalid phone (400)', status: 400 });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('records console actions with user, address, target and what changed, for admins to read', async () => {
     const t = await startTestApp();
     try {
@@ -754,7 +772,13 @@ describe('audit log', () => {
       // The auth code sent from the console is masked in the audit log too.
       const sent = items.find((i) => i.action === 'send');
       expect(JSON.stringify(sent)).not.toContain('482113');
-      expect(sent?.details).toMatchObject({ outcome: 'ok', params: { code: '***', phone: '+447911123456' } });
+      // Its result is what was true when it was sent: answered, the SMS queued (not yet sent).
+      expect(sent?.details).toMatchObject({
+        result: 'Answered · SMS queued',
+        status: 200,
+        params: { code: '***', phone: '+447911123456' },
+      });
+      expect(sent?.details).not.toHaveProperty('outcome');
 
       const filtered = await t.inject({ method: 'GET', url: '/api/audit?action=school-update&limit=1' });
       expect(filtered.json().items).toHaveLength(1);

@@ -1,4 +1,6 @@
 import {
+  type CallDelivery,
+  callVerdict,
   maskParams,
   operationByName,
   operationResultSchema,
@@ -125,12 +127,14 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
         // The stored answer goes without the id: it is not known until the record is written.
         body: (id) => (ex.status === 200 ? { id, ...answer } : { ...answer, callId: id }),
         // What the record holds, secrets masked; an unknown name is in its error, masked, not here.
+        // Its result is the call's verdict as it stands when sent (queued, not sent yet): what
+        // came of the SMS later is the call's page, which the entry's target links to.
         committed: (id, recorded) =>
           app.audit(request, {
             action: 'send',
             target: `call ${id} (${op?.name ?? 'no such operation'})`,
             details: {
-              outcome: recorded.outcome,
+              result: callVerdict(recorded, queuedOf(ex)).text,
               status: recorded.status,
               ...(recorded.params ? { params: recorded.params } : {}),
               ...(recorded.error ? { error: recorded.error } : {}),
@@ -151,3 +155,9 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
     },
   );
 };
+
+/** Where what a send queued stands as it is answered: waiting for its first attempt. */
+function queuedOf(ex: CallExchange): CallDelivery | null {
+  const count = ex.deliveries?.length ?? 0;
+  return count === 0 ? null : { state: 'waiting', count };
+}

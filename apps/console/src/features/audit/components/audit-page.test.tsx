@@ -95,6 +95,46 @@ describe('Audit', () => {
     expect(screen.getByRole('option', { name: 'nobody (no such user)' })).toBeInTheDocument();
   });
 
+  it('says what a Send was when sent, and links to the call for what came of its SMS since', async () => {
+    server.use(
+      http.get('/api/audit', () =>
+        HttpResponse.json(
+          auditList([
+            auditEntry({
+              id: 35,
+              action: 'send',
+              target: 'call 42 (AuthCode)',
+              details: {
+                result: 'Answered · SMS queued',
+                status: 200,
+                params: { code: '***', phone: '+447911123456' },
+              },
+            }),
+            // Written before the verdict was kept: the wire's outcome, in words.
+            auditEntry({
+              id: 34,
+              action: 'send',
+              target: 'call 41 (AuthCode)',
+              details: { outcome: 'ok', status: 200 },
+            }),
+          ]),
+        ),
+      ),
+    );
+    renderApp('/audit');
+    const rows = (await screen.findAllByRole('row')).slice(1);
+    const details = (row: HTMLElement | undefined) =>
+      within(within(row as HTMLElement).getAllByRole('cell')[5] as HTMLElement).getAllByRole('listitem');
+    const [sent, older] = rows.map(details);
+    expect(sent?.[0]).toHaveTextContent('Result when sent: Answered · SMS queued');
+    expect(older?.[0]).toHaveTextContent('Result when sent: Answered');
+    expect(rows.some((row) => /Outcome: ok/.test(row.textContent ?? ''))).toBe(false);
+    expect(screen.getByRole('link', { name: 'Its result now: call 42 (AuthCode)' })).toHaveAttribute(
+      'href',
+      '/history/42',
+    );
+  });
+
   it('shows what changed as text, never as HTML', async () => {
     const hostile = '<img src=x onerror="alert(1)"><b>bold</b>';
     server.use(

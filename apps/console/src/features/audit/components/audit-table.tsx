@@ -56,7 +56,10 @@ export function AuditTable({ entries, users }: { entries: readonly AuditEntry[];
 }
 
 function AuditRow({ entry, displayName }: { entry: AuditEntry; displayName: string | undefined }) {
-  const lines = detailLines(entry.details);
+  const lines = detailLines(entry.details, entry.action);
+  // A Send is audited as it stood when sent; what came of its SMS since is on the call's page.
+  const call =
+    entry.action === 'send' && entry.target?.startsWith('call ') ? targetHref(entry.target) : undefined;
   return (
     <tr>
       <td className="audit-time" data-label="Time">
@@ -90,13 +93,20 @@ function AuditRow({ entry, displayName }: { entry: AuditEntry; displayName: stri
         )}
       </td>
       <td data-label="Details">
-        {lines.length === 0 ? (
+        {lines.length === 0 && !call ? (
           <span className="muted">—</span>
         ) : (
           <ul className="params audit-details">
             {lines.map((line) => (
               <li key={line.key}>{line.text}</li>
             ))}
+            {call ? (
+              <li>
+                <Link to={call}>
+                  Its result now<span className="visually-hidden">: {entry.target}</span>
+                </Link>
+              </li>
+            ) : null}
           </ul>
         )}
       </td>

@@ -1,16 +1,36 @@
+import type { AuditAction } from '@school/contract';
+
 /**
  * An audit entry's details as lines of plain text: a change as `Field: from → to`, a fact as
  * `Field: value`. Shown as text only (never HTML), whatever the values hold.
  */
-export function detailLines(details: Record<string, unknown> | null): { key: string; text: string }[] {
+export function detailLines(
+  details: Record<string, unknown> | null,
+  action?: AuditAction,
+): { key: string; text: string }[] {
   if (!details) return [];
   return Object.entries(details).map(([key, value]) => ({
     key,
     text: isChange(value)
       ? `${fieldName(key)}: ${show(value.from)} → ${show(value.to)}`
-      : `${fieldName(key)}: ${show(value)}`,
+      : action === 'send' && key in SENT
+        ? `${SENT[key]}: ${sentValue(key, value)}`
+        : `${fieldName(key)}: ${show(value)}`,
   }));
 }
+
+/**
+ * A Send's entry says what was true when it was sent (packages/contract/src/verdict.ts): the
+ * call's verdict then. Entries written before it was kept have the wire's outcome, in words.
+ */
+const SENT: Readonly<Record<string, string>> = { result: 'Result when sent', outcome: 'Result when sent' };
+const OUTCOME_WORDS: Readonly<Record<string, string>> = {
+  ok: 'Answered',
+  'client-error': 'Refused',
+  'server-error': 'Failed',
+};
+const sentValue = (key: string, value: unknown): string =>
+  key === 'outcome' && typeof value === 'string' ? (OUTCOME_WORDS[value] ?? value) : show(value);
 
 function isChange(value: unknown): value is { from: unknown; to: unknown } {
   return (
