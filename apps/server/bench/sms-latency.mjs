@@ -452,7 +452,11 @@ try {
     failover.refusing = await measureFailover({ DATA_DIR: path.join(dataRoot, 'refusing') }, 'refuse');
   }
   failover.hanging = await measureFailover({ DATA_DIR: path.join(dataRoot, 'hanging') }, 'hang');
-  failover.hangingLong = await measureFailover({ DATA_DIR: path.join(dataRoot, 'hanging-10s') }, 'hang', 10_000);
+  failover.hangingLong = await measureFailover(
+    { DATA_DIR: path.join(dataRoot, 'hanging-10s') },
+    'hang',
+    10_000,
+  );
   if (!admin.reason && ONLY !== 'hang') {
     const store = async (measure) => {
       const database = await createDatabase(admin.client);
