@@ -100,7 +100,8 @@ describe.each(DIALECTS)('the hedge on %s', (dialect) => {
     });
     for (const phone of phones) {
       const waited = (fallback.sentAt.get(phone) as number) - (acceptedAt.get(phone) as number);
-      expect(waited, phone).toBeGreaterThanOrEqual(HEDGE_MS - 50);
+      // Sent on the hedge (armed as the call's commit claimed it, a moment before its answer).
+      expect(waited, phone).toBeGreaterThanOrEqual(HEDGE_MS - 300);
       expect(waited, phone).toBeLessThan(ON_TIME_MS);
     }
     // With the key the primary was given, once each.
