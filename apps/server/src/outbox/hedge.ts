@@ -12,6 +12,8 @@ import type { Claimed } from './sql.js';
  *
  * Only a code's first attempt is hedged, once: a code is never with more than two providers at
  * once, and one taken over after its instance died (which may have hedged it) is not hedged again.
+ * An attempt past the hedge counts in its lane's `stalled` until it ends: a primary whose every
+ * slot is held so lets the fallback take what waits for it (lanes.ts Lanes.routedTo).
  */
 
 /** While the fallback's lane has no room (its concurrency, its rate), the hedge looks again this often. */
