@@ -13,10 +13,11 @@ export function getDeliveries(
   filters: DeliveryFilters,
   cursor?: string,
   signal?: AbortSignal,
+  limit = PAGE_SIZE,
 ): Promise<DeliveryList> {
   return request('/deliveries', {
     schema: deliveryListSchema,
-    query: { ...filters, limit: PAGE_SIZE, cursor },
+    query: { ...filters, limit, cursor },
     signal,
   });
 }

@@ -269,37 +269,93 @@ describe('Deliveries', () => {
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
   });
 
-  it('retries a dead delivery from the list; the row then shows its new status', async () => {
+  it('retries a dead delivery from the list, and the message follows it: waiting, then refused again', async () => {
     const requests = recordRequests();
-    let status: 'dead' | 'pending' = 'dead';
+    const refused = 'SMS gateway refused the message: account suspended (HTTP 403)';
+    const dead = delivery({
+      id: 13,
+      provider: 'http',
+      status: 'dead',
+      attempts: 1,
+      sentAt: null,
+      providerId: null,
+      providerStatus: null,
+      lastError: refused,
+    });
+    let now = dead;
     server.use(
       http.get('/api/deliveries', () =>
-        HttpResponse.json(
-          deliveryList([deadPush({ id: 13, status })], { ...counts, dead: status === 'dead' ? 1 : 0 }),
-        ),
+        HttpResponse.json(deliveryList([now], { ...counts, dead: now.status === 'dead' ? 1 : 0 })),
       ),
       http.post('/api/deliveries/13/retry', () => {
-        status = 'pending';
-        return HttpResponse.json({ ...deadPush({ id: 13, status: 'pending', attempts: 0 }), attemptLog: [] });
+        now = {
+          ...dead,
+          status: 'pending',
+          attempts: 0,
+          lastError: null,
+          updatedAt: new Date().toISOString(),
+        };
+        return HttpResponse.json({ ...now, attemptLog: [] });
+      }),
+      // The dispatcher's next attempt: the gateway refuses it again.
+      http.get('/api/deliveries/13', () => {
+        now = { ...dead, attempts: 1, updatedAt: new Date(Date.now() + 1_000).toISOString() };
+        return HttpResponse.json({ ...now, attemptLog: [] });
       }),
     );
     const { user } = renderApp('/deliveries');
     const row = (await screen.findByRole('link', { name: 'Delivery #13' })).closest('tr') as HTMLElement;
     await user.click(within(row).getByRole('button', { name: 'Retry delivery 13' }));
 
-    expect(await within(row).findByText('Retried: delivery 13 went back to pending.')).toBeInTheDocument();
-    await waitFor(() => expect(within(row).getAllByRole('cell')[4]).toHaveTextContent('Pending'));
-    expect(within(row).queryByRole('button', { name: /Retry/ })).not.toBeInTheDocument();
+    expect(await within(row).findByText('Retried: waiting to be sent…')).toBeInTheDocument();
+    const failed = await within(row).findByText(
+      'Failed again: The SMS gateway refused it: “account suspended”.',
+      {},
+      { timeout: 3_000 },
+    );
+    expect(failed).toHaveClass('retry-result-error');
+    // The row says the same: dead, and it can be retried again; no "retried" stands beside it.
+    await waitFor(() => expect(within(row).getAllByRole('cell')[4]).toHaveTextContent('Dead'));
+    expect(row).not.toHaveTextContent('Retried');
+    expect(within(row).getByRole('button', { name: 'Retry delivery 13' })).toBeInTheDocument();
     expect(requests.filter((r) => r.method === 'POST').map((r) => new URL(r.url).pathname)).toEqual([
       '/api/deliveries/13/retry',
     ]);
   });
 
-  it('retries every dead delivery at once, once asked how many, and says how many', async () => {
+  it('retries every dead delivery at once, once asked how many, and the message follows the counts', async () => {
     const requests = recordRequests();
+    let retriedAt = 0;
+    // Before: 2 dead. Just after the retry they are pending; a moment later both are dead again.
+    const countsNow = () =>
+      retriedAt === 0 || Date.now() - retriedAt > 600
+        ? counts
+        : { ...counts, dead: 0, pending: counts.pending + 2 };
     server.use(
-      http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], counts))),
-      http.post('/api/deliveries/retry-dead', () => HttpResponse.json({ retried: 2 })),
+      http.get('/api/deliveries', () => HttpResponse.json(deliveryList([deadPush()], countsNow()))),
+      http.post('/api/deliveries/retry-dead', () => {
+        retriedAt = Date.now();
+        return HttpResponse.json({ retried: 2 });
+      }),
+      http.get('/api/service', () =>
+        HttpResponse.json({
+          ...serviceInfo,
+          providers: {
+            ...serviceInfo.providers,
+            sms: {
+              ...serviceInfo.providers.sms,
+              id: 'http',
+              refusing: {
+                reason: 'account suspended',
+                status: 403,
+                since: '2026-11-20T08:10:00.000Z',
+                refusals: 12,
+                attempts: 12,
+              },
+            },
+          },
+        }),
+      ),
     );
     const { user } = renderApp('/deliveries');
     await screen.findByRole('table');
@@ -313,12 +369,22 @@ describe('Deliveries', () => {
       ),
     ).toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: `Yes, send ${counts.dead} again` }));
-    expect(await screen.findByText('2 dead deliveries are pending again.')).toBeInTheDocument();
-    expect(requests.some((r) => r.method === 'POST' && r.url.endsWith('/api/deliveries/retry-dead'))).toBe(
-      true,
+    expect(await screen.findByText('2 retried: waiting to be sent…')).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByRole('link', { name: 'Pending 5' })).toBeInTheDocument());
+
+    // Once none is on its way, it says what came of them, beside a counter that says the same.
+    const settled = await screen.findByText(
+      '2 retried: 0 sent, 2 refused again (account suspended, HTTP 403).',
+      {},
+      { timeout: 3_000 },
     );
-    // The list and its counts are fetched again.
-    await waitFor(() => expect(listRequests(requests).length).toBeGreaterThan(before));
+    expect(settled).toHaveClass('retry-result-error');
+    await waitFor(() => expect(screen.getByRole('link', { name: 'Dead 2' })).toBeInTheDocument());
+    expect(screen.queryByText(/pending again/)).not.toBeInTheDocument();
+    expect(requests.filter((r) => r.method === 'POST').map((r) => new URL(r.url).pathname)).toEqual([
+      '/api/deliveries/retry-dead',
+    ]);
+    expect(listRequests(requests).length).toBeGreaterThan(before);
   });
 
   it('shows why the list could not be loaded', async () => {

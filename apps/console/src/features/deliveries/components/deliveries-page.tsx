@@ -1,15 +1,19 @@
 import { DELIVERY_STATES, type DeliveryList, type DeliveryState } from '@school/contract';
-import { useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { ConfirmButton } from '../../../components/ui/confirm';
 import { LiveToggle } from '../../../components/ui/live-toggle';
 import { EmptyState, ErrorState, Loading, ProblemMessage } from '../../../components/ui/status';
 import { paths } from '../../../config/paths';
 import { DELIVERY_STATUS_LABELS } from '../../../lib/format';
-import type { DeliveryFilters } from '../../../lib/query-keys';
+import { type DeliveryFilters, queryKeys } from '../../../lib/query-keys';
+import { useServiceInfo } from '../../../lib/service-info';
 import { LIVE_INTERVAL_MS, useDeliveries } from '../api/get-deliveries';
+import { type DeliveryCounts, fetchDeliveryCounts, useDeliveryCounts } from '../api/get-delivery-counts';
 import { useRetryDeadDeliveries } from '../api/retry-dead';
 import { filtersFromSearch, filtersToSearch, hasFilters, isOpenEnded } from '../utils/filters';
+import { retryDeadMessage, retryDeadProgress } from '../utils/retry-dead-progress';
 import { DeliveriesTable } from './deliveries-table';
 import { FiltersForm } from './filters-form';
 import '../deliveries.css';
@@ -133,7 +137,25 @@ function StatusCounts({ counts, filters }: { counts: DeliveryList['counts']; fil
 
 function RetryDead({ dead }: { dead: number | undefined }) {
   const retry = useRetryDeadDeliveries();
-  const result = retry.data;
+  // The counts just before the retry: what its deliveries are followed against.
+  const [before, setBefore] = useState<DeliveryCounts>();
+  const [since, setSince] = useState(0);
+  const retried = retry.data?.retried ?? 0;
+  const following = before !== undefined && retried > 0;
+  const settled = (now: DeliveryCounts | undefined) =>
+    now !== undefined && before !== undefined && retryDeadProgress(before, retried, now).onTheirWay === 0;
+  const counts = useDeliveryCounts(since, (now) => following && !settled(now), following);
+  const refusing = useRefusing();
+  const progress = following && counts.data ? retryDeadProgress(before, retried, counts.data) : undefined;
+  const message = progress ? retryDeadMessage(retried, progress, refusing) : undefined;
+  useReadListsOnChange(following ? counts.data : undefined);
+
+  const confirm = async () => {
+    // Without the counts before, the retry still goes; it is then not followed.
+    setBefore(await fetchDeliveryCounts().catch(() => undefined));
+    setSince(Date.now());
+    await retry.mutateAsync();
+  };
   return (
     <div className="retry-dead">
       {dead === undefined || dead === 0 ? (
@@ -146,19 +168,33 @@ function RetryDead({ dead }: { dead: number | undefined }) {
           question={`Send ${dead === 1 ? 'the one dead delivery' : `all ${dead} dead deliveries`} again? Each goes to its recipient as a new attempt.`}
           confirmLabel={dead === 1 ? 'Yes, send it again' : `Yes, send ${dead} again`}
           pending={retry.isPending}
-          onConfirm={() => retry.mutateAsync()}
+          onConfirm={confirm}
         >
           {retry.isPending ? 'Retrying…' : 'Retry all dead'}
         </ConfirmButton>
       )}
-      <span role="status" className="retry-result">
-        {result
-          ? result.retried === 0
-            ? 'There were no dead deliveries to retry.'
-            : `${result.retried === 1 ? 'One dead delivery is' : `${result.retried} dead deliveries are`} pending again.`
-          : ''}
+      <span role="status" className={`retry-result${message ? ` retry-result-${message.tone}` : ''}`}>
+        {retry.data && retried === 0
+          ? 'There were no dead deliveries to retry.'
+          : (message?.text ?? (retry.data && !before ? `${retried} retried.` : ''))}
       </span>
       {retry.isError ? <ProblemMessage error={retry.error} prefix="Not retried" /> : null}
     </div>
   );
+}
+
+/** The one provider refusing every message now, if one is: its words say why retries failed. */
+function useRefusing() {
+  const providers = useServiceInfo().data?.providers;
+  const refusing = [providers?.sms, providers?.smsFallback, providers?.push].filter((p) => p?.refusing);
+  return refusing.length === 1 ? refusing[0]?.refusing : undefined;
+}
+
+/** While a retry is followed, the list and its counter are read again as its counts change. */
+function useReadListsOnChange(counts: DeliveryCounts | undefined) {
+  const queryClient = useQueryClient();
+  const key = counts ? JSON.stringify(counts) : '';
+  useEffect(() => {
+    if (key) void queryClient.invalidateQueries({ queryKey: queryKeys.deliveries.lists() });
+  }, [key, queryClient]);
 }

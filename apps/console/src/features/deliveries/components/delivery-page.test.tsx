@@ -221,7 +221,7 @@ describe('Delivery detail', () => {
     const { user } = renderApp('/deliveries/13');
     await user.click(await screen.findByRole('button', { name: 'Retry delivery 13' }));
 
-    expect(await screen.findByText('Retried: delivery 13 went back to pending.')).toBeInTheDocument();
+    expect(await screen.findByText('Retried: waiting to be sent…')).toBeInTheDocument();
     const status = screen.getByText('Status').nextElementSibling as HTMLElement;
     expect(status).toHaveTextContent(/^Pending/);
     expect(screen.queryByRole('button', { name: /Retry/ })).not.toBeInTheDocument();
@@ -263,6 +263,9 @@ describe('Delivery detail', () => {
     await user.click(await screen.findByRole('button', { name: 'Retry delivery 13' }));
     const status = () => screen.getByText('Status').nextElementSibling as HTMLElement;
     await waitFor(() => expect(status()).toHaveTextContent(/^Sent/), { timeout: 1500 });
+    // The retry's message follows: it says sent, beside Sent.
+    expect(screen.getByText('Retried and sent.')).toHaveClass('retry-result-ok');
+    expect(screen.queryByText(/waiting to be sent/)).not.toBeInTheDocument();
   });
 
   it("shows the server's 409 plainly when the delivery is no longer dead", async () => {
