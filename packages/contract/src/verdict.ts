@@ -6,7 +6,7 @@ import { refusalReason } from './call-reason.js';
  * History's row, the call's page, the Audit): what the caller was answered, then, for a call that
  * queued an SMS or pushes, where they stand: "Answered · SMS sent", "Answered · SMS not
  * delivered", "Refused: invalid phone (400)". Its tone is the verdict's, not the wire's: a call
- * answered 200 whose SMS went dead is an error (docs/outbox.md#one-verdict-per-call).
+ * answered 200 whose SMS went dead is an error (docs/architecture.md#console-and-api).
  */
 export interface CallVerdict {
   readonly text: string;

@@ -1,4 +1,4 @@
-import type { CallDeliveryState, DeliveryKind, DeliveryState, Outcome, Role } from '@school/contract';
+import type { DeliveryKind, DeliveryState, Outcome, Role } from '@school/contract';
 import { getTimeZoneSetting, type TimeZoneSetting } from './time-zone';
 
 const DATE_TIME: Intl.DateTimeFormatOptions = {
@@ -146,17 +146,6 @@ export const DELIVERY_STATUS_LABELS: Record<DeliveryState, string> = {
   sending: 'Sending',
   sent: 'Sent',
   logged: 'Logged, not sent',
-  dead: 'Dead',
-  expired: 'Expired',
-};
-
-/** A call's deliveries beside it in History: whether the SMS or push left, in a word or two. */
-export const CALL_DELIVERY_LABELS: Record<CallDeliveryState, string> = {
-  waiting: 'Waiting',
-  retrying: 'Retrying',
-  sending: 'Sending',
-  sent: 'Sent',
-  logged: 'Logged only',
   dead: 'Dead',
   expired: 'Expired',
 };
