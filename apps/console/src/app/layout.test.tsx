@@ -94,6 +94,16 @@ describe('The header', () => {
     await waitFor(() => expect(screen.queryByRole('complementary', { name: 'Test mode' })).toBeNull());
   });
 
+  it('says so in a few words on a narrow screen, the whole sentence still what a screen reader hears', async () => {
+    renderApp('/history');
+    const banner = await screen.findByRole('complementary', { name: 'Test mode' });
+    const short = banner.querySelectorAll('.test-mode-short');
+    expect([...short].map((el) => el.textContent)).toEqual(['SMS and push not sent.', 'Send for real']);
+    for (const el of short) expect(el).toHaveAttribute('aria-hidden', 'true');
+    // The link's name is the long one at any width (its short words hidden from screen readers).
+    expect(within(banner).getByRole('link')).toHaveAccessibleName('How to send for real');
+  });
+
   it('folds the links behind one button naming the page (phones), which a new page closes again', async () => {
     const { user } = renderApp('/history');
     await screen.findByRole('heading', { name: 'History', level: 1 });

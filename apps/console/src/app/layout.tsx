@@ -179,7 +179,9 @@ function useHeadingFocusOnNavigation(pathname: string): void {
 
 /**
  * On every page while a provider is `log`: nothing is really sent, however healthy the counts
- * look. (The Service page says which setting sends for real.)
+ * look. (The Service page says which setting sends for real.) On a narrow screen the band says it
+ * in a few words, on one line, so that it does not push every page down; a screen reader hears the
+ * whole sentence at any width (the short words are hidden from it).
  */
 function TestModeBanner() {
   const providers = useServiceInfo().data?.providers;
@@ -188,11 +190,21 @@ function TestModeBanner() {
   const push = providers.push.name === 'log';
   if (!sms && !push) return null;
   const what = sms && push ? 'SMS and push notifications are' : sms ? 'SMS are' : 'Push notifications are';
+  const short = sms && push ? 'SMS and push' : sms ? 'SMS' : 'push';
   return (
     <aside className="test-mode" aria-label="Test mode">
       <p>
-        <strong>Test mode:</strong> {what} only written to the server’s log, nothing is sent.{' '}
-        <Link to={paths.service.href()}>How to send for real</Link>
+        <strong>Test mode:</strong>{' '}
+        <span className="test-mode-long">{what} only written to the server’s log, nothing is sent.</span>
+        <span className="test-mode-short" aria-hidden="true">
+          {short} not sent.
+        </span>{' '}
+        <Link to={paths.service.href()}>
+          <span className="test-mode-long">How to send for real</span>
+          <span className="test-mode-short" aria-hidden="true">
+            Send for real
+          </span>
+        </Link>
       </p>
     </aside>
   );
