@@ -3,7 +3,7 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { afterEach, describe, expect, it } from 'vitest';
 import { setTimeZoneSetting } from '../lib/time-zone';
-import { operatorSession, problem, serviceInfo, staffUser } from '../testing/data';
+import { operatorSession, problem, serviceInfo, session, staffUser } from '../testing/data';
 import { renderApp } from '../testing/render';
 import { problemJson, recordRequests, server } from '../testing/server';
 
@@ -192,6 +192,18 @@ describe('The header', () => {
 
     // Logged out, every other page leads back to the login page.
     await waitFor(() => expect(screen.queryByRole('navigation', { name: 'Main' })).not.toBeInTheDocument());
+  });
+
+  it('gives a long display name whole: in the title of the name the header cuts, and in the open menu', async () => {
+    const name = 'Olivia Operator-Montgomery-Fitzwilliam';
+    server.use(http.get('/api/session', () => HttpResponse.json(session({ displayName: name }))));
+    const { user } = renderApp('/service');
+    const menu = await screen.findByRole('button', { name: `${name} Admin` });
+    expect(menu.querySelector('.user-name')).toHaveAttribute('title', name);
+    await user.click(menu);
+    const panel = document.getElementById(menu.getAttribute('aria-controls') ?? '');
+    expect(within(panel as HTMLElement).getByText(name)).toBeVisible();
+    expect(panel).toHaveTextContent('Logged in as admin');
   });
 
   describe('the times setting', () => {

@@ -9,9 +9,10 @@ import { useLogout } from '../api/logout';
 import '../user-menu.css';
 
 /**
- * The header's menu of the person logged in: their name and role, whether times show in their own
- * zone or UTC (kept in this browser), Account and security (password, second factor) and Log out. A disclosure (a button that
- * shows a short list), closed by Escape, a click elsewhere or moving on.
+ * The header's menu of the person logged in: their name and role (the name whole inside, however
+ * short the button cuts it), whether times show in their own zone or UTC (kept in this browser),
+ * Account and security (password, second factor) and Log out. A disclosure (a button that shows a
+ * short list), closed by Escape, a click elsewhere or moving on.
  */
 export function UserMenu() {
   const user = useSession().data?.user;
@@ -57,7 +58,11 @@ export function UserMenu() {
         aria-controls={menuId}
         onClick={() => setOpen((was) => !was)}
       >
-        <span className="user-name">{user.displayName}</span>{' '}
+        {/* Cut short when the header has no room for it: the title shows it whole on hover, and
+            the open menu and the Account page show it whole. */}
+        <span className="user-name" title={user.displayName}>
+          {user.displayName}
+        </span>{' '}
         <span className="user-role">{ROLE_NAMES[user.role]}</span>
         <span className="user-menu-arrow" aria-hidden="true">
           ▾
@@ -65,6 +70,7 @@ export function UserMenu() {
       </button>
       <div id={menuId} className="user-menu-panel" hidden={!open}>
         <p className="user-menu-who">
+          <span className="user-menu-display-name">{user.displayName}</span>
           Logged in as <strong>{user.username}</strong>
         </p>
         <fieldset className="user-menu-times">

@@ -78,11 +78,13 @@ function UserRow({
 
   return (
     <tr className={user.disabled ? 'user-disabled' : undefined}>
-      <td data-label="Username">
+      <td data-label="Username" className="user-long">
         <code className="key">{user.username}</code>
         {isMe ? <span className="muted"> (you)</span> : null}
       </td>
-      <td data-label="Display name">{user.displayName}</td>
+      <td data-label="Display name" className="user-long">
+        {user.displayName}
+      </td>
       <td data-label="Role">{ROLE_NAMES[user.role]}</td>
       <td data-label="Status">
         <span className={`badge ${user.disabled ? 'badge-neutral' : 'badge-ok'}`}>
