@@ -1,15 +1,21 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiSession } from './accounts.js';
+import { type Account, apiSession } from './accounts.js';
 import { baseUrl, browserAvailable, browserSuite, logIn, screenshot } from './browser.js';
-import { consolePages, openPage, type Seeded, seed } from './seed.js';
+import { consolePages, marker, openPage, type Seeded, seed } from './seed.js';
 
 // Every page of the console at phone width (390 × 844): nothing wider than the screen. Long
 // content (a SOAP sample, a raw request, a long user agent, long names) scrolls inside its own
 // box or wraps; the page itself never scrolls sideways. A list is one card per row, so no badge
-// is cut and every row's actions are on the screen without scrolling a table sideways.
+// is cut and every row's actions are on the screen without scrolling a table sideways. A text cut
+// short with an ellipsis has its whole text in a title, and the Test mode band is one line. With a
+// long display name, an admin's links stay on one row at 1280 px and the name is readable whole.
 
 const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
+
+/** A name long enough to be cut in the header, as staff met it. */
+const LONG_NAME = 'Olivia Operator-Montgomery-Fitzwilliam';
 
 /** How far the page is wider than the window, and the elements sticking out (to say which). */
 async function overflow(
@@ -55,6 +61,12 @@ async function cut(page: Page): Promise<string[]> {
     const found: string[] = [];
     const describe = (el: Element) =>
       `${el.classList.contains('badge') ? 'badge' : 'action'} "${(el.textContent ?? '').trim().replace(/\s+/g, ' ')}"`;
+    // A text cut short with an ellipsis is readable whole in its title.
+    for (const el of Array.from(document.querySelectorAll('body *'))) {
+      if (getComputedStyle(el).textOverflow !== 'ellipsis' || el.scrollWidth <= el.clientWidth + 1) continue;
+      const text = (el.textContent ?? '').trim();
+      if (el.getAttribute('title') !== text) found.push(`"${text}" cut short, and no title gives it whole`);
+    }
     for (const el of Array.from(document.querySelectorAll('.badge, button, a.button'))) {
       const box = el.getBoundingClientRect();
       // Not shown (a closed menu, a folded panel).
@@ -82,6 +94,52 @@ async function cut(page: Page): Promise<string[]> {
   });
 }
 
+/** How many lines the Test mode band's text takes (0 when there is no band). */
+async function testModeLines(page: Page): Promise<number> {
+  const band = page.getByRole('complementary', { name: 'Test mode' }).locator('p');
+  if ((await band.count()) === 0) return 0;
+  return band.evaluate((p) =>
+    Math.round(p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).lineHeight)),
+  );
+}
+
+/** The distinct top edges of the main navigation's links: one when they are on one row. */
+async function navRows(page: Page): Promise<number[]> {
+  const tops = await page
+    .getByRole('navigation', { name: 'Main' })
+    .getByRole('link')
+    .evaluateAll((links) => links.map((a) => Math.round(a.getBoundingClientRect().top)));
+  return [...new Set(tops)];
+}
+
+/**
+ * Where the logged-in person's name can be read whole: the header's button shows it whole or gives
+ * it whole in its title, and the open user menu shows it whole, uncut and on the screen.
+ */
+async function nameReadable(page: Page, name: string): Promise<string[]> {
+  const problems: string[] = [];
+  const button = page.getByRole('button', { name: new RegExp(`^${name}`) });
+  const shown = await button.locator('.user-name').evaluate((el) => ({
+    cut: el.scrollWidth > el.clientWidth + 1,
+    title: el.getAttribute('title'),
+  }));
+  if (shown.cut && shown.title !== name)
+    problems.push(`the header cuts the name, with the title ${shown.title}`);
+  await button.click();
+  const whole = page.locator('.user-menu-panel').getByText(name, { exact: true });
+  if ((await whole.count()) === 0) problems.push('the open user menu does not give the name whole');
+  else {
+    const box = await whole.evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, right: r.right, cut: el.scrollWidth > el.clientWidth + 1 };
+    });
+    if (box.cut || box.left < 0 || box.right > (page.viewportSize()?.width ?? 0))
+      problems.push(`the open user menu cuts the name (${Math.round(box.left)}-${Math.round(box.right)}px)`);
+  }
+  await page.keyboard.press('Escape');
+  return problems;
+}
+
 describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (real server, Chromium)', () => {
   const suite = browserSuite('none');
   let ids: Seeded;
@@ -106,6 +164,8 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
         wide.push(`${path}: ${scrollWidth}px wide; ${culprits.join('; ')}`);
       }
       for (const what of await cut(page)) wide.push(`${path}: ${what}`);
+      const lines = await testModeLines(page);
+      if (lines > 1) wide.push(`${path}: the Test mode band takes ${lines} lines`);
       await screenshot(page, `phone${path.replace(/\W+/g, '-')}`);
     }
     return wide;
@@ -135,6 +195,55 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
     if (menu.scrollWidth > menu.innerWidth) wide.push(`the open user menu: ${menu.culprits.join('; ')}`);
 
     expect(wide, 'pages wider than the screen, badges and actions cut').toEqual([]);
+  });
+
+  describe('with a long display name', () => {
+    let olivia: Account;
+
+    beforeAll(async () => {
+      olivia = { username: marker('olivia'), password: 'olivia-password-2026' };
+      const api = await apiSession(baseUrl());
+      const made = await api.fetch('/api/users', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...olivia, displayName: LONG_NAME, role: 'admin' }),
+      });
+      expect(made.status).toBe(201);
+    });
+
+    it('keeps an admin’s menu on one row at 1280 px, the name cut in the header readable whole', async () => {
+      const { page } = await suite.open();
+      await page.setViewportSize(DESKTOP);
+      await logIn(page, olivia);
+      const problems: string[] = [];
+      for (const [path, heading] of [
+        ['/users', 'Users'],
+        ['/audit', 'Audit'],
+        ['/account', 'Account and security'],
+      ] as const) {
+        await openPage(page, path, heading);
+        const rows = await navRows(page);
+        if (rows.length > 1) problems.push(`${path}: the menu's links are on ${rows.length} rows`);
+        for (const what of await cut(page)) problems.push(`${path}: ${what}`);
+      }
+      await screenshot(page, 'desktop-long-name');
+      problems.push(...(await nameReadable(page, LONG_NAME)));
+      expect(problems).toEqual([]);
+    });
+
+    it('at 390 px, gives the name whole in the user menu and the Test mode band on one line', async () => {
+      const { page } = await suite.open();
+      await page.setViewportSize(PHONE);
+      await logIn(page, olivia);
+      const wide = await check(page, [
+        ['/dashboard', 'Dashboard'],
+        ['/users', 'Users'],
+        ['/account', 'Account and security'],
+      ]);
+      wide.push(...(await nameReadable(page, LONG_NAME)));
+      expect(await testModeLines(page), 'lines of the Test mode band').toBe(1);
+      expect(wide).toEqual([]);
+    });
   });
 
   it('fits the login and setup pages into the width of the screen', async () => {
