@@ -67,6 +67,18 @@ async function cut(page: Page): Promise<string[]> {
       const text = (el.textContent ?? '').trim();
       if (el.getAttribute('title') !== text) found.push(`"${text}" cut short, and no title gives it whole`);
     }
+    // A select shows its current choice whole (the open list is the browser's own, and whole).
+    const measure = document.createElement('canvas').getContext('2d');
+    for (const select of Array.from(document.querySelectorAll('select'))) {
+      const choice = select.selectedOptions[0]?.text ?? '';
+      const style = getComputedStyle(select);
+      if (!measure || select.getBoundingClientRect().width === 0) continue;
+      measure.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      // The arrow takes about 1.25rem of the box beside the padding.
+      const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+      if (measure.measureText(choice).width > room)
+        found.push(`the choice "${choice}" is cut in its ${select.clientWidth}px select`);
+    }
     for (const el of Array.from(document.querySelectorAll('.badge, button, a.button'))) {
       const box = el.getBoundingClientRect();
       // Not shown (a closed menu, a folded panel).

@@ -4,12 +4,16 @@ import { Form, SelectField, TextField } from '../../../components/ui/form';
 import { NEW_PASSWORD_HINT } from '../../../components/ui/password-fields';
 import { SaveActions, showFieldErrors } from '../../../components/ui/save-form';
 import { KeepDraft } from '../../../lib/draft';
+import { ROLE_NAMES } from '../../../lib/format';
 import { useCreateUser } from '../api/create-user';
 
 const FIELDS = ['username', 'displayName', 'role', 'password'] as const;
 const PASSWORD = ['password'];
 const empty = { username: '', displayName: '', role: 'operator', password: '' } as const;
-const roleOptions = ROLES.map((role) => ({ value: role, label: ROLE_LABELS[role] }));
+// The choices in one word, what each may do said below them: a choice of a whole sentence was cut
+// in the closed select on a phone ("Admin — everything, includi…").
+const roleOptions = ROLES.map((role) => ({ value: role, label: ROLE_NAMES[role] }));
+const roleDescription = ROLES.map((role) => `${ROLE_LABELS[role]}.`).join(' ');
 
 /** Adds a staff account with a first password the admin passes on; the rules are the contract's. */
 export function UserForm({ onSaving, onSaved }: { onSaving: () => void; onSaved: (user: User) => void }) {
@@ -53,7 +57,7 @@ export function UserForm({ onSaving, onSaved }: { onSaving: () => void; onSaved:
               description="Their name as others see it."
               autoComplete="off"
             />
-            <SelectField name="role" label="Role" options={roleOptions} />
+            <SelectField name="role" label="Role" description={roleDescription} options={roleOptions} />
             <TextField
               name="password"
               label="Initial password"

@@ -1,4 +1,4 @@
-import { CSRF_HEADER, type User } from '@school/contract';
+import { CSRF_HEADER, ROLE_LABELS, type User } from '@school/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
@@ -120,7 +120,15 @@ describe('Users', () => {
     const form = screen.getByRole('form', { name: 'Add a user' });
     await user.type(within(form).getByLabelText('Username'), 'Ben.Smith');
     await user.type(within(form).getByLabelText('Display name'), 'Ben Smith');
-    expect(within(form).getByLabelText('Role')).toHaveValue('operator');
+    const role = within(form).getByLabelText('Role');
+    expect(role).toHaveValue('operator');
+    // The choices are a word each, short enough for a phone's select; what each may do is below.
+    expect(
+      within(role)
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['Admin', 'Operator']);
+    expect(role).toHaveAccessibleDescription(`${ROLE_LABELS.admin}. ${ROLE_LABELS.operator}.`);
     await user.type(within(form).getByLabelText('Initial password'), 'first password 1');
     await user.click(within(form).getByRole('button', { name: 'Add user' }));
 
