@@ -217,7 +217,11 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     const row = bodyRows(page).filter({ hasText: agent });
     await row.waitFor();
     const shown = await readRow(page, row);
-    expect(shown).toMatchObject({ Operation: 'AuthCode', Protocol: 'SOAP 1.1', Outcome: 'OK' });
+    expect(shown).toMatchObject({ Operation: 'AuthCode', Protocol: 'SOAP 1.1' });
+    // One verdict: answered, then what came of the SMS (still being looked up, or logged); the
+    // wire's answer a detail.
+    expect(shown.Result).toContain('Answered');
+    expect(shown.Result).toContain('Wire answer: HTTP 200');
     expect(shown.Caller).toContain('127.0.0.1');
     // The code is a secret: masked in the history; the phone is shown.
     expect(shown['Key parameters']).toContain('code=***');
@@ -260,8 +264,8 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     await page.getByRole('button', { name: 'Send', exact: true }).click();
 
     // Queued, then followed until it settles: the log provider logs it, nothing is sent.
-    await page.getByText('Logged, not sent.', { exact: true }).waitFor();
-    await page.getByText(`SMS queued to ${PHONE}.`, { exact: true }).waitFor();
+    await page.locator('.outcome-title').getByText('Answered · SMS logged, not sent').waitFor();
+    await page.getByRole('link', { name: new RegExp(`^Delivery #\\d+: SMS to \\${PHONE}$`) }).waitFor();
     const link = page.getByRole('link', { name: /^View call #\d+ in History$/ });
     const id = Number(/#(\d+)/.exec((await link.textContent()) ?? '')?.[1]);
     expect(id).toBeGreaterThan(0);
@@ -276,8 +280,9 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     expect(await readSummary(page)).toMatchObject({
       Operation: 'AuthCode (AuthCodeSending)',
       Protocol: 'Console',
-      Outcome: 'OK',
+      'Wire answer': 'HTTP 200',
     });
+    await page.getByRole('definition').getByText('Answered · SMS logged, not sent').waitFor();
     const summary = await readSummary(page);
     expect(summary.Parameters).toContain('code=***');
     expect(summary.Parameters).toContain(`phone=${PHONE}`);
@@ -297,11 +302,9 @@ describe.skipIf(!browserAvailable())('staff console (real server, Chromium)', ()
     await page.getByRole('link', { name: '← Back to History' }).click();
     const row = bodyRows(page).filter({ has: page.getByRole('link', { name: new RegExp(`^Call ${id},`) }) });
     await row.waitFor();
-    expect(await readRow(page, row)).toMatchObject({
-      Operation: 'AuthCode',
-      Protocol: 'Console',
-      Outcome: 'OK',
-    });
+    const listed = await readRow(page, row);
+    expect(listed).toMatchObject({ Operation: 'AuthCode', Protocol: 'Console' });
+    expect(listed.Result).toContain('Answered · SMS logged, not sent');
   });
 
   it('narrows History to one operation, keeping the filter in the URL across a reload', async () => {

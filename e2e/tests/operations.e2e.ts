@@ -129,7 +129,6 @@ describe.skipIf(!browserAvailable())(
         await page.getByRole('region', { name: 'Attempts' }).getByText('Permanent error').waitFor();
         accept = true;
         await page.getByRole('button', { name: `Retry delivery ${id}` }).click();
-        await page.getByText(`Retried: delivery ${id} went back to pending.`).waitFor();
         // The page follows the delivery until it settles.
         await expect
           .poll(
@@ -145,6 +144,8 @@ describe.skipIf(!browserAvailable())(
             },
           )
           .toMatch(/^Sent/);
+        // The retry's message followed it: sent, beside Sent.
+        await page.getByText('Retried and sent.', { exact: true }).waitFor();
         await screenshot(page, 'delivery-retried');
         const accepted = received.filter((r) => r.status === 200);
         expect(accepted).toHaveLength(1);
