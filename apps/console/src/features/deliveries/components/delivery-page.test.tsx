@@ -179,6 +179,18 @@ describe('Delivery detail', () => {
     expect(first).toHaveTextContent('Providerfcm');
   });
 
+  it('shows no empty HTTP status above a provider response that has one', async () => {
+    const sent = deliveryDetail(delivery({ id: 17, provider: 'http', status: 'sent' }), [
+      attempt({ id: 501, provider: 'http', status: null, response: 'HTTP 200 {"accepted":true}' }),
+    ]);
+    server.use(http.get('/api/deliveries/17', () => HttpResponse.json(sent)));
+    renderApp('/deliveries/17');
+    const attempts = await screen.findByRole('region', { name: 'Attempts' }, { timeout: 5000 });
+    const [only] = within(attempts).getAllByRole('listitem');
+    expect(only).toHaveTextContent('HTTP 200 {"accepted":true}');
+    expect(only).not.toHaveTextContent('HTTP status');
+  });
+
   it('says which provider made each attempt when a fallback took over', async () => {
     server.use(
       http.get('/api/deliveries/13', () =>

@@ -189,8 +189,13 @@ function Attempts({ attempts, status }: { attempts: readonly Attempt[]; status: 
                     {time(a.finishedAt, 'still under way')}
                     {Number.isFinite(took) ? <span className="muted"> ({formatDuration(took)})</span> : null}
                   </dd>
-                  <dt>HTTP status</dt>
-                  <dd>{a.status ?? <span className="muted">—</span>}</dd>
+                  {/* Recorded for failures; a success's status is in the provider's response below. */}
+                  {a.status !== null ? (
+                    <>
+                      <dt>HTTP status</dt>
+                      <dd>{a.status}</dd>
+                    </>
+                  ) : null}
                   <dt>Error</dt>
                   <dd>
                     {a.error ? (

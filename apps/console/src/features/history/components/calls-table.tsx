@@ -34,9 +34,8 @@ function ResultCell({ call }: { call: CallSummary }) {
     <>
       <VerdictBadge verdict={callVerdict(call, call.delivery)} />
       {call.error ? (
-        <span className="call-error" title={call.error}>
-          {truncate(call.error, 60)}
-        </span>
+        // Whole, wrapping: the server's own sentences, which quote a caller's value shortened.
+        <span className="call-error">{call.error}</span>
       ) : (
         <span className="wire-answer">Wire answer: {wireAnswer(call)}</span>
       )}

@@ -32,7 +32,7 @@ describe('History', () => {
               params: { code: '***', phone: '+447911123456' },
               outcome: 'client-error',
               status: 500,
-              error: 'Too many codes for this phone; try again in 15 minutes.',
+              error: 'Too many codes for this phone; try again in 15 minutes (at most 5 per 15 minutes).',
               durationMs: 12.4,
             }),
           ]),
@@ -63,7 +63,10 @@ describe('History', () => {
     expect(cells[4]).toHaveTextContent('code=***');
     expect(cells[4]).toHaveTextContent('phone=+447911123456');
     expect(cells[5]).toHaveTextContent('Refused: too many codes (500)');
-    expect(cells[5]).toHaveTextContent('Too many codes for this phone');
+    // The error whole, however long: staff read it without opening the call.
+    expect(cells[5]).toHaveTextContent(
+      'Too many codes for this phone; try again in 15 minutes (at most 5 per 15 minutes).',
+    );
     expect(cells[6]).toHaveTextContent('12 ms');
     expect(within(row).getByRole('link', { name: /Call 7/ })).toHaveAttribute('href', '/history/7');
     expect(screen.getByText('This is the only call.')).toBeInTheDocument();
