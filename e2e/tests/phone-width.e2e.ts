@@ -209,6 +209,31 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
     expect(wide, 'pages wider than the screen, badges and actions cut').toEqual([]);
   });
 
+  it("shows every filter's longest choice whole once chosen, at 1280 and 390 px", async () => {
+    const { page } = await suite.open();
+    await logIn(page);
+    const problems: string[] = [];
+    for (const size of [DESKTOP, PHONE]) {
+      await page.setViewportSize(size);
+      for (const [path, heading] of [
+        ['/history', 'History'],
+        ['/deliveries', 'Deliveries'],
+      ] as const) {
+        await openPage(page, path, heading);
+        const toggle = page.locator('.filters-toggle');
+        if (await toggle.isVisible()) await toggle.click();
+        for (const select of await page.locator('.filters select').all()) {
+          const longest = await select.evaluate((el: HTMLSelectElement) =>
+            Array.from(el.options).reduce((a, b) => (b.text.length > a.text.length ? b : a)).value,
+          );
+          await select.selectOption(longest);
+        }
+        for (const what of await cut(page)) problems.push(`${size.width}px ${path}: ${what}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   describe('with a long display name', () => {
     let olivia: Account;
 

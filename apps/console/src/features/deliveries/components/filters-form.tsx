@@ -70,7 +70,13 @@ export function FiltersForm({ filters, onChange }: UrlFiltersProps<DeliveryFilte
     >
       <SelectField name="status" label="Status" options={statusOptions} registerOptions={applyChoice} />
       <SelectField name="kind" label="Kind" options={kindOptions} registerOptions={applyChoice} />
-      <SelectField name="provider" label="Provider" options={providerOptions} registerOptions={applyChoice} />
+      <SelectField
+        name="provider"
+        label="Provider"
+        options={providerOptions}
+        registerOptions={applyChoice}
+        className="field-wide"
+      />
       <TextField
         name="recipient"
         label="Recipient or topic"
