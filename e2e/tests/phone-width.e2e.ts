@@ -223,8 +223,9 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
         const toggle = page.locator('.filters-toggle');
         if (await toggle.isVisible()) await toggle.click();
         for (const select of await page.locator('.filters select').all()) {
-          const longest = await select.evaluate((el: HTMLSelectElement) =>
-            Array.from(el.options).reduce((a, b) => (b.text.length > a.text.length ? b : a)).value,
+          const longest = await select.evaluate(
+            (el: HTMLSelectElement) =>
+              Array.from(el.options).reduce((a, b) => (b.text.length > a.text.length ? b : a)).value,
           );
           await select.selectOption(longest);
         }
