@@ -1,11 +1,5 @@
-import {
-  type CallDelivery,
-  type CallDeliveryState,
-  DELIVERY_STATUSES,
-  type DeliveryState,
-  LOG_PROVIDER,
-} from '@school/contract';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type CallDelivery, type CallDeliveryState, LOG_PROVIDER } from '@school/contract';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import {
   type AttemptOutcome,
   type Database,
