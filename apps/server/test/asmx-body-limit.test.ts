@@ -157,6 +157,34 @@ describe('the .asmx body cap', () => {
     expect(await lastCall(t.app)).toMatchObject({ binding: 'http-post', outcome: 'ok', status: 200 });
   });
 
+  it('refuses a form of more than 1 000 fields as ASP.NET did, recording its first 4 KiB', async () => {
+    /** AuthCode's two fields, then `extra` more. */
+    const fields = (extra: number) =>
+      `code=4821&phone=${encodeURIComponent('+447400123456')}${'&field=1'.repeat(extra)}`;
+    const post = (payload: string) =>
+      t.app.inject({ method: 'POST', url: '/AuthCodeSending.asmx/AuthCode', headers: FORM, payload });
+    // A thousand fields are read as ever.
+    expect((await post(fields(998))).statusCode).toBe(200);
+
+    const before = await t.app.history.count();
+    const res = await post(fields(999));
+    expect(res.statusCode).toBe(500);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.body).toBe('Operation is not valid due to the current state of the object.\r\n');
+    expect(await t.app.history.count()).toBe(before + 1);
+    const call = await lastCall(t.app);
+    expect(call).toMatchObject({
+      binding: 'http-post',
+      outcome: 'client-error',
+      status: 500,
+      error: 'Request format is invalid: the form has more than 1000 fields (an operation takes at most 3).',
+    });
+    const detail = (await t.inject({ method: 'GET', url: `/api/calls/${call.id}` })).json();
+    expect(detail.request).toContain('code=***&phone=%2B447400123456&field=1');
+    expect(detail.request).toMatch(/\[… \d+ more characters not recorded\]$/);
+    expect(detail.request).not.toMatch(/\b4821\b/);
+  });
+
   it('counts a chunked body (no Content-Length) as it arrives, and refuses it past the cap', async () => {
     const before = await t.app.history.count();
     const chunk = Buffer.alloc(8 * 1024, 'x');

@@ -20,6 +20,29 @@ import {
 const ALLOW = 'GET, POST';
 
 /**
+ * ASP.NET's limit on a form's fields (MaxHttpCollectionKeys, 1 000 since MS11-100): past it,
+ * reading the form threw, and ASMX answered with the exception's message. An operation takes at
+ * most three; a form of thousands is only work for the server (docs/faults.md).
+ */
+const MAX_FORM_FIELDS = 1000;
+const TOO_MANY_FIELDS_TEXT = 'Operation is not valid due to the current state of the object.';
+
+/** What the record keeps of a form refused for its fields: its first 4 KiB, then how much more. */
+function headOf(text: string): string {
+  const HEAD = 4096;
+  return text.length <= HEAD
+    ? text
+    : `${text.slice(0, HEAD)}[… ${text.length - HEAD} more characters not recorded]`;
+}
+
+/** Whether a form-encoded text has more than `max` fields, counted by their separators. */
+function fieldsOver(text: string, max: number): boolean {
+  let fields = 1;
+  for (let at = text.indexOf('&'); at !== -1; at = text.indexOf('&', at + 1)) if (++fields > max) return true;
+  return false;
+}
+
+/**
  * The HTTP GET and HTTP POST bindings on `/X.asmx/{Op}`
  * (docs/wire-contract.md#http-get-and-http-post-bindings), and the 405 answers of other verbs on
  * the group's paths. Their errors are ASMX's: `500`, plain text, CRLF
@@ -57,7 +80,21 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
             }),
           );
         }
-        entries = new URLSearchParams(body.toString('utf8'));
+        if (op && fieldsOver(requestBody, MAX_FORM_FIELDS)) {
+          return answers.finish(
+            request,
+            reply,
+            failure(
+              // Its first fields recorded, as evidence: the rest is more of the same work.
+              { binding, group, operation: op, requestBody: headOf(requestBody) },
+              'client-error',
+              500,
+              `Request format is invalid: the form has more than ${MAX_FORM_FIELDS} fields (an operation takes at most 3).`,
+              { text: TOO_MANY_FIELDS_TEXT },
+            ),
+          );
+        }
+        entries = new URLSearchParams(requestBody);
       }
       if (!op) return answers.finish(request, reply, unknownMethod({ binding, group, requestBody }, name));
       const ex = await answers.perform(
