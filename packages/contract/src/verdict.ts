@@ -89,9 +89,9 @@ function deliveryVerdict(operation: string | null, delivery: VerdictDelivery): C
 
 /**
  * Which delivery a call shows when it has several: the one furthest from reaching the phone (the
- * server's History list orders them the same way, outbox/deliveries.ts).
+ * server's History list orders them by the same list, outbox/deliveries.ts).
  */
-const SHOWN_FIRST: readonly CallDeliveryState[] = [
+export const SHOWN_FIRST: readonly CallDeliveryState[] = [
   'dead',
   'expired',
   'retrying',

@@ -166,6 +166,16 @@ export interface Io {
 }
 
 /** Runs one command line; resolves with the exit status. */
+/** What a command that threw tells the operator, and its exit status. */
+function failed(err: unknown, io: Io): number {
+  if (err instanceof CommandError) {
+    io.err(`${err.message}\n`);
+    return err.status;
+  }
+  io.err(`Failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  return EXIT.failed;
+}
+
 export async function runAdmin(argv: readonly string[], io: Io): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
@@ -201,12 +211,7 @@ export async function runAdmin(argv: readonly string[], io: Io): Promise<number>
     await run({ ...parsed, password, store, io });
     return EXIT.done;
   } catch (err) {
-    if (err instanceof CommandError) {
-      io.err(`${err.message}\n`);
-      return err.status;
-    }
-    io.err(`Failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    return EXIT.failed;
+    return failed(err, io);
   } finally {
     await store?.close();
   }
@@ -305,12 +310,7 @@ async function runBackupCommand(parsed: Parsed, io: Io, command: BackupCommand):
     });
     return EXIT.done;
   } catch (err) {
-    if (err instanceof CommandError) {
-      io.err(`${err.message}\n`);
-      return err.status;
-    }
-    io.err(`Failed: ${err instanceof Error ? err.message : String(err)}\n`);
-    return EXIT.failed;
+    return failed(err, io);
   }
 }
 

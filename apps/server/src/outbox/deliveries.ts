@@ -1,4 +1,4 @@
-import { type CallDelivery, type CallDeliveryState, LOG_PROVIDER } from '@school/contract';
+import { type CallDelivery, type CallDeliveryState, LOG_PROVIDER, SHOWN_FIRST } from '@school/contract';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import {
   type AttemptOutcome,
@@ -106,17 +106,6 @@ function callDeliveryState(row: Pick<DeliveryRow, 'status' | 'provider' | 'attem
   if (row.status === 'sent' && row.provider === LOG_PROVIDER) return 'logged';
   return row.status;
 }
-
-/** Which state a call with several deliveries shows: the one furthest from reaching the phone. */
-const SHOWN_FIRST: readonly CallDeliveryState[] = [
-  'dead',
-  'expired',
-  'retrying',
-  'sending',
-  'waiting',
-  'logged',
-  'sent',
-];
 
 /** The deliveries' reads, one implementation for both databases (filters in delivery-filters.ts). */
 export function createDeliveryRepository(
