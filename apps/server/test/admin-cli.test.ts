@@ -1,21 +1,11 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, hotp, totpStep } from '../src/auth/totp.js';
+import { runAdmin } from './admin-process.js';
 import { CONSOLE_HEADERS, TEST_ADMIN, type TestApp } from './helpers.js';
 import { DIALECTS, startTestAppOn } from './pg.js';
 
 // `pnpm admin`, the built command (dist/admin.js), run as a process beside a running server on
 // the same store, as an operator would on the server's machine.
-
-const ADMIN_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'admin.js');
-
-interface Result {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
   let t: TestApp;
@@ -29,21 +19,7 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
   });
   afterAll(() => t.close());
 
-  const admin = (args: string[], stdin = ''): Promise<Result> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [ADMIN_JS, ...args], { env, stdio: 'pipe' });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-      child.stdin.end(stdin);
-    });
+  const admin = (args: string[], stdin = '') => runAdmin(args, env, stdin);
   const logIn = (username: string, password: string, code?: string) =>
     t.app.inject({
       method: 'POST',
@@ -223,20 +199,7 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
 describe('pnpm admin without its database', () => {
   it('says it cannot reach PostgreSQL, within seconds, exit 1', async () => {
     const started = Date.now();
-    const result = await new Promise<Result>((resolve) => {
-      const child = spawn(process.execPath, [ADMIN_JS, 'users', 'list'], {
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+    const result = await runAdmin(['users', 'list'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('Failed: the database could not be reached within 10 s');
     expect(Date.now() - started).toBeLessThan(20_000);

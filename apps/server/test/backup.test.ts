@@ -5,44 +5,17 @@
  * it serves every call answered before the backup began, the same staff login, the same book's
  * bytes and, once the code key is put back, the codes that were waiting to be sent.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdmin } from './admin-process.js';
 import { consoleFetch, tempDataDir, waitUntil } from './helpers.js';
 import { type ServerProcess, startServerProcess, testPhone } from './server-process.js';
 import { type SmsGateway, startSmsGateway } from './sms-gateway.js';
 
-const ADMIN_JS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'admin.js');
-
-interface Result {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** `pnpm admin …` with only `env` (and PATH) in its environment. */
-const admin = (args: string[], env: Record<string, string>, stdin = ''): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ADMIN_JS, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: 'pipe',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+const admin = runAdmin;
 
 /** A real PDF of `size` bytes whose body is not one repeated byte (a changed byte shows). */
 function pdf(size: number): Buffer {
