@@ -125,7 +125,7 @@ export const metricsPlugin = fp(
 
     const refused = new Counter({
       name: 'school_calls_refused_total',
-      help: 'Calls refused with 503 before anything was written, by cause (database: unreachable or not migrated; disk: nearly full).',
+      help: "Calls refused before anything was written (SOAP: a 500 fault; HTTP GET/POST and the console's Send: 503; with Retry-After), by cause (database: unreachable or not migrated; disk: nearly full).",
       labelNames: ['cause'] as const,
       registers: [registry],
     });

@@ -46,7 +46,7 @@ const DISK_RETRY_AFTER_S = 30;
 
 /**
  * One answer to "can a call be taken now?", for the doors (the .asmx endpoints and the console's
- * Send refuse with 503 before anything is written), /readyz (a load balancer sends calls
+ * Send refuse before anything is written: SOAP a 500 fault, the others 503), /readyz (a load balancer sends calls
  * elsewhere) and the metrics. Two things make it no: the database cannot be reached or is not yet
  * migrated (store/availability.ts), and the disk is nearly full (disk-space.ts).
  */

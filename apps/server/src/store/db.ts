@@ -270,8 +270,8 @@ async function openPostgres(
     }
   };
   // A first attempt still running after START_WAIT_MS (migrations over many rows: an upgrade of
-  // a large history) goes on in the background, the server listening and refusing calls with 503
-  // meanwhile, as while the database cannot be reached.
+  // a large history) goes on in the background, the server listening and refusing calls meanwhile
+  // (SOAP: a 500 fault; HTTP GET/POST: 503), as while the database cannot be reached.
   const firstAttempt = attempt();
   let timer: NodeJS.Timeout | undefined;
   const first = await Promise.race([
