@@ -11,7 +11,7 @@ export interface AuthCodeLimitOptions {
   readonly perRange: RateLimit | null;
   readonly store: Pick<Store, 'dialect' | 'limits'>;
   /**
-   * What the store has committed, for SQLite's windows after a restart: when a caller's newest
+   * What is committed in the database, for SQLite's windows after a restart: when a caller's newest
    * successful calls came (History's), and when the newest SMS to a number were queued (the
    * outbox's).
    */
@@ -58,7 +58,7 @@ interface Dimension {
  * AuthCode's abuse limits (docs/security.md#limits): per phone, per caller, per country calling
  * code and per range of numbers. Checking and taking a slot is one atomic step (limits/limiter.ts): 200 simultaneous calls
  * for one phone accept exactly `max`, on one instance (SQLite, in memory) or across several
- * (PostgreSQL, in the database). On SQLite a key's window is first loaded from what the store has
+ * (PostgreSQL, in the database). On SQLite a key's window is first loaded from what the database has
  * committed, so a restart keeps the limits; on PostgreSQL the slots themselves are kept.
  */
 export function createAuthCodeLimits(options: AuthCodeLimitOptions) {

@@ -6,8 +6,8 @@ const TEXT = 'text/plain; charset=utf-8';
 /**
  * `POST /hooks/twilio/status`: Twilio's StatusCallback for the messages we sent. The signature
  * (X-Twilio-Signature over the callback URL and the form fields, keyed by the auth token) is
- * checked before anything is read into the store; then the message's status is recorded on its
- * delivery (by MessageSid).
+ * checked before anything is read; then the outbox records the message's status on its delivery
+ * (by MessageSid).
  */
 export const twilioStatusRoutes: FastifyPluginAsync = async (app) => {
   const { config, outbox } = app;

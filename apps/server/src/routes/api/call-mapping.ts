@@ -107,7 +107,7 @@ export function toDetail(row: CallRow): CallDetail {
   return toJson(row, CALL_COLUMNS) as CallDetail;
 }
 
-// The API's filters (the contract) and the store's (history/call-filters.ts) are one set: a filter
+// The API's filters (the contract) and History's (history/call-filters.ts) are one set: a filter
 // added to either fails to compile here until the other has it.
 type UnmatchedFilter =
   | Exclude<keyof CallFilters, keyof CallQuery>
@@ -115,7 +115,7 @@ type UnmatchedFilter =
 const everyFilterOnBothSides: [UnmatchedFilter] extends [never] ? true : UnmatchedFilter = true;
 void everyFilterOnBothSides;
 
-/** The API's filters as the store's query: times from ISO text to epoch milliseconds. */
+/** The API's filters as History's query: times from ISO text to epoch milliseconds. */
 export function toQuery(filters: CallFilters): CallQuery {
   return {
     operation: filters.operation,
@@ -131,8 +131,8 @@ export function toQuery(filters: CallFilters): CallQuery {
 }
 
 /**
- * Free text that reads as a phone number is searched as the store writes numbers: `07911 155502`
- * as `7911155502`, found in `+447911155502` and in a national `07911155502` alike (the rule the
+ * Free text that reads as a phone number is searched by its digits: `07911 155502` as
+ * `7911155502`, found in `+447911155502` and in a national `07911155502` alike (the rule the
  * Deliveries list's recipient filter follows, outbox/delivery-filters.ts). Other text as typed.
  */
 function phoneAsStored(q: string): string {
