@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A real OpenID Connect provider for tests (oidc-provider, certified), on a loopback port: the
  * school's identity provider as the server meets it. Its login page is a plain HTML form where a
- * test (or Chromium, e2e/tests/sso.e2e.ts) types one of `accounts`' usernames; no password.
+ * test (or Chromium, e2e/tests/sign-in.e2e.ts) types one of `accounts`' usernames; no password.
  */
 
 /**
