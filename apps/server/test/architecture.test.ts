@@ -1,127 +1,217 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import {
-  describeImport,
-  type FolderEdge,
-  findCycles,
-  folderOf,
-  type Import,
-  ROOT_FOLDER,
-  readImportGraph,
-} from './import-graph.js';
+import { fileURLToPath } from 'node:url';
+import { cruise, type ICruiseOptions, type ICruiseResult, type IViolation } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The server's layers, checked on its imports. The write path runs one way,
- * store → outbox → recording → routes: a lower folder never imports a higher one, so each can be
- * read, tested and changed without the ones above it. Type imports count: a type from a higher
- * folder ties the design to it as much as a function does.
- *
- * Each failure names the file, the line and the import, and says what to do instead.
+ * The import rules live in the repository's .dependency-cruiser.cjs and run in `pnpm lint`. This
+ * test proves that each of them bites: it cruises small trees that mirror the layout of
+ * apps/server/src with the same configuration, each breaking one rule, and expects exactly that
+ * rule to be named; and it expects the real tree to break none.
  */
 
-// Read once for every check: a hundred-odd files, some tens of milliseconds.
-const graph = readImportGraph();
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const CONFIG = path.join(ROOT, '.dependency-cruiser.cjs');
 
-/** A folder as messages name it. */
-const shown = (folder: string) => (folder === ROOT_FOLDER ? 'src/ (app.ts, config.ts, …)' : `${folder}/`);
+let options: ICruiseOptions;
+let tsConfig: ReturnType<typeof extractTSConfig>;
+const fixtures: string[] = [];
 
-/** `store/calls.ts:4 imports '../outbox/intake.js' (outbox/intake.ts)` */
-const named = (i: Import) => `${describeImport(i)} (${i.to})`;
+beforeAll(async () => {
+  options = await extractDepcruiseOptions(CONFIG);
+  tsConfig = extractTSConfig(options.tsConfig?.fileName as string);
+});
 
-/** The specifier `file` would import store/index.ts with: `../store/index.js`. */
-function storeIndexFrom(file: string): string {
-  const relative = path.posix.relative(path.posix.dirname(file), 'store/index.js');
-  return relative.startsWith('.') ? relative : `./${relative}`;
+afterAll(() => {
+  for (const dir of fixtures) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Cruises apps/server/src and packages/ under `baseDir` as `pnpm lint` does. */
+async function cruiseTree(baseDir: string): Promise<ICruiseResult> {
+  const roots = ['apps/server/src', 'packages'].filter((dir) => fs.existsSync(path.join(baseDir, dir)));
+  const { output } = await cruise(roots, { ...options, baseDir }, {}, { tsConfig });
+  return output as ICruiseResult;
 }
 
-/**
- * Folders a folder must not import, for the layers of the write path and the reads beside it:
- * the outbox knows nothing of who records calls or reads them; History and the statistics read
- * what was recorded and know nothing of how it was written.
- */
-const LAYERS: readonly { readonly folder: string; readonly above: readonly string[] }[] = [
-  { folder: 'outbox', above: ['recording', 'routes', 'plugins', 'history', 'stats'] },
-  { folder: 'recording', above: ['routes', 'plugins'] },
-  { folder: 'history', above: ['recording', 'routes', 'plugins', 'outbox', 'stats'] },
-  { folder: 'stats', above: ['recording', 'routes', 'plugins', 'outbox'] },
+/** `no-circular: apps/server/src/a.ts → apps/server/src/b.ts ('./b.js')` */
+const shown = (v: IViolation) =>
+  `${v.rule.name}: ${v.from} → ${v.to}${v.unresolvedTo ? ` ('${v.unresolvedTo}')` : ''}`;
+
+/** Writes `files` (path from the repository's root → source) to a fresh directory and cruises it. */
+async function violationsOf(files: Record<string, string>): Promise<string[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'depcruise-'));
+  fixtures.push(dir);
+  for (const [file, source] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), source);
+  }
+  const result = await cruiseTree(dir);
+  return [...new Set(result.summary.violations.map(shown))].sort();
+}
+
+const S = 'apps/server/src';
+
+/** One tree per rule: what it breaks, and beside it what the rules allow. */
+const cases: { rule: string; files: Record<string, string>; expected: string[] }[] = [
+  {
+    rule: 'store-imports-only-itself',
+    files: {
+      // A type-only import counts.
+      [`${S}/store/calls.ts`]:
+        "import type { Lane } from '../outbox/lanes.js';\nexport const lane: Lane = 'sms';\n",
+      [`${S}/store/index.ts`]: "import { readFileSync } from 'node:fs';\nexport * from './calls.js';\n",
+      [`${S}/outbox/lanes.ts`]: "export type Lane = 'sms';\n",
+    },
+    expected: [
+      `store-imports-only-itself: ${S}/store/calls.ts → ${S}/outbox/lanes.ts ('../outbox/lanes.js')`,
+    ],
+  },
+  {
+    rule: 'store-only-through-index',
+    files: {
+      [`${S}/store/calls.ts`]: 'export const calls = 1;\n',
+      [`${S}/store/index.ts`]: "export * from './calls.js';\n",
+      [`${S}/outbox/enqueue.ts`]: "import { calls } from '../store/calls.js';\n",
+      [`${S}/history/calls.ts`]: "import { calls } from '../store/index.js';\n",
+    },
+    expected: [
+      `store-only-through-index: ${S}/outbox/enqueue.ts → ${S}/store/calls.ts ('../store/calls.js')`,
+    ],
+  },
+  {
+    rule: 'outbox-layer',
+    files: {
+      [`${S}/outbox/dispatcher.ts`]: "import type { Route } from '../routes/api/calls.js';\n",
+      [`${S}/routes/api/calls.ts`]: 'export type Route = string;\n',
+    },
+    expected: [
+      `outbox-layer: ${S}/outbox/dispatcher.ts → ${S}/routes/api/calls.ts ('../routes/api/calls.js')`,
+    ],
+  },
+  {
+    rule: 'recording-layer',
+    files: {
+      [`${S}/recording/exchange.ts`]: "import { store } from '../plugins/store.js';\n",
+      [`${S}/plugins/store.ts`]: 'export const store = 1;\n',
+    },
+    expected: [`recording-layer: ${S}/recording/exchange.ts → ${S}/plugins/store.ts ('../plugins/store.js')`],
+  },
+  {
+    // History and the statistics read deliveries through the outbox's functions: allowed.
+    rule: 'history-layer',
+    files: {
+      [`${S}/history/calls.ts`]:
+        "import { count } from '../stats/call-stats.js';\nimport { read } from '../outbox/deliveries.js';\n",
+      [`${S}/stats/call-stats.ts`]:
+        "import { read } from '../outbox/deliveries.js';\nexport const count = 1;\n",
+      [`${S}/outbox/deliveries.ts`]: 'export const read = 1;\n',
+    },
+    expected: [`history-layer: ${S}/history/calls.ts → ${S}/stats/call-stats.ts ('../stats/call-stats.js')`],
+  },
+  {
+    rule: 'stats-layer',
+    files: {
+      [`${S}/stats/call-stats.ts`]: "import { record } from '../recording/record.js';\n",
+      [`${S}/recording/record.ts`]: 'export const record = 1;\n',
+    },
+    expected: [`stats-layer: ${S}/stats/call-stats.ts → ${S}/recording/record.ts ('../recording/record.js')`],
+  },
+  {
+    rule: 'no-circular',
+    files: {
+      [`${S}/limits/window.ts`]: "import type { Limiter } from './limiter.js';\nexport type Window = 1;\n",
+      [`${S}/limits/limiter.ts`]: "import type { Window } from './window.js';\nexport type Limiter = 2;\n",
+    },
+    // A cycle is named once, from one of its files.
+    expected: [`no-circular: ${S}/limits/limiter.ts → ${S}/limits/window.ts ('./window.js')`],
+  },
+  {
+    // No file imports itself back, yet the folders do.
+    rule: 'no-folder-cycle',
+    files: {
+      [`${S}/auth/login.ts`]: "import { limit } from '../limits/limiter.js';\nexport const login = 1;\n",
+      [`${S}/limits/limiter.ts`]: 'export const limit = 1;\n',
+      [`${S}/limits/authcode.ts`]: "import { access } from '../auth/access.js';\n",
+      [`${S}/auth/access.ts`]: 'export const access = 1;\n',
+    },
+    expected: [`no-folder-cycle: ${S}/auth → ${S}/limits`, `no-folder-cycle: ${S}/limits → ${S}/auth`],
+  },
+  {
+    rule: 'src-root-only-from-cli',
+    files: {
+      [`${S}/config.ts`]: 'export const config = 1;\n',
+      [`${S}/routes/health.ts`]: "import { config } from '../config.js';\n",
+      [`${S}/cli/admin.ts`]: "import { config } from '../config.js';\n",
+    },
+    expected: [`src-root-only-from-cli: ${S}/routes/health.ts → ${S}/config.ts ('../config.js')`],
+  },
+  {
+    rule: 'src-root-does-not-reach-cli',
+    files: {
+      [`${S}/app.ts`]: "import { login } from './auth/login.js';\n",
+      [`${S}/auth/login.ts`]: "import { backup } from '../cli/backup.js';\nexport const login = 1;\n",
+      [`${S}/cli/backup.ts`]: 'export const backup = 1;\n',
+    },
+    expected: [`src-root-does-not-reach-cli: ${S}/app.ts → ${S}/cli/backup.ts`],
+  },
+  {
+    rule: 'not-to-unresolvable',
+    files: {
+      [`${S}/outbox/lanes.ts`]:
+        "import type { Gone } from './gone.js';\nimport { missing } from 'no-such-package';\nexport const lane = 1;\n",
+    },
+    expected: [
+      `not-to-unresolvable: ${S}/outbox/lanes.ts → ./gone.js ('./gone.js')`,
+      `not-to-unresolvable: ${S}/outbox/lanes.ts → no-such-package ('no-such-package')`,
+    ],
+  },
+  {
+    rule: 'src-stays-in-src',
+    files: {
+      [`${S}/outbox/lanes.ts`]: "import { helper } from '../../test/helpers.js';\n",
+      'apps/server/test/helpers.ts': 'export const helper = 1;\n',
+    },
+    expected: [
+      `src-stays-in-src: ${S}/outbox/lanes.ts → apps/server/test/helpers.ts ('../../test/helpers.js')`,
+    ],
+  },
+  {
+    rule: 'packages-not-to-apps',
+    files: {
+      'packages/contract/src/index.ts': "import type { Config } from '../../../apps/server/src/config.js';\n",
+      [`${S}/config.ts`]: 'export type Config = 1;\n',
+    },
+    expected: [
+      `packages-not-to-apps: packages/contract/src/index.ts → ${S}/config.ts ('../../../apps/server/src/config.js')`,
+    ],
+  },
 ];
 
-describe('the import graph of apps/server/src', () => {
-  it('is read whole: every relative import names a file under src/', () => {
-    // A guard that reads nothing passes everything: make sure the scan saw the server.
-    expect(graph.files).toContain('app.ts');
-    expect(graph.files).toContain('store/index.ts');
-    expect(graph.folderEdges.length).toBeGreaterThan(0);
-    const unresolved = graph.unresolved.map(
-      (i) =>
-        `${describeImport(i)} names no .ts or .mjs file under src/: fix the path, or teach test/import-graph.ts ` +
-        'the kind of file it names, so that the checks below see the import.',
-    );
-    expect(unresolved, 'imports the architecture checks cannot follow').toEqual([]);
+describe('the import rules (.dependency-cruiser.cjs)', () => {
+  it('each has a tree below that breaks it', () => {
+    const rules = (options.ruleSet?.forbidden ?? []).map((rule) => rule.name).sort();
+    expect(rules).toEqual(cases.map((c) => c.rule).sort());
   });
 
-  it('store/ imports only itself and packages', () => {
-    const violations = graph.edges
-      .filter((i) => folderOf(i.from) === 'store' && folderOf(i.to as string) !== 'store')
-      .map(
-        (i) =>
-          `${named(i)}: store/ is the bottom layer and imports only itself and packages (kysely, pg, ` +
-          `better-sqlite3, @school/contract, node:*). Declare what the store needs in store/ (a type, or a ` +
-          `function the caller passes in) and let ${shown(folderOf(i.to as string))} import it from ` +
-          'store/index.ts.',
-      );
-    expect(violations, 'store/ imports a folder above it').toEqual([]);
+  it.each(cases)('$rule bites', async ({ files, expected }) => {
+    expect(await violationsOf(files)).toEqual(expected);
   });
 
-  it('outside store/, the store is imported only through store/index.ts', () => {
-    const violations = graph.edges
-      .filter((i) => folderOf(i.from) !== 'store' && folderOf(i.to as string) === 'store')
-      .filter((i) => i.to !== 'store/index.ts')
-      .map(
-        (i) =>
-          `${named(i)}: import it from '${storeIndexFrom(i.from)}' instead (export it there if it belongs to ` +
-          "the store's surface), so that the files inside store/ can move without breaking their callers.",
-      );
-    expect(violations, "imports of the store's internals").toEqual([]);
-  });
-
-  it('has no cycle between folders', () => {
-    const edges = new Map(graph.folderEdges.map((e) => [`${e.from}\0${e.to}`, e]));
-    const edge = (from: string, to: string) => edges.get(`${from}\0${to}`) as FolderEdge;
-    const limit = 100;
-    const cycles = findCycles(graph.folderEdges, limit);
-    const violations = cycles.map((cycle) => {
-      const steps = cycle.slice(1).map((to, k) => edge(cycle[k] as string, to));
-      // The step with the fewest imports is most likely the one that points the wrong way.
-      const thinnest = steps.reduce((a, b) => (b.count < a.count ? b : a));
-      const imports = graph.edges.filter(
-        (i) => folderOf(i.from) === thinnest.from && folderOf(i.to as string) === thinnest.to,
-      );
-      return (
-        `${cycle.join(' → ')} (${steps.map((s) => `${s.from} → ${s.to} ${s.count}×`).join(', ')}); ` +
-        `the thinnest step, ${thinnest.from} → ${thinnest.to}: ${imports.map(named).join('; ')}`
-      );
-    });
-    if (cycles.length === limit) violations.push(`… and maybe more: the search stops at ${limit} cycles`);
-    expect(
-      violations,
-      'folders that import each other (. is src/ itself: app.ts, config.ts, …). In each cycle, decide which ' +
-        'folder is the lower one and move what it takes from the other down into it, or have the caller ' +
-        'pass it in; the thinnest step is most likely the one that points the wrong way',
-    ).toEqual([]);
-  });
-
-  it('the write path runs one way (store → outbox → recording → routes), its readers beside it', () => {
-    const violations = LAYERS.flatMap(({ folder, above }) =>
-      graph.edges
-        .filter((i) => folderOf(i.from) === folder && above.includes(folderOf(i.to as string)))
-        .map(
-          (i) =>
-            `${named(i)}: ${shown(folder)} sits below ${above.map(shown).join(' and ')} and must not import ` +
-            `them. Move what it needs down into ${shown(folder)} (or a folder below it) and let ` +
-            `${shown(folderOf(i.to as string))} import it from there, or have the caller pass it in.`,
-        ),
-    );
-    expect(violations, 'imports against the layers of the write path').toEqual([]);
+  it('hold on the real tree, read whole', { timeout: 60_000 }, async () => {
+    const result = await cruiseTree(ROOT);
+    const sources = result.modules.map((m) => m.source);
+    // A check that reads nothing passes everything: make sure the cruise saw the server and the
+    // packages, and followed `.js` specifiers to `.ts` files and type-only imports.
+    expect(sources).toContain(`${S}/app.ts`);
+    expect(sources).toContain(`${S}/store/index.ts`);
+    expect(sources).toContain('packages/contract/src/index.ts');
+    const dependencies = result.modules.flatMap((m) => m.dependencies);
+    expect(dependencies.some((d) => d.module.endsWith('.js') && d.resolved.endsWith('.ts'))).toBe(true);
+    expect(dependencies.some((d) => d.dependencyTypes.includes('type-only'))).toBe(true);
+    expect(result.summary.violations.map(shown)).toEqual([]);
   });
 });
