@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely';
+import { type AuditRepository, createAuditRepository } from './audit.js';
 import {
   type Availability,
   type DatabaseStatus,
@@ -24,17 +25,12 @@ import { createPartitions, isLockTimeout, type PartitionPeriod, type Partitions 
 import { watchPostgres } from './pg-watch.js';
 import { type OpenedReplica, openReadReplica, type ReadReplica } from './replica.js';
 import type { Database } from './schema.js';
+import { createSessionRepository, type SessionRepository } from './sessions.js';
 import { createUnitOfWork, type UnitOfWork } from './unit-of-work.js';
-import {
-  type AuditRepository,
-  createAuditRepository,
-  createSessionRepository,
-  createUserRepository,
-  type SessionRepository,
-  type UserRepository,
-} from './users.js';
+import { createUserRepository, type UserRepository } from './users.js';
 import { createWalSync } from './wal-sync.js';
 
+export type { AuditRow, NewAuditEntry } from './audit.js';
 export type { Availability, DatabaseStatus } from './availability.js';
 export {
   DatabaseUnavailableError,
@@ -81,10 +77,11 @@ export type {
   SessionMethod,
 } from './schema.js';
 export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES, QUEUED_WITHIN_MS } from './schema.js';
+export type { SessionWithUser } from './sessions.js';
 // The embedded database copied while the server writes, for `pnpm admin backup` (cli/backup.ts).
 export * from './sqlite-backup.js';
 export type { PostgresTx, SqliteTx, UnitOfWork } from './unit-of-work.js';
-export type { AuditRow, NewAuditEntry, SessionWithUser, UserRow } from './users.js';
+export type { UserRow } from './users.js';
 
 /** What the store tells of the database's changes that it did not make itself. */
 export interface StoreEvents {

@@ -1,21 +1,9 @@
-import type { AuditAction, Role } from '@school/contract';
+import type { Role } from '@school/contract';
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { AuditTable, Database, SessionsTable, UsersTable } from './schema.js';
+import type { Database, UsersTable } from './schema.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
 export type UserRow = Selectable<UsersTable>;
-export type SessionRow = Selectable<SessionsTable>;
-export type AuditRow = Selectable<AuditTable>;
-
-/** A session with the user it belongs to, as every authenticated request needs it. */
-export interface SessionWithUser extends SessionRow {
-  readonly username: string;
-  readonly display_name: string;
-  readonly role: Role;
-  readonly disabled: number;
-  /** The user has a second factor set up. */
-  readonly has_totp: number;
-}
 
 export interface UserChanges {
   readonly display_name?: string | undefined;
@@ -227,106 +215,4 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
   };
 }
 
-/** Server-side sessions, keyed by the SHA-256 of their token. */
-export function createSessionRepository(db: Kysely<Database>) {
-  return {
-    async create(session: SessionRow): Promise<void> {
-      await db.insertInto('sessions').values(session).execute();
-    },
-    find: (id: string): Promise<SessionWithUser | undefined> =>
-      db
-        .selectFrom('sessions')
-        .innerJoin('users', 'users.id', 'sessions.user_id')
-        .selectAll('sessions')
-        .select(['users.username', 'users.display_name', 'users.role', 'users.disabled'])
-        .select(sql<number>`CASE WHEN users.totp_secret IS NULL THEN 0 ELSE 1 END`.as('has_totp'))
-        .where('sessions.id', '=', id)
-        .executeTakeFirst(),
-    async touch(id: string, at: number): Promise<void> {
-      await db.updateTable('sessions').set({ last_seen_at: at }).where('id', '=', id).execute();
-    },
-    async remove(id: string): Promise<void> {
-      await db.deleteFrom('sessions').where('id', '=', id).execute();
-    },
-    /** Ends every session of a user, but `keep` if given. */
-    async removeForUser(userId: number, keep?: string): Promise<number> {
-      let query = db.deleteFrom('sessions').where('user_id', '=', userId);
-      if (keep !== undefined) query = query.where('id', '!=', keep);
-      const result = await query.executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-    /** Deletes sessions past their absolute end or idle since before `idleSince`. */
-    async removeExpired(now: number, idleSince: number): Promise<number> {
-      const result = await db
-        .deleteFrom('sessions')
-        .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen_at', '<', idleSince)]))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-  };
-}
-
-export interface AuditQuery {
-  readonly username?: string | undefined;
-  readonly action?: AuditAction | undefined;
-  readonly from?: number | undefined;
-  readonly to?: number | undefined;
-}
-
-export interface NewAuditEntry {
-  readonly userId: number | null;
-  readonly username: string | null;
-  readonly ip: string;
-  readonly action: AuditAction;
-  readonly target?: string | null;
-  readonly details?: Readonly<Record<string, unknown>> | null;
-}
-
-/** What staff did in the console, newest first. */
-export function createAuditRepository(db: Kysely<Database>) {
-  return {
-    async add(entry: NewAuditEntry): Promise<void> {
-      await db
-        .insertInto('audit')
-        .values({
-          at: Date.now(),
-          user_id: entry.userId,
-          username: entry.username?.slice(0, 64) ?? null,
-          ip: entry.ip,
-          action: entry.action,
-          target: entry.target ?? null,
-          details: entry.details ? JSON.stringify(entry.details) : null,
-        })
-        .execute();
-    },
-    /** Newest first, keyset on (at, id) after `before` (the id of the last row of the previous page). */
-    async search(
-      query: AuditQuery,
-      page: { limit: number; before?: number | undefined },
-    ): Promise<AuditRow[]> {
-      let qb = db.selectFrom('audit').selectAll();
-      if (query.username !== undefined) qb = qb.where('username', '=', query.username.toLowerCase());
-      if (query.action !== undefined) qb = qb.where('action', '=', query.action);
-      if (query.from !== undefined) qb = qb.where('at', '>=', query.from);
-      if (query.to !== undefined) qb = qb.where('at', '<', query.to);
-      if (page.before !== undefined) {
-        const last = await db
-          .selectFrom('audit')
-          .select(['at', 'id'])
-          .where('id', '=', page.before)
-          .executeTakeFirst();
-        if (!last) return [];
-        qb = qb.where((eb) => eb(eb.refTuple('at', 'id'), '<', eb.tuple(last.at, last.id)));
-      }
-      return qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
-    },
-    async deleteOlderThan(before: number): Promise<number> {
-      const result = await db.deleteFrom('audit').where('at', '<', before).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-  };
-}
-
 export type UserRepository = ReturnType<typeof createUserRepository>;
-export type SessionRepository = ReturnType<typeof createSessionRepository>;
-export type AuditRepository = ReturnType<typeof createAuditRepository>;
