@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { PROBE_HEADERS } from '../plugins/security-headers.js';
 import type { ReplicaStatus } from '../store/index.js';
 
 /** How often `/healthz` queries the embedded database, at most. */
@@ -14,6 +15,9 @@ const PING_EVERY_MS = 1000;
  * has begun closing, Fastify answers it (and everything) 503. A load balancer sends calls elsewhere.
  * With a read replica its body says the replica's state (`replica`), which never makes it 503:
  * reads go to the primary meanwhile.
+ *
+ * Both answer machines: they carry only `nosniff` and `no-store` of the security headers
+ * (PROBE_HEADERS), not the console's.
  */
 /** The read replica as /readyz says it: its state, its lag in seconds, and why it is not read from. */
 function replicaState(replica: ReplicaStatus) {
@@ -24,13 +28,16 @@ function replicaState(replica: ReplicaStatus) {
   };
 }
 
+/** A probe's route settings: any Host (docs/security.md), a probe's headers. */
+const PROBE = { anyHost: true, securityHeaders: PROBE_HEADERS } as const;
+
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   // The embedded database is always reachable; a query still tells whether it can be read. It is
   // asked at most once per PING_EVERY_MS, however often the probe comes: the answers in between
   // say what the last query found.
   let readable = true;
   let pingedAt = Number.NEGATIVE_INFINITY;
-  app.get('/healthz', { config: { anyHost: true } }, async (request) => {
+  app.get('/healthz', { config: PROBE }, async (request) => {
     const report = app.readiness.report();
     let database: 'up' | 'down' | 'failing' = report.database && report.migrations ? 'up' : 'down';
     if (database === 'up' && app.store.dialect === 'sqlite') {
@@ -51,7 +58,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
   });
 
   // Once closing has begun, Fastify answers every request 503 itself (return503OnClosing).
-  app.get('/readyz', { config: { anyHost: true } }, async (_request, reply) => {
+  app.get('/readyz', { config: PROBE }, async (_request, reply) => {
     const report = app.readiness.report();
     const { reasons } = report;
     const state = {
