@@ -1,9 +1,12 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
 
 /**
- * Time-based one-time passwords (RFC 6238, over RFC 4226's HOTP): HMAC-SHA1, 6 digits, 30 s
- * steps — what every authenticator app reads from an `otpauth://` URL — and the recovery codes
- * that stand in for the app once each (docs/security.md#second-factor).
+ * Time-based one-time passwords (RFC 6238): HMAC-SHA1, 6 digits, 30 s steps — what every
+ * authenticator app reads from an `otpauth://` URL — computed by `otpauth`; and the recovery
+ * codes that stand in for the app once each (docs/security.md#second-factor). What is ours: the
+ * step a code matched (the caller refuses a step taken before: replay), the codes' shape, and
+ * how recovery codes are stored.
  */
 
 export const TOTP_DIGITS = 6;
@@ -12,96 +15,53 @@ export const TOTP_PERIOD_S = 30;
 export const TOTP_WINDOW = 1;
 export const RECOVERY_CODES = 10;
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+const PARAMETERS = { algorithm: 'SHA1', digits: TOTP_DIGITS, period: TOTP_PERIOD_S } as const;
 
-/** RFC 4648 base32, without padding (as otpauth URLs carry it). */
-export function base32Encode(bytes: Uint8Array): string {
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += BASE32[(value << (5 - bits)) & 31];
-  return out;
-}
-
-/** Reads base32, ignoring case, spaces and padding; undefined when it is not base32. */
-export function base32Decode(text: string): Buffer | undefined {
-  const clean = text.replace(/[\s=]/g, '').toUpperCase();
-  const out: number[] = [];
-  let bits = 0;
-  let value = 0;
-  for (const char of clean) {
-    const index = BASE32.indexOf(char);
-    if (index === -1) return undefined;
-    value = (value << 5) | index;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
-/** A new secret: 20 random bytes (160 bits, RFC 4226's recommendation), in base32. */
+/** A new secret: 20 random bytes (160 bits, RFC 4226's recommendation), in base32 without padding. */
 export function newTotpSecret(): string {
-  return base32Encode(randomBytes(20));
-}
-
-/** HOTP (RFC 4226): the `digits`-digit code of `counter` under `key`. */
-export function hotp(key: Uint8Array, counter: number, digits = TOTP_DIGITS): string {
-  const message = Buffer.alloc(8);
-  message.writeBigUInt64BE(BigInt(counter));
-  const mac = createHmac('sha1', key).update(message).digest();
-  const offset = (mac[mac.length - 1] as number) & 0x0f;
-  const binary = mac.readUInt32BE(offset) & 0x7fffffff;
-  return String(binary % 10 ** digits).padStart(digits, '0');
+  return new Secret({ size: 20 }).base32;
 }
 
 /** The time step of `now` (epoch ms). */
-export const totpStep = (now: number): number => Math.floor(now / 1000 / TOTP_PERIOD_S);
+export const totpStep = (now: number): number => TOTP.counter({ period: TOTP_PERIOD_S, timestamp: now });
 
 /**
- * The step whose code `code` is, within TOTP_WINDOW steps of `now`, or undefined. Compared in
- * constant time; a caller refuses a step it has already accepted (replay).
+ * The step whose code `code` is (spaces ignored), within TOTP_WINDOW steps of `now`, or
+ * undefined. Compared in constant time; a caller refuses a step it has already accepted (replay).
  */
 export function matchTotp(secret: string, code: string, now: number): number | undefined {
-  const key = base32Decode(secret);
   const typed = code.replace(/\s/g, '');
-  if (!key || !/^\d{6}$/.test(typed)) return undefined;
-  const current = totpStep(now);
-  let found: number | undefined;
-  // Every step of the window is computed, whichever matches: the time taken does not tell which.
-  for (let step = current - TOTP_WINDOW; step <= current + TOTP_WINDOW; step++) {
-    if (timingSafeEqual(Buffer.from(hotp(key, step)), Buffer.from(typed))) found ??= step;
+  if (!/^\d{6}$/.test(typed)) return undefined;
+  let key: Secret;
+  try {
+    key = Secret.fromBase32(secret);
+  } catch {
+    return undefined; // Not base32: no code matches it.
   }
-  return found;
+  const delta = TOTP.validate({
+    token: typed,
+    secret: key,
+    ...PARAMETERS,
+    timestamp: now,
+    window: TOTP_WINDOW,
+  });
+  return delta === null ? undefined : totpStep(now) + delta;
 }
 
 /** The `otpauth://` URL an authenticator app reads (from a QR code or typed in). */
 export function otpauthUrl(options: { issuer: string; account: string; secret: string }): string {
-  const label = `${encodeURIComponent(options.issuer)}:${encodeURIComponent(options.account)}`;
-  const query = new URLSearchParams({
-    secret: options.secret,
+  return new TOTP({
     issuer: options.issuer,
-    algorithm: 'SHA1',
-    digits: String(TOTP_DIGITS),
-    period: String(TOTP_PERIOD_S),
-  });
-  return `otpauth://totp/${label}?${query}`;
+    label: options.account,
+    secret: options.secret,
+    ...PARAMETERS,
+  }).toString();
 }
 
 /** Ten new single-use recovery codes, `xxxxx-xxxxx` in lower-case base32 (50 random bits each). */
 export function newRecoveryCodes(): string[] {
   return Array.from({ length: RECOVERY_CODES }, () => {
-    const code = base32Encode(randomBytes(7)).slice(0, 10).toLowerCase();
+    const code = new Secret({ size: 7 }).base32.slice(0, 10).toLowerCase();
     return `${code.slice(0, 5)}-${code.slice(5)}`;
   });
 }
