@@ -1,6 +1,7 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
 import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
-import { type Binding, type CallRow, type Database, type Outcome, QUEUED_WITHIN_MS } from '../store/index.js';
+import { QUEUED_WITHIN_MS } from '../outbox/index.js';
+import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
 
 /**
  * History's call filter, defined once. CALL_FILTERS describes each filter; the functions below

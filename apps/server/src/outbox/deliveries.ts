@@ -1,14 +1,6 @@
 import { type CallDelivery, type CallDeliveryState, LOG_PROVIDER, SHOWN_FIRST } from '@school/contract';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import {
-  type AttemptOutcome,
-  type Database,
-  type DeliveriesTable,
-  type DeliveryAttemptsTable,
-  type DeliveryKind,
-  type DeliveryStatus,
-  QUEUED_WITHIN_MS,
-} from '../store/index.js';
+import type { Database } from '../store/index.js';
 import {
   applyDeliveryFilters,
   type DeliveryCursor,
@@ -16,6 +8,7 @@ import {
   olderThan,
 } from './delivery-filters.js';
 import { onTheirWaySince } from './on-their-way.js';
+import { type DeliveriesTable, type DeliveryAttemptsTable, QUEUED_WITHIN_MS } from './schema.js';
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
 export type AttemptRow = Selectable<DeliveryAttemptsTable>;
@@ -211,5 +204,3 @@ export function createDeliveryRepository(
     },
   };
 }
-
-export type { AttemptOutcome, DeliveryKind, DeliveryStatus };

@@ -1,6 +1,7 @@
 import { type DeliveryState, LOG_PROVIDER } from '@school/contract';
 import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
-import type { Database, DeliveriesTable, DeliveryKind, DeliveryStatus } from '../store/index.js';
+import type { Database } from '../store/index.js';
+import type { DeliveriesTable, DeliveryKind, DeliveryStatus } from './schema.js';
 
 /** Filters over deliveries; times in epoch milliseconds (when queued), `to` exclusive. */
 export interface DeliveryQuery {

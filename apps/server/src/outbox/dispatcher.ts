@@ -2,7 +2,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { SendResult } from '../providers/types.js';
 import { SealedValueError } from '../secrets/sealer.js';
 import {
-  type DeliveryKind,
   isConnectionError,
   isUnavailableError,
   type PostgresTx,
@@ -14,6 +13,7 @@ import { FinishedAttempts, type Riding } from './finished-attempts.js';
 import { HEDGE_RECHECK_MS, hedgeable, Race } from './hedge.js';
 import type { Lane, Lanes } from './lanes.js';
 import { parseDeliveryPayload } from './payload.js';
+import type { DeliveryKind } from './schema.js';
 import { type AttemptResult, type Claimed, type OutboxSql, settlementOf } from './sql.js';
 
 /**

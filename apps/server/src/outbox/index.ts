@@ -1,12 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
 import type { Sealer } from '../secrets/sealer.js';
-import type { DeliveryKind, Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import type { CircuitChange, CircuitState } from './circuit.js';
 import { createDeliveryRepository, type DeliveryRepository, deleteForCalls } from './deliveries.js';
 import { Dispatcher } from './dispatcher.js';
 import { createEnqueue, type Enqueue } from './enqueue.js';
 import { Lane, type LaneLimits, Lanes } from './lanes.js';
+import type { DeliveryKind } from './schema.js';
 import { createOutboxSql, type ResendHook } from './sql.js';
 
 /**
@@ -214,4 +215,12 @@ export { deliveryState, recipientNeedles } from './delivery-filters.js';
 export type { CallDeliveries, Enqueue, Enqueued } from './enqueue.js';
 export type { DeliveryPayload, NewDelivery, PushPayload, SmsPayload } from './payload.js';
 export { deliveryPayloadJson, parseDeliveryPayload } from './payload.js';
+export {
+  type AttemptOutcome,
+  type DeliveriesTable,
+  type DeliveryAttemptsTable,
+  type DeliveryKind,
+  type DeliveryStatus,
+  QUEUED_WITHIN_MS,
+} from './schema.js';
 export type { AttemptResult, Claimed } from './sql.js';

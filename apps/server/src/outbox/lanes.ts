@@ -1,6 +1,6 @@
 import type { Provider, PushMessage, SmsMessage } from '../providers/types.js';
-import type { DeliveryKind } from '../store/index.js';
 import { Circuit, type CircuitChange, type CircuitState } from './circuit.js';
+import type { DeliveryKind } from './schema.js';
 
 /** How many attempts one provider may have under way, and how fast it may be sent to. */
 export interface LaneLimits {

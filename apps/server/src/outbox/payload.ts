@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sealer } from '../secrets/sealer.js';
-import type { DeliveriesTable, DeliveryKind, DeliveryStatus } from '../store/index.js';
+import type { DeliveriesTable, DeliveryKind, DeliveryStatus } from './schema.js';
 
 /** What an SMS delivery keeps in its `payload` column. */
 export interface SmsPayload {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { providerReason } from '../providers/http.js';
-import type { AttemptOutcome, Database } from '../store/index.js';
+import type { Database } from '../store/index.js';
+import type { AttemptOutcome } from './schema.js';
 
 /**
  * Whether a provider refuses the school's messages for good, from the attempts recorded

@@ -1,18 +1,11 @@
 import type SQLite from 'better-sqlite3';
 import { type Expression, type ExpressionBuilder, type SqlBool, sql, type Transaction } from 'kysely';
 import type { Sealer } from '../secrets/sealer.js';
-import {
-  type Database,
-  type DeliveryKind,
-  type DeliveryStatus,
-  type PostgresTx,
-  prepared,
-  type SqliteTx,
-  type Store,
-} from '../store/index.js';
+import { type Database, type PostgresTx, prepared, type SqliteTx, type Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import { onTheirWaySince } from './on-their-way.js';
 import { UNSETTLED_SMS, unsealedText } from './payload.js';
+import type { DeliveryKind, DeliveryStatus } from './schema.js';
 import { isSettled, type OutboxEvent, TRANSITIONS } from './states.js';
 
 /** The one status `forget` takes (a literal: 0023's index has it in its predicate). */

@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '../store/index.js';
+import type { DeliveryStatus } from './schema.js';
 
 /**
  * A delivery's life (docs/outbox.md): the statuses it can have and every event
@@ -63,6 +63,20 @@ export function next(status: DeliveryStatus, event: OutboxEvent): DeliveryStatus
   const t = TRANSITIONS[event];
   return t.from.includes(status) ? t.to : undefined;
 }
+
+/**
+ * On their way: waiting for an attempt (`pending`) or in one (`sending`). Their hours are not
+ * rolled up yet (stats/delivery-rollups.ts), retention keeps them with their calls and attempts
+ * (history/calls.ts, store/partitions.ts), and PostgreSQL indexes them by when they were queued
+ * (migration 0022, whose predicate is this list).
+ */
+export const ON_THEIR_WAY = ['pending', 'sending'] as const satisfies readonly DeliveryStatus[];
+
+/**
+ * Failed: it did not reach the phone or topic and will not by itself (`dead`, which staff may
+ * resend, or `expired`). History's delivery filter (migration 0021's index has this list).
+ */
+export const FAILED = ['dead', 'expired'] as const satisfies readonly DeliveryStatus[];
 
 /**
  * Settled: never sent again, and an SMS's sealed text is destroyed. A dead delivery is not

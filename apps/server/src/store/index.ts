@@ -62,21 +62,17 @@ export { announceCalls } from './pg-watch.js';
 export { prepared } from './prepared.js';
 export type { ReadReplica, ReplicaState, ReplicaStatus } from './replica.js';
 export type {
-  AttemptOutcome,
   Binding,
   CallRow,
   CallSummaryRow,
   CallsTable,
   Database,
-  DeliveriesTable,
-  DeliveryAttemptsTable,
-  DeliveryKind,
   DeliveryStatus,
   NewCall,
   Outcome,
   SessionMethod,
 } from './schema.js';
-export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES, QUEUED_WITHIN_MS } from './schema.js';
+export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES } from './schema.js';
 export type { SessionWithUser } from './sessions.js';
 // The embedded database copied while the server writes, for `pnpm admin backup` (cli/backup.ts).
 export * from './sqlite-backup.js';
