@@ -19,6 +19,11 @@
  * markup the two read differently, once more as the validator reads it. Attributes are counted as
  * the parser splits them (a name, then `="…"` or `='…'` if it closes within the tag), which is
  * also an upper bound on what the validator checks before it stops at a malformed attribute.
+ *
+ * Cost: a start tag of the common shape (plainTag) is delimited and counted in one pass, and long
+ * runs (a 56 KB name, 60 KB of whitespace) are crossed by a native search, not a character at a
+ * time: forty 64 KiB bodies of 256 attributes on each element, or of one long name, at once held
+ * /healthz past 0.1 s before (docs/performance.md).
  */
 export type AttributeBreach =
   /** A tag with too many; `index` is where its `<` is. */
@@ -36,6 +41,7 @@ export function attributeBreach(
   return scan(xml, perElement, perMessage, true).breach;
 }
 
+const LT = 0x3c;
 const GT = 0x3e;
 const BANG = 0x21;
 const QUESTION = 0x3f;
@@ -68,7 +74,8 @@ function scan(
     return total > perMessage ? { kind: 'message' as const } : undefined;
   };
   for (let i = 0; ; ) {
-    const lt = xml.indexOf('<', i);
+    // Tags one after another: no call to look for the next.
+    const lt = xml.charCodeAt(i) === LT ? i : xml.indexOf('<', i);
     if (lt === -1) return done();
     const next = xml.charCodeAt(lt + 1);
     if (next === BANG) {
@@ -137,6 +144,15 @@ function scan(
       continue;
     }
     afterTag = true;
+    const plainEnd = plainTag(xml, lt + 1, perElement);
+    if (plainEnd !== -1 || plainAttributes > perElement) {
+      // Read in one pass (plainTag); the same count as below.
+      if (plainAttributes > perElement) return done({ kind: 'element', index: lt });
+      total += plainAttributes;
+      if (total > perMessage) return done({ kind: 'message' });
+      i = plainEnd + 1;
+      continue;
+    }
     const end = tagEnd(xml, lt + 1, false);
     // No `>` outside quotes: the parser stops, but the validator checks the attributes up to the
     // end of the text (when its quotes are balanced) before it says the tag is not closed.
@@ -180,24 +196,21 @@ function tagEnd(xml: string, from: number, instruction: boolean): number {
  * `=`, followed by `="…"` or `='…'` when that value closes within the tag. Stops counting past `max`.
  */
 function countAttributes(xml: string, from: number, to: number, max: number): number {
-  let k = from;
-  while (k < to && !isSpace(xml.charCodeAt(k))) k++;
+  let k = spaceFrom(xml, from, to);
   let count = 0;
   let lastDouble: number | undefined;
   let lastSingle: number | undefined;
   while (k < to) {
     const c = xml.charCodeAt(k);
     if (isSpace(c) || c === EQUALS) {
-      k++;
+      k = separatorsEnd(xml, k + 1, to);
       continue;
     }
     if (++count > max) return count;
-    while (k < to && !isSpace(xml.charCodeAt(k)) && xml.charCodeAt(k) !== EQUALS) k++;
-    let j = k;
-    while (j < to && isSpace(xml.charCodeAt(j))) j++;
+    k = nameEnd(xml, k + 1, to, false);
+    let j = spacesEnd(xml, k, to);
     if (j >= to || xml.charCodeAt(j) !== EQUALS) continue;
-    j++;
-    while (j < to && isSpace(xml.charCodeAt(j))) j++;
+    j = spacesEnd(xml, j + 1, to);
     const quote = xml.charCodeAt(j);
     if (j >= to || (quote !== DOUBLE_QUOTE && quote !== SINGLE_QUOTE)) continue;
     // Its partner within the tag, if any; the last quote of each kind in the tag, looked for once,
@@ -216,8 +229,167 @@ function countAttributes(xml: string, from: number, to: number, max: number): nu
   return count;
 }
 
+/** The attributes of the last tag plainTag read (up to one past its `max`). */
+let plainAttributes = 0;
+
+/**
+ * The common start tag in one pass: where `<`'s tag, whose text starts at `from`, ends (its `>`),
+ * with plainAttributes set to what tagEnd and countAttributes would say, when the tag is plain —
+ * every quote in it opens a value right after a name and `=` (whitespace allowed around the `=`)
+ * and is closed. There the readers, tagEnd and countAttributes all read the same attributes.
+ * Otherwise -1, and the tag is read by those two; plainAttributes then says how many it counted
+ * before it stopped, which those would count too (more than `max`: the breach, known already).
+ */
+function plainTag(xml: string, from: number, max: number): number {
+  const n = xml.length;
+  plainAttributes = 0;
+  // The tag's name, up to the first whitespace (the parser's split); `=` may be part of it.
+  let k = tagNameEnd(xml, from, n);
+  let count = 0;
+  while (k < n) {
+    let kind = kindOf(xml.charCodeAt(k));
+    if (kind === TAG_END) return k;
+    if (kind === QUOTE) return -1;
+    if (kind === SEPARATOR) {
+      k = separatorsEnd(xml, k + 1, n);
+      continue;
+    }
+    // A name: up to whitespace, `=`, a quote or the tag's end.
+    const start = k;
+    const limit = Math.min(n, k + LOOP);
+    while (++k < limit) {
+      kind = kindOf(xml.charCodeAt(k));
+      if (kind !== NAME) break;
+    }
+    if (k === limit) {
+      k = search(NAME_END_IN_TAG, xml, k, n);
+      if (k >= n) return -1;
+      kind = kindOf(xml.charCodeAt(k));
+    }
+    if (kind === QUOTE) return -1;
+    if (kind === TAG_END) {
+      // A lone `/` before the `>` closes the element (`<x a="1"/>`): not an attribute.
+      if (k - start > 1 || xml.charCodeAt(start) !== SLASH) plainAttributes = ++count;
+      return k;
+    }
+    plainAttributes = ++count;
+    if (count > max) return -1;
+    // `=` and a quoted value, perhaps: `a="1"`, `a = '1'`.
+    let c = xml.charCodeAt(k);
+    if (c !== EQUALS) {
+      k = spacesEnd(xml, k + 1, n);
+      c = xml.charCodeAt(k);
+      if (c !== EQUALS) continue;
+    }
+    c = xml.charCodeAt(++k);
+    if (c !== DOUBLE_QUOTE && c !== SINGLE_QUOTE) {
+      k = spacesEnd(xml, k, n);
+      c = xml.charCodeAt(k);
+      if (c !== DOUBLE_QUOTE && c !== SINGLE_QUOTE) continue;
+    }
+    const close = partner(xml, k + 1, c);
+    if (close === -1) return -1;
+    k = close + 1;
+  }
+  return -1;
+}
+
+/** What a character is to plainTag. */
+const NAME = 0;
+const SEPARATOR = 1;
+const QUOTE = 2;
+const TAG_END = 3;
+/** The kinds of the ASCII characters; others are whitespace or a name's. */
+const ASCII_KINDS = new Uint8Array(128);
+for (const c of [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, EQUALS]) ASCII_KINDS[c] = SEPARATOR;
+ASCII_KINDS[DOUBLE_QUOTE] = QUOTE;
+ASCII_KINDS[SINGLE_QUOTE] = QUOTE;
+ASCII_KINDS[GT] = TAG_END;
+
+const kindOf = (c: number): number => (c < 0x80 ? (ASCII_KINDS[c] as number) : isSpace(c) ? SEPARATOR : NAME);
+
+// Runs of one kind of character: a loop over the first few, a regular expression (native, several
+// times faster a character) over the rest of a long one: a 64 KiB name costs microseconds, not a
+// millisecond. Each looks in `[from, to)` and says `to` when the run reaches it.
+
+/** How many characters a loop looks at before it hands over to the regular expression. */
+const LOOP = 32;
+const SPACE = /\s/g;
+const NOT_SPACE = /\S/g;
+const TAG_NAME_END = /[\s"'>]/g;
+const NAME_END_IN_TAG = /[\s="'>]/g;
+const NAME_END = /[\s=]/g;
+const NOT_SEPARATOR = /[^\s=]/g;
+
+/** The first whitespace. */
+function spaceFrom(xml: string, from: number, to: number): number {
+  const limit = Math.min(to, from + LOOP);
+  for (let k = from; k < limit; k++) if (isSpace(xml.charCodeAt(k))) return k;
+  return search(SPACE, xml, limit, to);
+}
+
+/** The first character that is not whitespace. */
+function spacesEnd(xml: string, from: number, to: number): number {
+  const limit = Math.min(to, from + LOOP);
+  for (let k = from; k < limit; k++) if (!isSpace(xml.charCodeAt(k))) return k;
+  return search(NOT_SPACE, xml, limit, to);
+}
+
+/** The end of a tag's name, in a tag not yet delimited: whitespace, a quote or `>`. */
+function tagNameEnd(xml: string, from: number, to: number): number {
+  const limit = Math.min(to, from + LOOP);
+  for (let k = from; k < limit; k++) {
+    const c = xml.charCodeAt(k);
+    if (c === GT || c === DOUBLE_QUOTE || c === SINGLE_QUOTE || isSpace(c)) return k;
+  }
+  return search(TAG_NAME_END, xml, limit, to);
+}
+
+/**
+ * The end of an attribute's name: whitespace or `=`, and, in a tag not yet delimited (`inTag`), a
+ * quote or `>`.
+ */
+function nameEnd(xml: string, from: number, to: number, inTag: boolean): number {
+  const limit = Math.min(to, from + LOOP);
+  for (let k = from; k < limit; k++) {
+    const c = xml.charCodeAt(k);
+    if (isSpace(c) || c === EQUALS || (inTag && (c === GT || c === DOUBLE_QUOTE || c === SINGLE_QUOTE)))
+      return k;
+  }
+  return search(inTag ? NAME_END_IN_TAG : NAME_END, xml, limit, to);
+}
+
+/** The first character that is neither whitespace nor `=`. */
+function separatorsEnd(xml: string, from: number, to: number): number {
+  const limit = Math.min(to, from + LOOP);
+  for (let k = from; k < limit; k++) {
+    const c = xml.charCodeAt(k);
+    if (c !== EQUALS && !isSpace(c)) return k;
+  }
+  return search(NOT_SEPARATOR, xml, limit, to);
+}
+
+/** The first `quote` (a character code) at or after `from`, or -1: a short value is looked at in place. */
+function partner(xml: string, from: number, quote: number): number {
+  const limit = Math.min(xml.length, from + LOOP);
+  for (let k = from; k < limit; k++) if (xml.charCodeAt(k) === quote) return k;
+  return limit < xml.length ? xml.indexOf(quote === DOUBLE_QUOTE ? '"' : "'", limit) : -1;
+}
+
+/**
+ * The first match of `re` (global, one character long) in `[from, to)`, or `to`. Before `to` the
+ * text is cut there (a view of it, not a copy), so no search reads past the tag it is in.
+ */
+function search(re: RegExp, xml: string, from: number, to: number): number {
+  if (from >= to) return to;
+  re.lastIndex = from;
+  return re.test(to < xml.length ? xml.slice(0, to) : xml) ? re.lastIndex - 1 : to;
+}
+
 /** JavaScript's `\s`, which the parser splits on. */
 function isSpace(c: number): boolean {
+  // Most characters are printable ASCII: two comparisons.
+  if (c > 0x20 && c < 0xa0) return false;
   return (
     c === 0x20 ||
     (c >= 0x09 && c <= 0x0d) ||
