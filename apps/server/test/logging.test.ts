@@ -55,7 +55,7 @@ describe('the log', () => {
     expect(logFormat('pretty', false)).toBe('pretty');
   });
 
-  it('writes one line per request in JSON, every request, with the auth code masked', async () => {
+  it('writes one line per request in JSON, every request, with the auth code and the phone masked', async () => {
     const { app, requestLines } = await appLogging('json');
     await app.inject({ method: 'GET', url: '/healthz' });
     await app.inject({
@@ -66,10 +66,11 @@ describe('the log', () => {
     expect(lines.map((l) => l.msg)).toEqual(['request completed', 'request completed']);
     expect(lines.map((l) => (l.req as { url: string }).url)).toEqual([
       '/healthz',
-      '/AuthCodeSending.asmx/AuthCode?code=***&phone=%2B447911123456',
+      '/AuthCodeSending.asmx/AuthCode?code=***&phone=%2B44•••••••456',
     ]);
     expect(lines.map((l) => (l.res as { statusCode: number }).statusCode)).toEqual([200, 200]);
     expect(JSON.stringify(lines)).not.toContain('482913');
+    expect(JSON.stringify(lines)).not.toContain('7911123456');
   });
 
   it('keeps only errors and slow requests at info for a person, the rest at debug', async () => {

@@ -2,6 +2,9 @@
  * The default providers: nothing leaves the machine. Each message is written to the server's log
  * (an SMS with its auth code masked, a push with its title, body and data), the delivery is
  * recorded with the response `logged, not sent`, and the console shows it as "Logged, not sent".
+ * The SMS's number reaches the log as every phone number does: masked by the logger's own hook to
+ * its country code and last three digits (`+44•••••••456`; src/logging.ts, maskPhonesInLogLine),
+ * which also covers a number in a push's text.
  */
 import type { PushMessage, PushProvider, SendResult, SmsMessage, SmsProvider } from './types.js';
 
@@ -19,7 +22,7 @@ export function createLogSmsProvider(logger?: ProviderLogger): SmsProvider {
   return {
     name: 'log',
     describe: () =>
-      'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
+      'log: writes each SMS to the server log (its number masked to the country code and last three digits, its text with the code masked); sends nothing (SMS_PROVIDER=log)',
     async send(message: SmsMessage): Promise<SendResult> {
       logger?.info(
         {

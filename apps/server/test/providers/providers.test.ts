@@ -99,7 +99,7 @@ describe('the log providers (the default)', () => {
     ]);
     expect(JSON.stringify(logged)).not.toContain('Z9Q4');
     expect(sms.describe()).toBe(
-      'log: writes each SMS to the server log (its number, and its text with the code masked); sends nothing (SMS_PROVIDER=log)',
+      'log: writes each SMS to the server log (its number masked to the country code and last three digits, its text with the code masked); sends nothing (SMS_PROVIDER=log)',
     );
     expect(createPushProvider(config).describe()).toBe(
       'log: writes each push to the server log (its topic, title, body and data); sends nothing (PUSH_PROVIDER=log)',
