@@ -136,7 +136,19 @@ export const providerConfigShape = {
   ...httpGatewayShape('SMS_FALLBACK_HTTP', 'https://backup-gateway.example.com/send'),
 
   PUSH_PROVIDER: optional(lowerEnum(['log', 'fcm', 'webhook']).default('log')),
+  /** A service-account JSON key; without one, FCM uses Application Default Credentials. */
   FCM_SERVICE_ACCOUNT_FILE: optional(z.string().trim().optional()),
+  /** The Firebase project; defaults to the key's project_id, required without a key. */
+  FCM_PROJECT_ID: optional(
+    z
+      .string()
+      .trim()
+      .regex(
+        /^[a-z0-9][a-z0-9.:-]*$/,
+        'must be a Google Cloud project id (lower-case letters, digits, hyphens)',
+      )
+      .optional(),
+  ),
   FCM_BASE_URL: optional(baseUrl('https://fcm.googleapis.com').default('https://fcm.googleapis.com')),
   FCM_TOKEN_URL: optional(httpUrl('https://oauth2.googleapis.com/token').optional()),
 
@@ -205,10 +217,14 @@ export function checkProviderConfig(config: ProviderValues, ctx: z.RefinementCtx
   if (config.PUSH_PROVIDER === 'fcm') {
     const file = config.FCM_SERVICE_ACCOUNT_FILE;
     if (!file) {
-      issue(
-        'FCM_SERVICE_ACCOUNT_FILE',
-        'is required when PUSH_PROVIDER=fcm (the service-account JSON key file)',
-      );
+      // Application Default Credentials: looked for at the first push, not here (on Google Cloud
+      // that asks the metadata server); the project cannot be taken from a key.
+      if (!config.FCM_PROJECT_ID) {
+        issue(
+          'FCM_PROJECT_ID',
+          'is required when PUSH_PROVIDER=fcm has no FCM_SERVICE_ACCOUNT_FILE (Application Default Credentials)',
+        );
+      }
     } else {
       try {
         const account = readServiceAccount(file);

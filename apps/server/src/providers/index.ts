@@ -71,8 +71,8 @@ function httpGateway(config: ProviderConfig, prefix: 'SMS_HTTP' | 'SMS_FALLBACK_
 }
 
 /**
- * The push provider PUSH_PROVIDER names. With `fcm` the service-account file is read here, once;
- * an unreadable file throws (start-up), it never fails a send.
+ * The push provider PUSH_PROVIDER names. With `fcm` the service-account file, if any, is read
+ * here, once; an unreadable file throws (start-up), it never fails a send.
  */
 export function createPushProvider(config: ProviderConfig, deps: ProviderDeps = {}): PushProvider {
   switch (config.PUSH_PROVIDER) {
@@ -80,9 +80,11 @@ export function createPushProvider(config: ProviderConfig, deps: ProviderDeps = 
       return createLogPushProvider(deps.logger);
     case 'fcm':
       return createFcmProvider({
-        serviceAccount: readServiceAccount(
-          required(config.FCM_SERVICE_ACCOUNT_FILE, 'FCM_SERVICE_ACCOUNT_FILE'),
-        ),
+        // Without a key file: Application Default Credentials.
+        serviceAccount: config.FCM_SERVICE_ACCOUNT_FILE
+          ? readServiceAccount(config.FCM_SERVICE_ACCOUNT_FILE)
+          : undefined,
+        projectId: config.FCM_PROJECT_ID,
         baseUrl: config.FCM_BASE_URL,
         tokenUrl: config.FCM_TOKEN_URL,
         timeoutMs: config.PROVIDER_TIMEOUT_MS,

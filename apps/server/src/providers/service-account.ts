@@ -7,7 +7,7 @@ export interface ServiceAccount {
   readonly clientEmail: string;
   /** PEM, PKCS#8 as Google issues it. */
   readonly privateKey: string;
-  /** Sent as the JWT's `kid` when the file has one. */
+  /** The key's id; not sent (google-auth-library's assertion has no `kid`: Google's endpoint needs none). */
   readonly privateKeyId?: string;
   /** Where the JWT-bearer grant is posted (normally https://oauth2.googleapis.com/token). */
   readonly tokenUri?: string;
@@ -18,8 +18,10 @@ export class ServiceAccountError extends Error {
 }
 
 /**
- * Reads and checks a service-account file. The messages say what is wrong without quoting the
- * file (it holds a private key).
+ * Reads and checks a service-account file, at start (the configuration's check and the provider's
+ * creation), so that a wrong file stops the server with a message naming it rather than failing
+ * pushes later; the token is google-auth-library's (./google-token.ts). The messages say what is
+ * wrong without quoting the file (it holds a private key).
  */
 export function readServiceAccount(file: string): ServiceAccount {
   let text: string;

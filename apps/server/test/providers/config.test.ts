@@ -191,9 +191,9 @@ describe('provider configuration: what each provider needs', () => {
 
   it('fcm: a readable service-account file with the fields FCM needs', () => {
     expect(issues({ PUSH_PROVIDER: 'fcm', FCM_SERVICE_ACCOUNT_FILE: goodFile })).toEqual([]);
-    expect(issues({ PUSH_PROVIDER: 'fcm' })).toEqual([
-      'FCM_SERVICE_ACCOUNT_FILE: is required when PUSH_PROVIDER=fcm (the service-account JSON key file)',
-    ]);
+    expect(
+      issues({ PUSH_PROVIDER: 'fcm', FCM_SERVICE_ACCOUNT_FILE: goodFile, FCM_PROJECT_ID: 'other-project' }),
+    ).toEqual([]);
     const missing = path.join(dir, 'missing.json');
     expect(issues({ PUSH_PROVIDER: 'fcm', FCM_SERVICE_ACCOUNT_FILE: missing })).toEqual([
       `FCM_SERVICE_ACCOUNT_FILE: cannot read ${missing} (ENOENT)`,
@@ -227,6 +227,16 @@ describe('provider configuration: what each provider needs', () => {
         FCM_TOKEN_URL: 'http://127.0.0.1:1/token',
       }),
     ).toEqual([]);
+  });
+
+  it('fcm without a key file: Application Default Credentials, for the project FCM_PROJECT_ID names', () => {
+    expect(issues({ PUSH_PROVIDER: 'fcm', FCM_PROJECT_ID: 'school-app-1234' })).toEqual([]);
+    expect(issues({ PUSH_PROVIDER: 'fcm' })).toEqual([
+      'FCM_PROJECT_ID: is required when PUSH_PROVIDER=fcm has no FCM_SERVICE_ACCOUNT_FILE (Application Default Credentials)',
+    ]);
+    expect(issues({ PUSH_PROVIDER: 'fcm', FCM_PROJECT_ID: 'School App/1' })).toEqual([
+      'FCM_PROJECT_ID: must be a Google Cloud project id (lower-case letters, digits, hyphens)',
+    ]);
   });
 
   it('webhook: a URL and a secret of at least 16 characters', () => {

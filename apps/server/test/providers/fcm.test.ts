@@ -2,7 +2,8 @@ import { generateKeyPairSync, type KeyObject, verify } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { gcpMetadata } from 'google-auth-library';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPushProvider, providerConfigSchema } from '../../src/providers/index.js';
 import type { PushMessage, PushProvider, SendResult } from '../../src/providers/types.js';
 import {
@@ -18,6 +19,9 @@ const PROJECT = 'school-app-1234';
 const CLIENT_EMAIL = 'push-sender@school-app-1234.iam.gserviceaccount.com';
 const KEY_ID = 'f00dfeedcafe';
 const SEND_PATH = `/v1/projects/${PROJECT}/messages:send`;
+const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
+/** Where Google's metadata server answers on Google Cloud (GCE_METADATA_HOST points it here). */
+const METADATA = '/computeMetadata/v1';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,
@@ -62,12 +66,26 @@ let tokensIssued: number;
 /** How the fake answers a send, given the bearer token it carried. */
 let onSend: (token: string | undefined, request: ReceivedRequest) => FakeAnswer;
 let onToken: (request: ReceivedRequest) => FakeAnswer | undefined;
+/** How the fake metadata server answers; by default as off Google Cloud (nothing there). */
+let onMetadata: (request: ReceivedRequest) => FakeAnswer;
+let metadataRequests: ReceivedRequest[];
 let dir: string;
 let accountFile: string;
+const savedEnv = { ...process.env };
+function restoreEnv() {
+  for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
+  Object.assign(process.env, savedEnv);
+}
 
 beforeAll(async () => {
   fake = await startFakeServer();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fcm-test-'));
+  // Application Default Credentials are looked for here only: no GOOGLE_APPLICATION_CREDENTIALS,
+  // an empty gcloud configuration, and the fake as the metadata server (never Google's).
+  delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+  delete process.env.METADATA_SERVER_DETECTION;
+  process.env.CLOUDSDK_CONFIG = dir;
+  process.env.GCE_METADATA_HOST = new URL(fake.url).host;
   accountFile = path.join(dir, 'service-account.json');
   fs.writeFileSync(
     accountFile,
@@ -84,6 +102,7 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
+  restoreEnv();
   await fake.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -92,7 +111,10 @@ beforeEach(() => {
   tokenRequests = [];
   sendRequests = [];
   tokensIssued = 0;
+  metadataRequests = [];
   onToken = () => undefined;
+  onMetadata = () => ({ status: 404, body: 'not on Google Cloud' });
+  gcpMetadata.resetIsAvailableCache();
   onSend = () => ({
     status: 200,
     body: { name: `projects/${PROJECT}/messages/0:1500415314455276%31bd1c9631bd1c96` },
@@ -108,7 +130,11 @@ beforeEach(() => {
         body: { access_token: `ya29.access-${tokensIssued}`, expires_in: 3599, token_type: 'Bearer' },
       };
     }
-    if (request.url === SEND_PATH) {
+    if (request.url.startsWith(METADATA)) {
+      metadataRequests.push(request);
+      return onMetadata(request);
+    }
+    if (request.url.endsWith('/messages:send')) {
       sendRequests.push(request);
       return onSend(request.headers.authorization?.replace(/^Bearer /, ''), request);
     }
@@ -116,7 +142,7 @@ beforeEach(() => {
   });
 });
 
-function fcm(env: Record<string, string> = {}, now?: () => number): PushProvider {
+function fcm(env: Record<string, string> = {}): PushProvider {
   return createPushProvider(
     providerConfigSchema.parse({
       PUSH_PROVIDER: 'fcm',
@@ -124,7 +150,6 @@ function fcm(env: Record<string, string> = {}, now?: () => number): PushProvider
       FCM_BASE_URL: fake.url,
       ...env,
     }),
-    now ? { now } : {},
   );
 }
 
@@ -144,7 +169,7 @@ describe('FCM: the requests Google receives', () => {
     expect(tokenRequests).toHaveLength(1);
     const [tokenRequest] = tokenRequests;
     expect(tokenRequest?.method).toBe('POST');
-    expect(tokenRequest?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(tokenRequest?.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded(;|$)/);
     expect(tokenRequest?.headers.authorization).toBeUndefined();
     const form = new URLSearchParams(tokenRequest?.body);
     expect([...form.keys()].sort()).toEqual(['assertion', 'grant_type']);
@@ -155,10 +180,10 @@ describe('FCM: the requests Google receives', () => {
     expect(jwt.signatureValid).toBe(true);
     const stranger = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;
     expect(decodeJwt(form.get('assertion') ?? '', stranger).signatureValid).toBe(false);
-    expect(jwt.header).toEqual({ alg: 'RS256', typ: 'JWT', kid: KEY_ID });
+    expect(jwt.header).toEqual({ alg: 'RS256' });
     expect(jwt.claims).toEqual({
       iss: CLIENT_EMAIL,
-      scope: 'https://www.googleapis.com/auth/firebase.messaging',
+      scope: FCM_SCOPE,
       aud: `${fake.url}/token`,
       iat: expect.any(Number),
       exp: expect.any(Number),
@@ -168,8 +193,9 @@ describe('FCM: the requests Google receives', () => {
     expect(iat).toBeLessThanOrEqual(after);
     expect(jwt.claims.exp).toBe(iat + 3600);
 
-    // The send: v1 messages:send with the token just issued.
-    expect(sendRequests).toHaveLength(1);
+    // The send: v1 messages:send with the token just issued; nothing else asked (with a key, no
+    // metadata server).
+    expect(fake.requests.map((r) => r.url)).toEqual(['/token', SEND_PATH]);
     const [send] = sendRequests;
     expect(send?.method).toBe('POST');
     expect(send?.headers.authorization).toBe('Bearer ya29.access-1');
@@ -188,6 +214,11 @@ describe('FCM: the requests Google receives', () => {
     expect(tokenRequests.map((r) => r.url)).toEqual(['/oauth/alt-token']);
     const jwt = decodeJwt(new URLSearchParams(tokenRequests[0]?.body).get('assertion') ?? '');
     expect(jwt.claims.aud).toBe(`${fake.url}/oauth/alt-token`);
+  });
+
+  it('sends to the project FCM_PROJECT_ID names rather than the key’s', async () => {
+    await fcm({ FCM_PROJECT_ID: 'school-other-9' }).send(message);
+    expect(sendRequests.map((r) => r.url)).toEqual(['/v1/projects/school-other-9/messages:send']);
   });
 
   it('describes itself without the key', () => {
@@ -221,19 +252,28 @@ describe('FCM: the access token', () => {
   });
 
   it('is refreshed shortly before it expires', async () => {
-    let clock = Date.parse('2030-01-01T00:00:00Z');
-    const provider = fcm({}, () => clock);
-    await provider.send(message);
-    clock += 3000 * 1000; // 50 minutes: still good.
-    await provider.send(message);
-    expect(tokenRequests).toHaveLength(1);
-    clock += 560 * 1000; // 3560 s after issue: within the last minute of 3599 s.
-    await provider.send(message);
-    expect(tokenRequests).toHaveLength(2);
-    expect(sendRequests.at(-1)?.headers.authorization).toBe('Bearer ya29.access-2');
-    // The new JWT carries the moved clock.
-    const jwt = decodeJwt(new URLSearchParams(tokenRequests[1]?.body).get('assertion') ?? '');
-    expect(jwt.claims.iat).toBe(Math.floor(clock / 1000));
+    // The library reads the system clock: only Date is moved, timers run as they do.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      let clock = Date.parse('2030-01-01T00:00:00Z');
+      vi.setSystemTime(clock);
+      const provider = fcm();
+      await provider.send(message);
+      clock += 3000 * 1000; // 50 minutes: still good.
+      vi.setSystemTime(clock);
+      await provider.send(message);
+      expect(tokenRequests).toHaveLength(1);
+      clock += 560 * 1000; // 3560 s after issue: within the last minute of 3599 s.
+      vi.setSystemTime(clock);
+      await provider.send(message);
+      expect(tokenRequests).toHaveLength(2);
+      expect(sendRequests.at(-1)?.headers.authorization).toBe('Bearer ya29.access-2');
+      // The new JWT carries the moved clock.
+      const jwt = decodeJwt(new URLSearchParams(tokenRequests[1]?.body).get('assertion') ?? '');
+      expect(jwt.claims.iat).toBe(Math.floor(clock / 1000));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('is refreshed once on a 401, and the send retried with the new one', async () => {
@@ -456,5 +496,81 @@ describe('FCM: classification of errors', () => {
       const assertion = new URLSearchParams(request.body).get('assertion') ?? '';
       expect(text).not.toContain(assertion.split('.')[2]);
     }
+  });
+});
+
+describe('FCM with Application Default Credentials (no key configured)', () => {
+  const ADC_PROJECT = 'school-adc-1';
+  function fcmAdc(env: Record<string, string> = {}): PushProvider {
+    return createPushProvider(
+      providerConfigSchema.parse({
+        PUSH_PROVIDER: 'fcm',
+        FCM_PROJECT_ID: ADC_PROJECT,
+        FCM_BASE_URL: fake.url,
+        FCM_TOKEN_URL: `${fake.url}/token`,
+        ...env,
+      }),
+    );
+  }
+  const metadata = (body: object | string): FakeAnswer => ({
+    status: 200,
+    headers: { 'Metadata-Flavor': 'Google' },
+    body,
+  });
+
+  it('GOOGLE_APPLICATION_CREDENTIALS naming a key: the same signed grant, the project from FCM_PROJECT_ID', async () => {
+    process.env.GOOGLE_APPLICATION_CREDENTIALS = accountFile;
+    try {
+      const provider = fcmAdc();
+      expect(provider.describe()).toContain(
+        `FCM project ${ADC_PROJECT} with Application Default Credentials`,
+      );
+      expect(await provider.send(message)).toMatchObject({ ok: true });
+    } finally {
+      delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    }
+    expect(tokenRequests).toHaveLength(1);
+    const form = new URLSearchParams(tokenRequests[0]?.body);
+    expect(form.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
+    const jwt = decodeJwt(form.get('assertion') ?? '');
+    expect(jwt.signatureValid).toBe(true);
+    expect(jwt.claims).toMatchObject({ iss: CLIENT_EMAIL, scope: FCM_SCOPE, aud: `${fake.url}/token` });
+    expect(sendRequests.map((r) => [r.url, r.headers.authorization])).toEqual([
+      [`/v1/projects/${ADC_PROJECT}/messages:send`, 'Bearer ya29.access-1'],
+    ]);
+    expect(metadataRequests).toHaveLength(0);
+  });
+
+  it('on Google Cloud (workload identity): the token from the metadata server, for the FCM scope', async () => {
+    let issued = 0;
+    onMetadata = (request) => {
+      if (request.url === `${METADATA}/instance`) return metadata('');
+      if (request.url.startsWith(`${METADATA}/instance/service-accounts/default/token?`)) {
+        issued += 1;
+        return metadata({ access_token: `ya29.metadata-${issued}`, expires_in: 3599, token_type: 'Bearer' });
+      }
+      return { status: 404, body: 'unexpected metadata path' };
+    };
+    const provider = fcmAdc();
+    expect(await provider.send(message)).toMatchObject({ ok: true });
+    expect(await provider.send(message)).toMatchObject({ ok: true });
+
+    const asked = metadataRequests.filter((r) => r.url.includes('/token?'));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.headers['metadata-flavor']).toBe('Google');
+    expect(new URL(asked[0]?.url ?? '', fake.url).searchParams.get('scopes')).toBe(FCM_SCOPE);
+    expect(sendRequests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer ya29.metadata-1',
+      'Bearer ya29.metadata-1',
+    ]);
+    expect(tokenRequests).toHaveLength(0);
+  });
+
+  it('no credentials anywhere: a permanent failure naming it, and nothing sent', async () => {
+    const result = await fcmAdc().send(message);
+    expect(result).toMatchObject({ ok: false, kind: 'permanent' });
+    expect(result.ok || result.error).toMatch(/^FCM credentials: Could not load the default credentials/);
+    expect(sendRequests).toHaveLength(0);
+    expect(tokenRequests).toHaveLength(0);
   });
 });
