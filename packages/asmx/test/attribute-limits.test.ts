@@ -102,6 +102,27 @@ describe('attributeBreach: the cap per element', () => {
     });
   });
 
+  it('reads long runs (a name, whitespace, a value) as it reads short ones', () => {
+    const at = (xml: string) => breach(xml)?.kind;
+    // A long tag name, long attribute names, long and non-ASCII whitespace, a long value.
+    expect(at(`<${'x'.repeat(1000)}${attrs(PER_ELEMENT)}/>`)).toBeUndefined();
+    expect(at(`<${'x'.repeat(1000)}${attrs(PER_ELEMENT + 1)}/>`)).toBe('element');
+    const longNames = Array.from({ length: PER_ELEMENT + 1 }, (_, i) => ` ${'n'.repeat(40)}${i}="1"`);
+    expect(at(`<x${longNames.slice(1).join('')}/>`)).toBeUndefined();
+    expect(at(`<x${longNames.join('')}/>`)).toBe('element');
+    expect(at(`<x a =${' '.repeat(60_000)}"1"${attrs(PER_ELEMENT - 1)}/>`)).toBeUndefined();
+    expect(at(`<x a =${' '.repeat(60_000)}"1"${attrs(PER_ELEMENT)}/>`)).toBe('element');
+    expect(at(`<x${'\u3000'.repeat(50)}${attrs(PER_ELEMENT + 1).replaceAll(' ', '\u3000')}/>`)).toBe(
+      'element',
+    );
+    expect(at(`<x a="${'>'.repeat(40_000)}"${attrs(PER_ELEMENT - 1)}/>`)).toBeUndefined();
+    expect(at(`<x a="${'>'.repeat(40_000)}"${attrs(PER_ELEMENT)}/>`)).toBe('element');
+    // A quote that opens no value, after many attributes: a name to the parser, counted.
+    expect(at(`<x${attrs(PER_ELEMENT - 2)} "q" b="1"/>`)).toBeUndefined();
+    expect(at(`<x${attrs(PER_ELEMENT - 1)} "q" b="1"/>`)).toBe('element');
+    expect(at(`<r><${'a'.repeat(60_000)}`)).toBeUndefined();
+  });
+
   it('counts the attributes of a tag left open to the end of the text', () => {
     expect(breach(`<r><x${attrs(PER_ELEMENT)}`)).toBeUndefined();
     expect(breach(`<r><x${attrs(PER_ELEMENT + 1)}`)).toEqual({ kind: 'element', index: 3 });

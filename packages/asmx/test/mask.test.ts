@@ -88,6 +88,29 @@ describe('maskXmlElements', () => {
     expect(mask('<code a="<code>">4821</code>')).toBe('<code a="<code>">***</code>');
   });
 
+  it('reads long names and tags of hundreds of attributes as it reads short ones', () => {
+    const many = (count: number, value: string) =>
+      Array.from({ length: count }, (_, i) => ` a${i}="${value}"`).join('');
+    // `>` and `<code>` inside values, more values than one search crosses (256), then a secret.
+    for (const count of [255, 256, 257, 600]) {
+      const tag = `<x${many(count, '<code>>')}/>`;
+      expect(mask(`<r>${tag}<code>4821</code></r>`)).toBe(`<r>${tag}<code>***</code></r>`);
+      expect(mask(`<r><code${many(count, '>')}>4821</code></r>`)).toBe(
+        `<r><code${many(count, '>')}>***</code></r>`,
+      );
+      // A value left open: the tag runs to the end, and a secret's start tag is masked from its name.
+      expect(mask(`<r><code${many(count, '1')} b="4821</code></r>`)).toBe('<r><code***');
+    }
+    const long = 'a'.repeat(60_000);
+    expect(mask(`<r><${long}/><code>4821</code></r>`)).toBe(`<r><${long}/><code>***</code></r>`);
+    expect(mask(`<r><p:${long}:code>4821</p:${long}:code></r>`)).toBe(
+      `<r><p:${long}:code>***</p:${long}:code></r>`,
+    );
+    expect(mask(`<r><code-${long}>4821</code-${long}></r>`)).toBe(`<r><code-${long}>***</code-${long}></r>`);
+    expect(mask(`<r><${long}code>4821</${long}code></r>`)).toBe(`<r><${long}code>4821</${long}code></r>`);
+    expect(mask(`<r><code>4821</${long}>`)).toBe('<r><code>***');
+  });
+
   it('masks nested content, up to the matching end tag', () => {
     expect(mask('<code>48<b>2</b><c/>1</code><phone>1</phone>')).toBe('<code>***</code><phone>1</phone>');
     expect(mask('<code><code>1</code>4821</code><phone>1</phone>')).toBe('<code>***</code><phone>1</phone>');
