@@ -1,9 +1,10 @@
 import type { CallCount, CallList, Stats } from '@school/contract';
 import type { Kysely } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { countCalls } from '../src/history/call-count.js';
 import { matchesCall } from '../src/history/index.js';
 import type { NewDelivery } from '../src/outbox/index.js';
-import { bucketCounts, callStats, countCalls, percentileOf, type StatsRow } from '../src/stats/call-stats.js';
+import { bucketCounts, callStats, percentileOf, type StatsRow } from '../src/stats/call-stats.js';
 import type { CallRow, NewCall, Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { callRow, type TestApp } from './helpers.js';

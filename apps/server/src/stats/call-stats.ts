@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { applyFilters, type CallQuery } from '../history/call-filters.js';
 import type { Database, DialectName, Outcome } from '../store/index.js';
 import {
   bucketOf,
@@ -90,7 +89,10 @@ const SLICE_TARGET_MS = 8;
 const MIN_SLICE_MS = 60_000;
 const FIRST_SLICE_MS = 3_600_000;
 
-/** Counts per time bucket, operation and outcome (the History chart's figures). */
+/**
+ * Counts per time bucket, operation and outcome, in one query straight from the calls: what the
+ * tests hold `callStats`'s rows to.
+ */
 export async function bucketCounts(db: Kysely<Database>, range: StatsRange): Promise<StatsRow[]> {
   const rows = await db
     .selectFrom('calls')
@@ -412,22 +414,4 @@ export async function callStats(
   const otherErrors = ranked.slice(errorLimit).reduce((n, e) => n + e.count, 0);
   const deliveries = [...totals.deliveries.values()].sort((a, b) => a.bucket - b.bucket);
   return { rows, latency, overallLatency, statuses, errors, otherErrors, deliveries };
-}
-
-/** How many calls match the filters, counting no further than `bound`: `more` when there are more. */
-export async function countCalls(
-  db: Kysely<Database>,
-  query: Omit<CallQuery, 'q'>,
-  bound: number,
-): Promise<{ count: number; more: boolean }> {
-  const row = await db
-    .selectFrom(
-      applyFilters(db.selectFrom('calls').select('id'), query)
-        .limit(bound + 1)
-        .as('matching'),
-    )
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const n = Number(row.n);
-  return n > bound ? { count: bound, more: true } : { count: n, more: false };
 }

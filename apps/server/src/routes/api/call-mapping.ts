@@ -1,5 +1,7 @@
 import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
-import type { CallCursor, CallQuery } from '../../history/index.js';
+import type { FastifyReply } from 'fastify';
+import { type CallCursor, type CallQuery, SearchBusyError, SearchClosedError } from '../../history/index.js';
+import { problem, sendProblem } from '../../http/problem.js';
 import { type DeliveryRepository, recipientNeedles } from '../../outbox/index.js';
 import type { CallRow, CallSummaryRow } from '../../store/index.js';
 
@@ -208,3 +210,23 @@ function csvCell(value: string | null): string {
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
+
+/**
+ * A free-text search that could not run: the worker's slots are all taken (503, come back in a
+ * moment) or the server is closing. Anything else is rethrown.
+ */
+export function searchUnavailable(reply: FastifyReply, err: unknown, budgetMs: number): FastifyReply {
+  if (err instanceof SearchBusyError) {
+    return sendProblem(
+      reply.header('retry-after', String(Math.max(1, Math.ceil(budgetMs / 1000)))),
+      problem(
+        503,
+        'Too many free-text searches are running at once. Try again in a moment, or narrow the search by time, operation or binding so that it finishes sooner.',
+      ),
+    );
+  }
+  if (err instanceof SearchClosedError) {
+    return sendProblem(reply.header('retry-after', '5'), problem(503, 'The server is shutting down.'));
+  }
+  throw err;
+}

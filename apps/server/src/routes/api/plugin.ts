@@ -13,6 +13,7 @@ import { problem, sendProblem, unavailableDetail } from '../../http/problem.js';
 import { BusyError } from '../../plugins/request-limits.js';
 import { isDiskFullError, isUnavailableError } from '../../store/index.js';
 import { accountRoutes } from './account.js';
+import { auditRoutes } from './audit.js';
 import { bookRoutes } from './books.js';
 import { callRoutes } from './calls.js';
 import { deliveryRoutes } from './deliveries.js';
@@ -22,6 +23,7 @@ import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
 import { setupRoutes } from './setup.js';
 import { ssoRoutes } from './sso.js';
+import { statsRoutes } from './stats.js';
 import { templateRoutes } from './templates.js';
 import { userRoutes } from './users.js';
 
@@ -124,9 +126,11 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(withAccess('operator', operationRoutes));
   await app.register(withAccess('operator', callRoutes));
   await app.register(withAccess('operator', serviceRoutes));
+  await app.register(withAccess('operator', statsRoutes));
   await app.register(withAccess('operator', deliveryRoutes));
   await app.register(withAccess('admin', schoolRoutes));
   await app.register(withAccess('admin', templateRoutes));
   await app.register(withAccess('admin', bookRoutes));
   await app.register(withAccess('admin', userRoutes));
+  await app.register(withAccess('admin', auditRoutes));
 };

@@ -1,7 +1,4 @@
 import {
-  type AuditEntry,
-  auditListSchema,
-  auditQuerySchema,
   problemSchema,
   type User,
   userCreateInputSchema,
@@ -14,7 +11,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { hashPassword } from '../../auth/password.js';
 import { problem, sendProblem } from '../../http/problem.js';
-import { type AuditRow, type UserRow, uniqueViolation } from '../../store/index.js';
+import { type UserRow, uniqueViolation } from '../../store/index.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const idParams = z.object({ id: z.coerce.number().int().positive() });
@@ -35,28 +32,7 @@ export function toUser(row: UserRow): User {
   };
 }
 
-function toAuditEntry(row: AuditRow): AuditEntry {
-  let details: Record<string, unknown> | null = null;
-  if (row.details) {
-    try {
-      details = JSON.parse(row.details) as Record<string, unknown>;
-    } catch {
-      details = { text: row.details };
-    }
-  }
-  return {
-    id: row.id,
-    at: iso(row.at),
-    userId: row.user_id,
-    username: row.username,
-    ip: row.ip,
-    action: row.action,
-    target: row.target,
-    details,
-  };
-}
-
-/** Staff accounts and the audit log: admins only (the scope's rule). */
+/** Staff accounts: admins only (the scope's rule). */
 export const userRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { store } = app;
@@ -187,43 +163,6 @@ export const userRoutes: FastifyPluginAsync = async (base) => {
       });
       const after = await store.users.findById(id);
       return toUser(after ?? before);
-    },
-  );
-
-  app.get(
-    '/audit',
-    {
-      schema: {
-        summary: 'The audit log, newest first',
-        tags: ['audit'],
-        querystring: auditQuerySchema,
-        response: { 200: auditListSchema, 400: problemSchema },
-      },
-    },
-    async (request, reply) => {
-      const { limit, cursor, user, action, from, to } = request.query;
-      const before = cursor === undefined ? undefined : Number(cursor);
-      if (cursor !== undefined && !(Number.isInteger(before) && (before as number) > 0)) {
-        return sendProblem(
-          reply,
-          problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
-        );
-      }
-      const rows = await store.audit.search(
-        {
-          username: user,
-          action,
-          from: from === undefined ? undefined : Date.parse(from),
-          to: to === undefined ? undefined : Date.parse(to),
-        },
-        { limit: limit + 1, before },
-      );
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return {
-        items: page.map(toAuditEntry),
-        nextCursor: rows.length > limit && last ? String(last.id) : null,
-      };
     },
   );
 };
