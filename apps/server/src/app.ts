@@ -12,6 +12,7 @@ import { historyPlugin } from './plugins/history.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { operationsPlugin } from './plugins/operations.js';
 import { outboxPlugin } from './plugins/outbox.js';
+import { outboxMetricsPlugin } from './plugins/outbox-metrics.js';
 import { partitionsPlugin } from './plugins/partitions.js';
 import { providersPlugin } from './plugins/providers.js';
 import { readinessPlugin } from './plugins/readiness.js';
@@ -118,6 +119,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(historyPlugin);
   await app.register(recordingPlugin);
   await app.register(statsPlugin, { rollUp: options.rollups !== false });
+  await app.register(outboxMetricsPlugin);
   await app.register(operationsPlugin);
   await app.register(partitionsPlugin);
   await app.register(retentionPlugin);
