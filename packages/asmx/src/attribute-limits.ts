@@ -246,7 +246,22 @@ function plainTag(xml: string, from: number, max: number): number {
   // The tag's name, up to the first whitespace (the parser's split); `=` may be part of it.
   let k = tagNameEnd(xml, from, n);
   let count = 0;
+  let runs = true;
   while (k < n) {
+    if (runs && count >= RUN_AFTER) {
+      // Many attributes: the next RUN of the common form, `name="…"`, crossed at once.
+      RUN.lastIndex = k;
+      if (RUN.test(xml)) {
+        count += RUN_LENGTH;
+        plainAttributes = count;
+        if (count > max) return -1;
+        k = RUN.lastIndex;
+        continue;
+      }
+      // Fewer left, or another form: the loop for the rest of the tag (a run tried once more for
+      // each attribute would read the rest again each time).
+      runs = false;
+    }
     let kind = kindOf(xml.charCodeAt(k));
     if (kind === TAG_END) return k;
     if (kind === QUOTE) return -1;
@@ -293,6 +308,16 @@ function plainTag(xml: string, from: number, max: number): number {
   }
   return -1;
 }
+
+/**
+ * RUN_LENGTH attributes in a row as plainTag reads them, each with a quoted value: separators, a
+ * name, `=` (whitespace around it), the value up to its partner. A regular expression crosses them
+ * about three times faster than the loop; tried once a tag has RUN_AFTER attributes, so that a tag
+ * of a few is read by the loop alone.
+ */
+const RUN_LENGTH = 32;
+const RUN_AFTER = 8;
+const RUN = new RegExp(`(?:[\\s=]*[^\\s="'>]+\\s*=\\s*(?:"[^"]*"|'[^']*')){${RUN_LENGTH}}`, 'y');
 
 /** What a character is to plainTag. */
 const NAME = 0;
