@@ -13,6 +13,7 @@ import {
   UploadError,
 } from '../src/books/blobs.js';
 import { serveBook } from '../src/books/serve.js';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { openDatabase } from '../src/store/db.js';
 import type { BookRow } from '../src/store/index.js';
 import type { Database } from '../src/store/schema.js';
@@ -88,7 +89,12 @@ async function dbSubject(dialect: 'sqlite' | 'postgres'): Promise<Subject> {
   const temp = tempDataDir();
   let fresh: FreshDatabase | undefined;
   if (dialect === 'postgres') fresh = await freshPostgres();
-  const opened = await openDatabase({ dataDir: temp.dir, synchronous: 'NORMAL', databaseUrl: fresh?.url });
+  const opened = await openDatabase({
+    dataDir: temp.dir,
+    synchronous: 'NORMAL',
+    databaseUrl: fresh?.url,
+    owners: [OUTBOX_TABLES],
+  });
   expect(opened.dialect).toBe(dialect);
   const counter = new ChunkCounter();
   const db: Kysely<Database> = opened.db.withPlugin(counter);

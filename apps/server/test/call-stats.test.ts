@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { countCalls } from '../src/history/call-count.js';
 import { matchesCall } from '../src/history/index.js';
 import type { NewDelivery } from '../src/outbox/index.js';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { bucketCounts, callStats, percentileOf, type StatsRow } from '../src/stats/call-stats.js';
 import type { CallRow, NewCall, Store } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
@@ -181,7 +182,7 @@ describe.each(DIALECTS)('call statistics on %s', (dialect) => {
     };
     await stores.recorder.flush();
     // The migration, as a database recorded by an older release meets it.
-    const migrations = await migrationProvider(dialect).getMigrations();
+    const migrations = await migrationProvider(dialect, [OUTBOX_TABLES]).getMigrations();
     await migrations['0011_outcome_by_status']?.up(store.db as Kysely<unknown>);
     const outcome = async (id: number) => (await stores.history.findById(id))?.outcome;
     expect(await outcome(ids.range)).toBe('client-error');

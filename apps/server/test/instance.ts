@@ -1,5 +1,5 @@
 import { createHistory, type History } from '../src/history/index.js';
-import { createOutbox, type Outbox } from '../src/outbox/index.js';
+import { createOutbox, OUTBOX_TABLES, type Outbox } from '../src/outbox/index.js';
 import { createLogPushProvider, createLogSmsProvider } from '../src/providers/log.js';
 import { type CallRecorder, createCallRecorder } from '../src/recording/recorder.js';
 import { openStore, type Store, type StoreOptions } from '../src/store/index.js';
@@ -35,8 +35,9 @@ const SILENT = {
   },
 } as unknown as Parameters<typeof createOutbox>[0]['log'];
 
-export async function openTestInstance(options: StoreOptions): Promise<TestInstance> {
-  const store = await openStore(options);
+/** The store's options; the tables' owners are the server's (the outbox's, plugins/store.ts). */
+export async function openTestInstance(options: Omit<StoreOptions, 'owners'>): Promise<TestInstance> {
+  const store = await openStore({ ...options, owners: [OUTBOX_TABLES] });
   const outbox = createOutbox({
     store,
     sms: createLogSmsProvider(),

@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOK_CHUNK_BYTES, bookPath } from '../src/books/blobs.js';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { createSealer } from '../src/secrets/sealer.js';
 import { type OpenedDatabase, openDatabase } from '../src/store/db.js';
 import { COPIED_TABLES } from '../src/store/schema.js';
@@ -136,6 +137,7 @@ describe.skipIf(!TEST_DATABASE_URL)('migrate-data: a SQLite store into PostgreSQ
       synchronous: 'NORMAL',
       databaseUrl: target.url,
       poolSize: 2,
+      owners: [OUTBOX_TABLES],
     });
   }, 120_000);
 
@@ -224,7 +226,12 @@ describe.skipIf(!TEST_DATABASE_URL)('migrate-data: a SQLite store into PostgreSQ
       expect(failed.status).toBe(1);
       expect(failed.stderr).toContain('nothing was copied');
       expect(failed.stderr).toContain(bookPath(copy.dir, sha256));
-      const after = await openDatabase({ dataDir: copy.dir, synchronous: 'NORMAL', databaseUrl: empty.url });
+      const after = await openDatabase({
+        dataDir: copy.dir,
+        synchronous: 'NORMAL',
+        databaseUrl: empty.url,
+        owners: [OUTBOX_TABLES],
+      });
       try {
         for (const table of TABLES) {
           const rows = await pgRows(after, table);
@@ -292,7 +299,12 @@ describe.skipIf(!TEST_DATABASE_URL)('migrate-data: SMS still waiting to be sent'
       const key = Buffer.alloc(32, 9).toString('base64');
       const copied = migrateDataWith({ CODE_ENCRYPTION_KEY: key }, '--from', data.dir, '--to', target.url);
       expect(copied.status, copied.stderr).toBe(0);
-      const pg = await openDatabase({ dataDir: data.dir, synchronous: 'NORMAL', databaseUrl: target.url });
+      const pg = await openDatabase({
+        dataDir: data.dir,
+        synchronous: 'NORMAL',
+        databaseUrl: target.url,
+        owners: [OUTBOX_TABLES],
+      });
       try {
         const [row] = await pgRows(pg, 'deliveries');
         expect(row?.secret).not.toBe(pending?.secret);

@@ -22,6 +22,7 @@ import {
 import { createDeliveryRepository, type DeliveryRepository } from '../src/outbox/deliveries.js';
 import { createEnqueue, type HandOff } from '../src/outbox/enqueue.js';
 import { hedgeable, Race } from '../src/outbox/hedge.js';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { Lane, Lanes, RAMP_FIRST } from '../src/outbox/lanes.js';
 import { idempotencyKey } from '../src/outbox/payload.js';
 import { type Claimed, createOutboxSql, type OutboxSql } from '../src/outbox/sql.js';
@@ -527,7 +528,7 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
       const released: string[] = [];
       const lane = { id: 'log', kind: 'sms' } as Lane;
       const data = tempDataDir();
-      const own = await openStore({ dataDir: data.dir, synchronous: 'NORMAL' });
+      const own = await openStore({ dataDir: data.dir, synchronous: 'NORMAL', owners: [OUTBOX_TABLES] });
       cleanup.unshift(async () => {
         await own.close();
         data.remove();

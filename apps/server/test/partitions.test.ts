@@ -9,6 +9,7 @@
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import type { Database, NewCall } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { callRow, tempDataDir, waitUntil } from './helpers.js';
@@ -395,7 +396,7 @@ describe.skipIf(!TEST_DATABASE_URL)('upgrading an unpartitioned PostgreSQL datab
     let instance: TestInstance | undefined;
     try {
       // The database as the release before partitioning left it.
-      const migrator = new Migrator({ db: raw, provider: migrationProvider('postgres') });
+      const migrator = new Migrator({ db: raw, provider: migrationProvider('postgres', [OUTBOX_TABLES]) });
       const before = await migrator.migrateTo('0017_delivery_unsure_provider');
       expect(before.error).toBeUndefined();
       const now = Date.now();

@@ -7,6 +7,7 @@
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import type { Database } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
 import { startTestApp, type TestApp, waitUntil } from './helpers.js';
@@ -21,9 +22,10 @@ describe.skipIf(!TEST_DATABASE_URL)('a start whose migrations take long', () => 
     const holder = new pg.Client({ connectionString: fresh.url });
     let t: TestApp | undefined;
     try {
-      const before = await new Migrator({ db: raw, provider: migrationProvider('postgres') }).migrateTo(
-        '0019_delivery_rollups',
-      );
+      const before = await new Migrator({
+        db: raw,
+        provider: migrationProvider('postgres', [OUTBOX_TABLES]),
+      }).migrateTo('0019_delivery_rollups');
       expect(before.error).toBeUndefined();
       await raw.destroy();
       // A long read of the calls: the next migration's ALTER TABLE waits for it.

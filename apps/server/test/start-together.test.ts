@@ -8,6 +8,7 @@
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { openDatabase } from '../src/store/db.js';
 import { createPartitions, type Database, periodStart } from '../src/store/index.js';
 import { migrationProvider } from '../src/store/migrations.js';
@@ -120,7 +121,7 @@ describe.skipIf(!TEST_DATABASE_URL)('instances started together on PostgreSQL', 
   it('on the previous release’s schema: the pending migration is applied once, and every one comes up', async () => {
     const fresh = await freshPostgres();
     try {
-      const names = Object.keys(await migrationProvider('postgres').getMigrations()).sort();
+      const names = Object.keys(await migrationProvider('postgres', [OUTBOX_TABLES]).getMigrations()).sort();
       // The previous release's migrations, and no partition of this month yet: a database last
       // served a while ago (restored from a backup, or a release before partitions, 0018). Kysely's
       // migrator runs the pending migration under its own lock; the partitions made after it were
@@ -129,9 +130,10 @@ describe.skipIf(!TEST_DATABASE_URL)('instances started together on PostgreSQL', 
         dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: fresh.url, max: 1 }) }),
       });
       try {
-        const before = await new Migrator({ db: raw, provider: migrationProvider('postgres') }).migrateTo(
-          names.at(-2) as string,
-        );
+        const before = await new Migrator({
+          db: raw,
+          provider: migrationProvider('postgres', [OUTBOX_TABLES]),
+        }).migrateTo(names.at(-2) as string);
         expect(before.error).toBeUndefined();
       } finally {
         await raw.destroy();
@@ -160,7 +162,12 @@ describe.skipIf(!TEST_DATABASE_URL)('instances started together on PostgreSQL', 
     const data = tempDataDir();
     const makers: Kysely<Database>[] = [];
     try {
-      const opened = await openDatabase({ dataDir: data.dir, synchronous: 'NORMAL', databaseUrl: fresh.url });
+      const opened = await openDatabase({
+        dataDir: data.dir,
+        synchronous: 'NORMAL',
+        databaseUrl: fresh.url,
+        owners: [OUTBOX_TABLES],
+      });
       await opened.ready;
       await opened.db.destroy();
       for (let i = 0; i < INSTANCES; i++) {
@@ -171,7 +178,9 @@ describe.skipIf(!TEST_DATABASE_URL)('instances started together on PostgreSQL', 
         );
       }
       // The database as migrated, before any period's partition: three make the same days at once.
-      const made = await Promise.all(makers.map((db) => createPartitions(db, 'day').ensureAhead(Date.now())));
+      const made = await Promise.all(
+        makers.map((db) => createPartitions(db, 'day', [OUTBOX_TABLES]).ensureAhead(Date.now())),
+      );
       const names = made.flat();
       expect(names.length).toBeGreaterThan(0);
       expect(new Set(names).size).toBe(names.length);

@@ -10,6 +10,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { parseDeliveryPayload } from '../src/outbox/payload.js';
 import { createTemplateRepository } from '../src/store/catalog.js';
 import type { NewCall } from '../src/store/index.js';
@@ -320,7 +321,7 @@ describe.each(DIALECTS)('the template key migration (%s)', (dialect) => {
         : new SqliteDialect({ database: new SQLite(`${data.dir}/old.db`) }),
     });
     try {
-      const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
+      const migrator = new Migrator({ db, provider: migrationProvider(dialect, [OUTBOX_TABLES]) });
       expect((await migrator.migrateTo('0011_outcome_by_status')).error).toBeUndefined();
       for (const type of ['Homework', 'homework', ' Trips ']) {
         await db

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { passwordSchema, type Role, roleSchema, usernameSchema } from '@school/contract';
 import { hashPassword } from '../auth/password.js';
 import { configSchema } from '../config.js';
+import { OUTBOX_TABLES } from '../outbox/index.js';
 import { createFilesPrivately } from '../private-files.js';
 import type { NewAuditEntry, StaffStore, UserRow } from '../store/index.js';
 import { openStaffStore } from '../store/index.js';
@@ -206,6 +207,7 @@ export async function runAdmin(argv: readonly string[], io: Io): Promise<number>
       dataDir: settings.data.DATA_DIR,
       databaseUrl: settings.data.DATABASE_URL,
       synchronous: settings.data.SQLITE_SYNCHRONOUS,
+      owners: [OUTBOX_TABLES],
       waitMs: 10_000,
     });
     await run({ ...parsed, password, store, io });

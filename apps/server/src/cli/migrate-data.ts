@@ -11,6 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import { BOOK_CHUNK_BYTES, bookPath, readFully } from '../books/blobs.js';
+import { OUTBOX_TABLES } from '../outbox/index.js';
 import { unsealedText } from '../outbox/payload.js';
 import { createFilesPrivately } from '../private-files.js';
 import { KEY_FILE, loadSealer, type Sealer } from '../secrets/sealer.js';
@@ -22,7 +23,6 @@ import {
   type OpenedDatabase,
   openDatabase,
   PARTITION_PERIODS,
-  PARTITIONED_TABLES,
   type PartitionPeriod,
 } from '../store/index.js';
 
@@ -322,9 +322,9 @@ async function makePartitions(
   target: Kysely<Database>,
   period: PartitionPeriod,
 ): Promise<number> {
-  const partitions = createPartitions(target, period);
+  const partitions = createPartitions(target, period, [OUTBOX_TABLES]);
   let oldest: number | null = null;
-  for (const { table, column } of PARTITIONED_TABLES) {
+  for (const { table, column } of partitions.tables) {
     const { rows } = await sql<{ t: number | null }>`SELECT min(${sql.ref(column)}) AS t FROM ${sql.table(
       table,
     )}`.execute(source);
@@ -334,7 +334,7 @@ async function makePartitions(
   const now = Date.now();
   const made = oldest !== null && oldest < now ? await partitions.ensure(oldest, now) : [];
   made.push(...(await partitions.ensureAhead(now)));
-  return made.length / PARTITIONED_TABLES.length;
+  return made.length / partitions.tables.length;
 }
 
 /** Moves each identity past the largest id copied, so the next insert gets a new id. */
@@ -390,11 +390,12 @@ async function migrate(options: Options): Promise<void> {
   let source: OpenedDatabase | undefined;
   let target: OpenedDatabase | undefined;
   try {
-    source = await openDatabase({ dataDir: options.from, synchronous: 'FULL' });
+    source = await openDatabase({ dataDir: options.from, synchronous: 'FULL', owners: [OUTBOX_TABLES] });
     if (source.dialect !== 'sqlite') throw new Error('--from must be a SQLite DATA_DIR.');
     target = await openDatabase({
       dataDir: options.from,
       synchronous: 'FULL',
+      owners: [OUTBOX_TABLES],
       databaseUrl: options.to,
       poolSize: 2,
     });

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { OUTBOX_TABLES } from '../outbox/index.js';
 import { KEY_FILE } from '../secrets/sealer.js';
 import { describeSqliteCopy, latestSqliteMigration, SQLITE_FILE } from '../store/index.js';
 import {
@@ -119,7 +120,7 @@ const taken = (m: Manifest) =>
 async function restored(options: RestoreOptions, manifest: Manifest): Promise<string> {
   const facts = describeSqliteCopy(path.join(options.dataDir, SQLITE_FILE));
   const lines = [`Restored ${options.dir} into ${options.dataDir}. ${taken(manifest)}`];
-  const known = await latestSqliteMigration();
+  const known = await latestSqliteMigration([OUTBOX_TABLES]);
   if (facts.migration > known)
     lines.push(
       `This release knows migrations up to ${known}; the backup was taken at ${facts.migration}: run the release that took it (${manifest.serverVersion}) or a newer one.`,

@@ -213,6 +213,7 @@ export type {
 } from './deliveries.js';
 export { deliveryState, recipientNeedles } from './delivery-filters.js';
 export type { CallDeliveries, Enqueue, Enqueued } from './enqueue.js';
+export { OUTBOX_TABLES } from './migrations.js';
 export type { DeliveryPayload, NewDelivery, PushPayload, SmsPayload } from './payload.js';
 export { deliveryPayloadJson, parseDeliveryPayload } from './payload.js';
 export {

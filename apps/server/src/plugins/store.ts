@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { OUTBOX_TABLES } from '../outbox/index.js';
 import { openStore, type Store } from '../store/index.js';
 
 declare module 'fastify' {
@@ -21,6 +22,8 @@ export const storePlugin = fp<{ onFatal?: ((err: Error) => void) | undefined }>(
     const store = await openStore({
       dataDir: config.dataDir,
       synchronous: config.SQLITE_SYNCHRONOUS,
+      // The outbox's tables: made by its migrations, partitioned with the calls (outbox/migrations.ts).
+      owners: [OUTBOX_TABLES],
       databaseUrl: config.DATABASE_URL,
       poolSize: config.DATABASE_POOL_SIZE,
       readUrl: config.DATABASE_READ_URL,

@@ -23,6 +23,7 @@ import {
 } from './availability.js';
 import { type DialectName, migrationProvider } from './migrations.js';
 import { NulToReplacementPlugin } from './nul-plugin.js';
+import type { TableOwner } from './owners.js';
 import { asPrepared } from './prepared.js';
 import type { Database } from './schema.js';
 import { underStartLock } from './start-lock.js';
@@ -40,6 +41,12 @@ const SILENT: DbLog = { info() {}, warn() {} };
 export interface DbOptions {
   readonly dataDir: string;
   readonly synchronous: 'FULL' | 'NORMAL';
+  /**
+   * The folders above the store that own tables (the outbox: outbox/migrations.ts): their
+   * migrations run with the store's, in one sequence (migrations.ts), and on PostgreSQL their
+   * tables are partitioned by time with the calls (partitions.ts).
+   */
+  readonly owners: readonly TableOwner[];
   /** `postgres://…`: PostgreSQL; unset: SQLite in `dataDir`. */
   readonly databaseUrl?: string | undefined;
   /** PostgreSQL: connections in the pool (besides the one that watches the database). */
@@ -117,7 +124,7 @@ export async function openDatabase(options: DbOptions): Promise<OpenedDatabase> 
   if (isPostgresUrl(options.databaseUrl)) return openPostgres(options.databaseUrl, options);
   const opened = openSqlite(options);
   try {
-    await migrate(opened.db, 'sqlite');
+    await migrate(opened.db, 'sqlite', options.owners);
   } catch (err) {
     await opened.db.destroy();
     throw err;
@@ -255,7 +262,7 @@ async function openPostgres(
           stopped: () => stopped,
         },
         async (held) => {
-          await migrate(held, 'postgres');
+          await migrate(held, 'postgres', options.owners);
           await options.afterMigrate?.(held);
         },
       );
@@ -481,8 +488,12 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
-export async function migrate(db: Kysely<Database>, dialect: DialectName): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider(dialect) });
+export async function migrate(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  owners: readonly TableOwner[],
+): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider(dialect, owners) });
   if (await migratedByNewerRelease(db, migrator)) return;
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

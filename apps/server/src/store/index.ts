@@ -44,12 +44,13 @@ export type { DbOptions, DialectName, OpenedDatabase } from './db.js';
 // The database alone, without the store's watch, checkpoints or instance: for `migrate-data`.
 export { isPostgresUrl, openDatabase } from './db.js';
 export type { LimitCheck, LimitRepository, LimitTake } from './limits.js';
+export { columnTypes } from './migrations.js';
+export type { KeptRows, TableOwner, TimePartitioned } from './owners.js';
 export {
   createPartitions,
   isLockTimeout,
   isPartitionAttachedMeanwhile,
   PARTITION_PERIODS,
-  PARTITIONED_TABLES,
   type Partition,
   type PartitionLayout,
   type PartitionPeriod,
@@ -246,7 +247,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     // have only their default partitions): no call's row waits in a default partition for the
     // job to move it. Busy tables (another instance's long query) leave it to the job.
     afterMigrate: async (migrated) => {
-      await createPartitions(migrated, period)
+      await createPartitions(migrated, period, options.owners)
         .ensureAhead(Date.now())
         .catch((err: unknown) => {
           if (!isLockTimeout(err)) throw err;
@@ -334,7 +335,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     db,
     reads,
     replica: replica?.replica,
-    partitions: opened.dialect === 'postgres' ? createPartitions(db, period) : undefined,
+    partitions: opened.dialect === 'postgres' ? createPartitions(db, period, options.owners) : undefined,
     instance,
     sqlite: opened.dialect === 'sqlite' ? opened.sqlite : undefined,
     readPool: opened.dialect === 'postgres' ? (replica?.pool ?? opened.pool) : undefined,

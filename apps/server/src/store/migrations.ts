@@ -5,27 +5,44 @@ import {
   type MigrationProvider,
   sql,
 } from 'kysely';
+import type { DialectName } from './dialect.js';
+import type { TableOwner, TimePartitioned } from './owners.js';
 import { partitionByTime } from './partition-upgrade.js';
 
-/** The two databases the store runs on (docs/deployment.md). */
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName };
 
 /**
- * Versioned migrations, in order; each runs once, recorded by Kysely's migrator. Never edit one
- * that has shipped: add the next. Written once for SQLite and PostgreSQL: where the two differ
- * (an auto-numbered key, 64-bit keys, floating point, bytes) the dialect's type is chosen here, and
- * the SQL SQLite gets is what it got before PostgreSQL was supported.
+ * The column types a migration writes where SQLite and PostgreSQL differ (an auto-numbered key,
+ * 64-bit keys, floating point, bytes); the SQL SQLite gets is what it got before PostgreSQL was
+ * supported. For the store's migrations and its tables' owners' (owners.ts).
  */
-function migrationsFor(dialect: DialectName): Record<string, Migration> {
+export function columnTypes(dialect: DialectName) {
   const pg = dialect === 'postgres';
-  /** A row id: SQLite's rowid alias, a 64-bit identity on PostgreSQL (pg reads it as a number, db.ts). */
-  const id = (c: ColumnDefinitionBuilder) =>
-    pg ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement();
-  /** The type of a row id and of what refers to one. */
-  const key = pg ? 'bigint' : 'integer';
-  /** A float: SQLite's REAL is 8 bytes, PostgreSQL's `real` only 4. */
-  const float = pg ? 'double precision' : 'real';
-  const bytes = pg ? 'bytea' : 'blob';
+  return {
+    pg,
+    /** A row id: SQLite's rowid alias, a 64-bit identity on PostgreSQL (pg reads it as a number, db.ts). */
+    id: (c: ColumnDefinitionBuilder) =>
+      pg ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement(),
+    /** The type of a row id and of what refers to one. */
+    key: pg ? 'bigint' : 'integer',
+    /** A float: SQLite's REAL is 8 bytes, PostgreSQL's `real` only 4. */
+    float: pg ? 'double precision' : 'real',
+    bytes: pg ? 'bytea' : 'blob',
+  } as const;
+}
+
+/** The store's own tables partitioned by time (PostgreSQL): the calls, by when they came. */
+export const STORE_PARTITIONED: readonly TimePartitioned[] = [{ table: 'calls', column: 'at' }];
+
+/**
+ * The store's part of the versioned migrations (its tables' owners have theirs: owners.ts).
+ * `partitioned`: every table partitioned by time, the owners' too (0018).
+ */
+function storeMigrations(
+  dialect: DialectName,
+  partitioned: readonly TimePartitioned[],
+): Record<string, Migration> {
+  const { pg, id, key, float, bytes } = columnTypes(dialect);
   return {
     '0001_calls': {
       async up(db: Kysely<unknown>) {
@@ -66,51 +83,9 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
       },
     },
     '0003_deliveries_schools_templates_books': {
+      // The outbox's tables came in this one too (outbox/migrations.ts).
       async up(db: Kysely<unknown>) {
         await db.schema.alterTable('calls').addColumn('note', 'text').execute();
-        await db.schema
-          .createTable('deliveries')
-          .addColumn('id', key, id)
-          .addColumn('call_id', key, (c) => c.notNull().references('calls.id'))
-          .addColumn('kind', 'text', (c) => c.notNull())
-          .addColumn('provider', 'text', (c) => c.notNull())
-          .addColumn('recipient', 'text', (c) => c.notNull())
-          .addColumn('payload', 'text', (c) => c.notNull())
-          .addColumn('status', 'text', (c) => c.notNull())
-          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-          .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
-          .addColumn('lease_until', 'bigint')
-          .addColumn('expires_at', 'bigint')
-          .addColumn('idempotency_key', 'text', (c) => c.notNull().unique())
-          .addColumn('provider_id', 'text')
-          .addColumn('last_error', 'text')
-          .addColumn('created_at', 'bigint', (c) => c.notNull())
-          .addColumn('updated_at', 'bigint', (c) => c.notNull())
-          .addColumn('sent_at', 'bigint')
-          .execute();
-        await db.schema
-          .createIndex('deliveries_due')
-          .on('deliveries')
-          .columns(['status', 'next_attempt_at'])
-          .execute();
-        await db.schema.createIndex('deliveries_call').on('deliveries').columns(['call_id']).execute();
-        await db.schema
-          .createTable('delivery_attempts')
-          .addColumn('id', key, id)
-          .addColumn('delivery_id', key, (c) => c.notNull().references('deliveries.id'))
-          .addColumn('started_at', 'bigint', (c) => c.notNull())
-          .addColumn('finished_at', 'bigint')
-          .addColumn('outcome', 'text')
-          .addColumn('status', 'integer')
-          .addColumn('error', 'text')
-          .addColumn('response', 'text')
-          .addColumn('retry_after_ms', 'integer')
-          .execute();
-        await db.schema
-          .createIndex('delivery_attempts_delivery')
-          .on('delivery_attempts')
-          .columns(['delivery_id'])
-          .execute();
         await db.schema
           .createTable('schools')
           .addColumn('id', key, id)
@@ -157,27 +132,6 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .addColumn('filename', 'text', (c) => c.notNull())
           .addColumn('uploaded_at', 'bigint', (c) => c.notNull())
           .addUniqueConstraint('books_term_class', ['term_id', 'class_id'])
-          .execute();
-      },
-    },
-    '0004_delivery_provider_status': {
-      // What the provider later reported about a sent message (Twilio status callbacks).
-      async up(db: Kysely<unknown>) {
-        await db.schema.alterTable('deliveries').addColumn('provider_status', 'text').execute();
-        await db.schema
-          .createIndex('deliveries_provider_id')
-          .on('deliveries')
-          .columns(['provider_id'])
-          .execute();
-      },
-    },
-    '0006_rate_limit_indexes': {
-      // AuthCode's abuse limits count recent codes per phone (deliveries) and per caller (calls).
-      async up(db: Kysely<unknown>) {
-        await db.schema
-          .createIndex('deliveries_recipient')
-          .on('deliveries')
-          .columns(['recipient', 'created_at'])
           .execute();
       },
     },
@@ -295,24 +249,6 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           $$`.execute(db);
       },
     },
-    '0010_delivery_list': {
-      // The Deliveries list: newest first by (created_at, id), which a time range seeks
-      // too, and the `log` provider's deliveries by status (a partial index: `logged` counts and
-      // filters; with a real provider it holds nothing and costs nothing).
-      async up(db: Kysely<unknown>) {
-        await db.schema
-          .createIndex('deliveries_created_at')
-          .on('deliveries')
-          .columns(['created_at', 'id'])
-          .execute();
-        await db.schema
-          .createIndex('deliveries_logged')
-          .on('deliveries')
-          .column('status')
-          .where(sql.ref('provider'), '=', sql.lit('log'))
-          .execute();
-      },
-    },
     '0011_outcome_by_status': {
       // A call's outcome follows its status (recording/record.ts outcomeOf): a 4xx is a client error,
       // a 5xx a server error unless it blames the caller. Calls recorded before, such as a book
@@ -356,20 +292,9 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
-    '0013_sealed_sms_text': {
-      // An SMS's text holds the auth code: it is kept sealed in a column of its own, destroyed
-      // when the delivery settles, never in the payload's JSON (docs/security.md). Texts queued
-      // before this are sealed by the store at start (deliveries.sealLegacyTexts), which has the key.
-      async up(db: Kysely<unknown>) {
-        await db.schema.alterTable('deliveries').addColumn('secret', 'text').execute();
-      },
-    },
     '0014_providers_per_attempt_and_instances': {
-      // Each attempt records the provider it went to (a fallback may take over); a claim records
-      // the instance that holds it; instances announce themselves (docs/outbox.md).
+      // Instances announce themselves (docs/outbox.md); the outbox's part records who holds a claim.
       async up(db: Kysely<unknown>) {
-        await db.schema.alterTable('delivery_attempts').addColumn('provider', 'text').execute();
-        await db.schema.alterTable('deliveries').addColumn('leased_by', 'text').execute();
         await db.schema
           .createTable('instances')
           .addColumn('id', 'text', (c) => c.primaryKey())
@@ -424,22 +349,16 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
         await sql`INSERT INTO call_rollup_state (id, rolled_until) VALUES (1, NULL)`.execute(db);
       },
     },
-    '0017_delivery_unsure_provider': {
-      // The provider that may have taken a delivery without saying so (a timeout): if another
-      // then sends it, the message may have arrived twice (docs/outbox.md#at-least-once-when-a-code-can-arrive-twice).
-      async up(db: Kysely<unknown>) {
-        await db.schema.alterTable('deliveries').addColumn('unsure_provider', 'text').execute();
-      },
-    },
     '0018_time_partitions': {
       // PostgreSQL: the tables that grow with calls become partitioned by time (store/partitions.ts
-      // creates the periods ahead and retires them whole). What they held stays as it is, attached
-      // as one partition `<table>_legacy` for everything before the next day (UTC); retention
-      // deletes its old rows in batches until the whole of it is past, then drops it. SQLite keeps
-      // its single tables.
+      // creates the periods ahead and retires them whole): the calls, and the owners' tables
+      // partitioned by time (the outbox's deliveries and attempts, whose part drops their keys
+      // first). What they held stays as it is, attached as one partition `<table>_legacy` for
+      // everything before the next day (UTC); retention deletes its old rows in batches until the
+      // whole of it is past, then drops it. SQLite keeps its single tables.
       async up(db: Kysely<unknown>) {
         if (!pg) return;
-        await partitionByTime(db);
+        await partitionByTime(db, partitioned);
       },
     },
     '0019_delivery_rollups': {
@@ -480,62 +399,46 @@ function migrationsFor(dialect: DialectName): Record<string, Migration> {
           .execute();
       },
     },
-    '0021_failed_deliveries': {
-      // History's delivery filter (history/call-filters.ts): the failed deliveries (dead or
-      // expired) by when they were queued, with their call, in an index of their own. Each of the
-      // filter's time windows reads its failed deliveries first; through `deliveries_due`
-      // (status first) it gathered every failed delivery of the window's partitions, a month's
-      // in a monthly partition, and intersected them with the time. Only a delivery that fails
-      // has an entry: nothing more is written for the others. Built over the existing
-      // deliveries, holding their writes meanwhile: an upgrade's pause, like 0020's index.
-      async up(db: Kysely<unknown>) {
-        await db.schema
-          .createIndex('deliveries_failed_at')
-          .on('deliveries')
-          .columns(['created_at', 'call_id'])
-          .where(sql<boolean>`status IN ('dead', 'expired')`)
-          .execute();
-      },
-    },
-    '0022_deliveries_on_their_way': {
-      // PostgreSQL: the deliveries on their way (pending or sending) by when they were queued,
-      // for the oldest of them (the delivery roll-ups' limit, stats/delivery-rollups.ts). Without
-      // it the planner read `created_at`'s index of every partition for the first one on its way,
-      // and when none was, that was every delivery kept: 45 ms for 400 000, a minute's work at a
-      // country's scale, once a minute. With it, one entry per partition at most. A delivery has
-      // an entry while it is on its way only. SQLite finds them through `deliveries_due`
-      // (status first), as many as are on their way, and gets no new index on its write path.
-      // Built over the existing deliveries, holding their writes meanwhile, like 0021's.
-      async up(db: Kysely<unknown>) {
-        if (!pg) return;
-        await db.schema
-          .createIndex('deliveries_on_their_way')
-          .on('deliveries')
-          .columns(['created_at'])
-          .where(sql<boolean>`status IN ('pending', 'sending')`)
-          .execute();
-      },
-    },
-    '0023_dead_sealed_deliveries': {
-      // PostgreSQL: the outbox's sweep (outbox/sql.ts, `forget`): the dead SMS still holding their
-      // sealed text, by when it expires. Through `deliveries_due` the sweep read every dead
-      // delivery kept, each second, and planned every partition for it. An SMS has an entry only
-      // from its death until its text is destroyed, at its code's validity: a few, whatever is
-      // kept. SQLite keeps reading the dead ones through `deliveries_due`: one machine's.
-      async up(db: Kysely<unknown>) {
-        if (!pg) return;
-        await db.schema
-          .createIndex('deliveries_dead_sealed')
-          .on('deliveries')
-          .columns(['expires_at'])
-          .where(sql<boolean>`status = 'dead' AND secret IS NOT NULL`)
-          .execute();
-      },
-    },
   };
 }
 
-/** The migrations for a dialect, for Kysely's migrator. */
-export const migrationProvider = (dialect: DialectName): MigrationProvider => ({
-  getMigrations: async () => migrationsFor(dialect),
+/** Every table partitioned by time: the store's, then each owner's, in the order given. */
+export const partitionedTables = (owners: readonly TableOwner[]): readonly TimePartitioned[] => [
+  ...STORE_PARTITIONED,
+  ...owners.flatMap((o) => o.partitioned),
+];
+
+/**
+ * Versioned migrations, in order; each runs once, recorded by Kysely's migrator. Never edit one
+ * that has shipped: add the next. One sequence for the whole database, each migration made of the
+ * parts of the store and of its tables' owners (owners.ts) that have one: the owners' parts
+ * first, in the order given, then the store's. An owner's tables refer to the store's, never the
+ * other way: what an owner changes of its own comes first (0018 drops the outbox's keys to the
+ * calls before the calls are partitioned).
+ */
+function migrationsFor(dialect: DialectName, owners: readonly TableOwner[]): Record<string, Migration> {
+  const parts = [
+    ...owners.map((o) => o.migrations(dialect)),
+    storeMigrations(dialect, partitionedTables(owners)),
+  ];
+  const ids = [...new Set(parts.flatMap((p) => Object.keys(p)))].sort();
+  return Object.fromEntries(
+    ids.map((name) => {
+      const steps = parts.flatMap((p) => p[name] ?? []);
+      const migration: Migration = {
+        async up(db) {
+          for (const step of steps) await step.up(db);
+        },
+      };
+      return [name, migration];
+    }),
+  );
+}
+
+/** The migrations for a dialect, for Kysely's migrator: the store's and its tables' owners'. */
+export const migrationProvider = (
+  dialect: DialectName,
+  owners: readonly TableOwner[],
+): MigrationProvider => ({
+  getMigrations: async () => migrationsFor(dialect, owners),
 });

@@ -1,7 +1,9 @@
 import { type Kysely, sql } from 'kysely';
+import type { TimePartitioned } from './owners.js';
 
 /**
- * Migration 0018 (PostgreSQL): `calls`, `deliveries` and `delivery_attempts` made partitioned by
+ * Migration 0018 (PostgreSQL): the tables that grow with calls — `calls`, and the owners' tables
+ * partitioned by time (the outbox's `deliveries` and `delivery_attempts`) — made partitioned by
  * time, in the migration's transaction. What a table held is kept where it is: renamed
  * `<table>_legacy` and attached as the partition of everything before the first day boundary (UTC)
  * after its newest row and now; an empty one is dropped instead. The table's indexes are made
@@ -10,27 +12,17 @@ import { type Kysely, sql } from 'kysely';
  * key: that index is built over the legacy rows, the one part of the upgrade that takes time
  * (docs/deployment.md#upgrading-to-partitioned-history). Ids go on from the largest kept.
  *
- * The foreign keys from deliveries to calls and from attempts to deliveries go: a key that refers
- * to a partitioned table must include its time, which these rows do not carry. The rows are
- * written together in the call's transaction (outbox/enqueue.ts) and retired together
- * (store/partitions.ts). The unique index on deliveries' idempotency key goes too (it would have
- * to include the time as well): the key is 74 random bits after a timestamp (outbox/payload.ts),
- * and nothing looks a delivery up by it.
+ * A key that refers to a partitioned table must include its time: the owners' part of 0018 drops
+ * theirs first (outbox/migrations.ts: the deliveries' keys to calls and the attempts' to
+ * deliveries, and the unique idempotency key).
  *
  * Part of a shipped migration: never change what it does; a later change is a later migration.
  */
-export async function partitionByTime(db: Kysely<unknown>): Promise<void> {
-  await sql`ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_call_id_fkey`.execute(db);
-  await sql`ALTER TABLE delivery_attempts DROP CONSTRAINT IF EXISTS delivery_attempts_delivery_id_fkey`.execute(
-    db,
-  );
-  await sql`ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_idempotency_key_key`.execute(db);
-  const tables = [
-    { table: 'calls', column: 'at' },
-    { table: 'deliveries', column: 'created_at' },
-    { table: 'delivery_attempts', column: 'started_at' },
-  ];
-  // One boundary for the three: the day after the newest row of any of them, and after now.
+export async function partitionByTime(
+  db: Kysely<unknown>,
+  tables: readonly TimePartitioned[],
+): Promise<void> {
+  // One boundary for them all: the day after the newest row of any of them, and after now.
   let newest = Date.now();
   for (const { table, column } of tables) {
     const { rows } = await sql<{

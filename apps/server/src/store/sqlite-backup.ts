@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { migrationProvider } from './migrations.js';
+import type { TableOwner } from './owners.js';
 
 /** The embedded database's file in DATA_DIR (db.ts opens it there). */
 export const SQLITE_FILE = 'school-messaging.db';
@@ -99,8 +100,11 @@ export function describeSqliteCopy(file: string): SqliteCopyFacts {
   }
 }
 
-/** The last migration this build knows (a backup taken by a newer release may be past it). */
-export async function latestSqliteMigration(): Promise<string> {
-  const names = Object.keys(await migrationProvider('sqlite').getMigrations()).sort();
+/**
+ * The last migration this build knows, the store's or its tables' owners' (a backup taken by a
+ * newer release may be past it).
+ */
+export async function latestSqliteMigration(owners: readonly TableOwner[]): Promise<string> {
+  const names = Object.keys(await migrationProvider('sqlite', owners).getMigrations()).sort();
   return names[names.length - 1] ?? '';
 }
