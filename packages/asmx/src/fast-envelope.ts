@@ -73,6 +73,8 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
     const scope = scopeOf(attrs, parentScope);
     const kids: Element[] = [];
     let text = '';
+    /** Whether the text is whitespace only, run by run (whitespace is plain text: one look each). */
+    let spaceOnly = true;
     if (!empty) {
       // Text up to the next '<': all of it, if the element holds no element; else whitespace only.
       for (;;) {
@@ -80,7 +82,10 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
         if (lt === -1) return undefined;
         const run = xml.slice(i, lt);
         if (run !== '') {
-          if (!plainText(run)) return undefined;
+          if (!isSpace(run)) {
+            if (!plainText(run)) return undefined;
+            spaceOnly = false;
+          }
           text += run;
         }
         i = lt;
@@ -98,7 +103,7 @@ export function scanEnvelope(xml: string, maxDepth: number): Element | undefined
       if (xml.charCodeAt(i) !== 0x3e) return undefined;
       i++;
       // Mixed content (text that is not whitespace, beside elements): the general reader's.
-      if (kids.length > 0 && !isSpace(text)) return undefined;
+      if (kids.length > 0 && !spaceOnly) return undefined;
     }
     return elementView(
       name,
@@ -140,14 +145,14 @@ const reserved = (name: string): boolean =>
  * a loop): 64 KiB of whitespace in an envelope cost the loops half a millisecond.
  */
 const LONG = 32;
-/** What plainText refuses: '&', a control character other than tab and LF (CR included), U+FFFE, U+FFFF. */
+/** What plainText refuses besides '&': a control character other than tab and LF (CR included), U+FFFE, U+FFFF. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose.
-const NOT_PLAIN = /[&\u0000-\u0008\u000b-\u001f\ufffe\uffff]/;
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\ufffe\uffff]/;
 const NOT_SPACE = /[^ \t\n]/;
 
 /** Text with nothing to decode or normalise: no '&', no CR, no control character, no `]]>`. */
 function plainText(run: string): boolean {
-  if (run.length > LONG) return !NOT_PLAIN.test(run) && !run.includes(']]>');
+  if (run.length > LONG) return !run.includes('&') && !CONTROL.test(run) && !run.includes(']]>');
   for (let k = 0; k < run.length; k++) {
     const c = run.charCodeAt(k);
     if (c === 0x26 || (c < 0x20 && c !== 0x09 && c !== 0x0a) || c === 0xfffe || c === 0xffff) return false;
