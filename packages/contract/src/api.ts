@@ -3,6 +3,7 @@
  * them (OpenAPI is generated from them) and the console types its client and forms with them.
  */
 import { z } from 'zod';
+import { auditEntrySchema } from './auth.js';
 
 export const BINDINGS = ['soap11', 'soap12', 'http-get', 'http-post', 'console'] as const;
 export const OUTCOMES = ['ok', 'client-error', 'server-error'] as const;
@@ -602,3 +603,87 @@ export const bookSchema = z
   })
   .meta({ id: 'Book' });
 export type Book = z.infer<typeof bookSchema>;
+
+/**
+ * `GET /api/privacy/report?phone=…` (admins): everything held about a phone number. The number may
+ * be typed in any form the Phone filter takes (`+44 7400 123456`, `07400123456` in the server's
+ * DEFAULT_PHONE_REGION, `0044…`, spaces, dashes, dots); 400 when it is no phone number.
+ * `format=csv` (or `Accept: text/csv`) answers the same as a CSV download.
+ */
+export const privacyReportQuerySchema = z.object({
+  phone: z.string().min(1).max(64),
+  format: z.enum(['json', 'csv']).optional(),
+});
+export type PrivacyReportQuery = z.input<typeof privacyReportQuerySchema>;
+
+/** Where a call holds the number: its phone column, or which of its texts. */
+export const PRIVACY_CALL_FIELDS = ['phone', 'params', 'request', 'response', 'error', 'note'] as const;
+
+export const privacyCallSchema = callDetailSchema
+  .extend({
+    /** Where this call holds the number. */
+    heldIn: z.array(z.enum(PRIVACY_CALL_FIELDS)),
+  })
+  .meta({ id: 'PrivacyCall' });
+export type PrivacyCall = z.infer<typeof privacyCallSchema>;
+
+export const privacyReportSchema = z
+  .object({
+    /** The number as read, E.164. */
+    phone: z.string(),
+    /** The spellings looked for in the texts (E.164, its digits, the national number, …). */
+    forms: z.array(z.string()),
+    /** ISO 8601, when the report was made. */
+    generatedAt: z.string(),
+    /** Calls whose phone is the number or whose texts hold it, newest first. */
+    calls: z.array(privacyCallSchema),
+    /** Their deliveries, and SMS sent to the number, newest first, each with its attempts. */
+    deliveries: z.array(deliveryDetailSchema),
+    /** Audit entries that name the number (a send from the console), newest first. */
+    audit: z.array(auditEntrySchema),
+    /** AuthCode's per-number limit: slots taken for the number and still kept (PostgreSQL). */
+    limitSlots: z.number().int(),
+  })
+  .meta({ id: 'PrivacyReport' });
+export type PrivacyReport = z.infer<typeof privacyReportSchema>;
+
+/** `POST /api/privacy/erase` (admins). */
+export const privacyEraseInputSchema = z.object({ phone: z.string().min(1).max(64) });
+export type PrivacyEraseInput = z.input<typeof privacyEraseInputSchema>;
+
+/** What stands in the number's place once it is erased. */
+export const ERASED = '[erased]';
+
+/** What an erasure changed: counts of rows, and what was done so that the disk no longer holds it. */
+export const privacyErasureSchema = z
+  .object({
+    /** The keyed hash (HMAC-SHA-256, hex) the erasure is audited by: never the number. */
+    hash: z.string(),
+    /** Calls whose phone or texts held the number (still counted in History and the Dashboard). */
+    calls: z.number().int(),
+    /** Deliveries whose recipient, texts or sealed text held it. */
+    deliveries: z.number().int(),
+    /** Of those, the ones on their way that were cancelled first (expired, never sent). */
+    cancelled: z.number().int(),
+    /** Delivery attempts whose provider answer or error held it. */
+    attempts: z.number().int(),
+    /** Audit entries that named it. */
+    audit: z.number().int(),
+    /** AuthCode limit slots kept for the number, deleted. */
+    limitSlots: z.number().int(),
+    /** Rows of the Dashboard's roll-ups whose text held it. */
+    rollups: z.number().int(),
+    /**
+     * SQLite: freed pages overwritten (secure_delete) and the WAL checkpointed and truncated.
+     * PostgreSQL: the tables and partitions VACUUMed after it (dead rows made reusable; see
+     * docs/security.md for what VACUUM does not do).
+     */
+    disk: z.object({
+      walTruncated: z.boolean().nullable(),
+      vacuumed: z.array(z.string()),
+    }),
+    /** How long the erasure took, in milliseconds. */
+    tookMs: z.number(),
+  })
+  .meta({ id: 'PrivacyErasure' });
+export type PrivacyErasure = z.infer<typeof privacyErasureSchema>;

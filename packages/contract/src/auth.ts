@@ -224,6 +224,8 @@ export const AUDIT_ACTIONS = [
   'totp-disable',
   'totp-reset',
   'sessions-revoke',
+  'privacy-report',
+  'privacy-erase',
 ] as const;
 export const auditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof auditActionSchema>;
@@ -254,6 +256,8 @@ export const AUDIT_ACTION_LABELS: Record<AuditAction, string> = {
   'totp-disable': 'Turned off own second factor',
   'totp-reset': 'Reset a user’s second factor',
   'sessions-revoke': 'Ended a user’s sessions',
+  'privacy-report': 'Reported what is held about a phone number',
+  'privacy-erase': 'Erased a phone number',
 };
 
 export const auditEntrySchema = z
