@@ -29,7 +29,7 @@ const STAGES = [
   ['reading the envelope', ['readSoapRequest']],
   ['validation (parameters, the phone number)', ['validateParams']],
   ['the operation (limits, the SMS text)', ['AuthCode', 'runOperation']],
-  ['the record and answer (masking, metrics, the reply)', ['recordAndAnswer', 'perform']],
+  ['the record and answer (masking, metrics, the reply)', ['recordExchange', 'exchange']],
   [
     'HTTP in: parse, route, onRequest hooks, body',
     ['parserOnHeadersComplete', 'onEnd', 'ContentTypeParser.run'],

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { NewDelivery } from '../outbox/index.js';
 import type { BookRow } from '../store/index.js';
 
@@ -9,6 +10,8 @@ export interface CallContext {
    * not the anonymous callers' budget of the address they share (limits/authcode.ts).
    */
   readonly staff?: string | undefined;
+  /** The request's log: an unexpected failure is logged there, with the request's id. */
+  readonly log: Pick<FastifyBaseLogger, 'debug' | 'error'>;
 }
 
 /** What a handler made of a call, before the runner adds the values and a binding answers. */
@@ -36,11 +39,20 @@ export type OperationOutcome =
     };
 
 /**
- * What an operation made of a call: the handler's outcome with the values it ran on (normalised;
- * absent when the parameters were not valid).
+ * The parameters as the call's record shows them: as the operation normalised them, or as
+ * received when they were not valid; secret ones masked.
+ */
+export type RecordedParams = Readonly<Record<string, string>>;
+
+/**
+ * What an operation made of a call, with its parameters as the record shows them: the handler's
+ * outcome, a refusal of its parameters (`absent`: the one at fault was not sent at all), or the
+ * server error an unexpected failure became.
  */
 export type OperationResult =
-  | (Extract<OperationOutcome, { outcome: 'ok' }> & { readonly values: Readonly<Record<string, string>> })
+  | (Extract<OperationOutcome, { outcome: 'ok' }> & { readonly params: RecordedParams })
   | (Extract<OperationOutcome, { outcome: 'client-error' }> & {
-      readonly values?: Readonly<Record<string, string>>;
-    });
+      readonly params: RecordedParams;
+      readonly absent?: true;
+    })
+  | { readonly outcome: 'server-error'; readonly params: RecordedParams };

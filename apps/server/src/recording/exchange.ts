@@ -1,8 +1,7 @@
 import type { Readable } from 'node:stream';
 import { echoForms, maskAnswerText, maskRequestBody, maskRequestText, maskValues } from '@school/asmx';
-import { MASK, maskParams, type OperationDef, secretParamNames } from '@school/contract';
+import { MASK, secretParamNames } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { OperationResult } from '../operations/run.js';
 import type { NewDelivery } from '../outbox/index.js';
 import { type Binding, isUnavailableError, type Outcome } from '../store/index.js';
 import { formatRequest, formatResponse } from './http-message.js';
@@ -25,7 +24,7 @@ export interface CallExchange {
   readonly error: string | null;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string | Buffer | Readable | object | undefined;
-  /** The request body as text, as the door has it; the record masks its secrets (recordAndAnswer). */
+  /** The request body as text, as the door has it; the record masks its secrets (recordExchange). */
   readonly requestBody: string;
   /** What a reader read for the secret parameters: masked wherever it still stands whole in the record. */
   readonly secretValues?: readonly (string | undefined)[] | undefined;
@@ -39,67 +38,35 @@ export interface CallExchange {
   readonly afterCommit?: (() => void) | undefined;
 }
 
-/** An operation's result, or the server error an unexpected failure became. */
-export type RunResult = OperationResult | { readonly outcome: 'server-error' };
+/** What came of recording an exchange: its record's id, or why it could not be written. */
+export type Recorded =
+  | {
+      readonly ok: true;
+      readonly id: number;
+      /** What the record holds: its secrets masked. */
+      readonly facts: CallFacts;
+    }
+  | {
+      readonly ok: false;
+      /**
+       * Because the database cannot be reached or the disk is full (the caller is told to try
+       * again), not for a fault of the server's.
+       */
+      readonly unavailable: boolean;
+    };
 
 /**
- * The first half of every call (docs/architecture.md): the parameters as received, masked for
- * the record, then the operation itself. An unexpected error is logged with the request's id and
- * becomes a server error; it never escapes to the door.
+ * The record of every call, whichever door it came in by: the exchange masked, then written with
+ * the deliveries it queues in one commit, then counted; once committed, what waits for the commit
+ * starts. The door answers only after this resolves, so a `200` means the call and its deliveries
+ * are durable; when nothing could be written (`ok: false`) nothing may be reported as done.
  */
-export async function runOperation(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  op: OperationDef,
-  read: (name: string) => string | undefined,
-): Promise<{ readonly params: Record<string, string>; readonly result: RunResult }> {
-  const received: Record<string, string> = Object.create(null);
-  for (const p of op.params) {
-    const value = read(p.name);
-    if (value !== undefined) received[p.name] = value;
-  }
-  try {
-    const result = await app.operations.run(op, read, {
-      callerIp: request.ip,
-      staff: request.staff?.username,
-    });
-    return { params: maskParams(op, result.values ?? received), result };
-  } catch (err) {
-    // The database away is an outage the store reports once (store/pg-watch.ts), not an error per call.
-    if (isUnavailableError(err)) request.log.debug({ err }, 'operation failed: the database is unavailable');
-    else request.log.error({ err }, 'operation failed');
-    return { params: maskParams(op, received), result: { outcome: 'server-error' } };
-  }
-}
-
-export interface AnswerOptions {
-  /**
-   * The answer when the call could not be recorded: nothing may be reported as done.
-   * `unavailable`: because the database cannot be reached or the disk is full (the caller is told
-   * to try again: 503, or a SOAP Server fault, with Retry-After), not for a fault of the server's.
-   */
-  readonly unrecordable: (unavailable: boolean) => FastifyReply;
-  /** What is sent instead of the exchange's body, once the record's id is known. */
-  readonly body?: (id: number) => unknown;
-  /**
-   * Runs once the record is committed, before the answer (e.g. the audit entry of a console Send),
-   * with what the record holds: its secrets masked.
-   */
-  readonly committed?: (id: number, recorded: CallFacts) => Promise<void>;
-}
-
-/**
- * The second half of every call: the record (with the deliveries it queues, in one commit), then
- * what waits for the commit, then the answer. A `200` therefore means the call and its
- * deliveries are durable.
- */
-export async function recordAndAnswer(
+export async function recordExchange(
   app: FastifyInstance,
   request: FastifyRequest,
   reply: FastifyReply,
   ex: CallExchange,
-  options: AnswerOptions,
-): Promise<FastifyReply> {
+): Promise<Recorded> {
   const body = ex.body;
   const facts = maskedFacts(request, ex, ex.recordedBody ?? recordedText(body));
   let id: number;
@@ -115,15 +82,11 @@ export async function recordAndAnswer(
     // An outage is logged where it is seen (the store's watch, the disk check), not per call.
     if (!unavailable) request.log.error({ err }, 'could not record the call');
     observe(app, reply, ex, 'unrecorded');
-    return options.unrecordable(unavailable);
+    return { ok: false, unavailable };
   }
   observe(app, reply, ex, outcomeOf(ex.status, ex.outcome));
   ex.afterCommit?.();
-  await options.committed?.(id, facts);
-  return reply
-    .code(ex.status)
-    .headers(ex.headers)
-    .send(options.body ? options.body(id) : body);
+  return { ok: true, id, facts };
 }
 
 /**

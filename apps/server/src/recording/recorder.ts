@@ -65,10 +65,10 @@ export function createCallRecorder(options: {
   /**
    * SQLite: one batch at a time, from its commit to its answers. What arrives meanwhile joins the
    * next batch, so batches grow with the load: a commit writes every page it touched whatever the
-   * rows on it, so SQLite's work per call falls as a batch grows (bench/commit-batch.mjs: 78 µs per
-   * call with its delivery and attempt in batches of 10, 41 µs in batches of 100). It adds little
-   * wait: with SQLITE_SYNCHRONOUS=FULL a batch committed meanwhile would wait for the flush under
-   * way, then for its own, all the same. PostgreSQL's batches overlap, each on a pooled connection.
+   * rows on it, so SQLite's work per call falls as a batch grows (bench/commit-batch.mjs; its
+   * figures in docs/performance.md). It adds little wait: with SQLITE_SYNCHRONOUS=FULL a batch
+   * committed meanwhile would wait for the flush under way, then for its own, all the same.
+   * PostgreSQL's batches overlap, each on a pooled connection.
    */
   const serial = store.dialect === 'sqlite';
   let writing = false;

@@ -7,19 +7,20 @@ import {
   type Problem,
   problemSchema,
 } from '@school/contract';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problem, unavailableDetail } from '../../http/problem.js';
-import { type CallExchange, recordAndAnswer, runOperation } from '../../recording/exchange.js';
+import { type CallExchange, recordExchange } from '../../recording/exchange.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
 /**
- * `POST /api/operations/{name}`: the console's door to the operations. It takes the same path as
- * the .asmx endpoints (calls/exchange.ts: run, record, answer), records the call with binding
- * `console`, and answers its id.
+ * `POST /api/operations/{name}`: the console's door to the operations. It takes the same way as
+ * the .asmx endpoints (the operation runs, its answer is built, the exchange is recorded by
+ * recording/exchange.ts, then answered), records the call with binding `console`, and answers its
+ * id.
  */
 export const operationRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
@@ -86,7 +87,12 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
         const detail = `Invalid ${wrongType}: it must be a string.`;
         ex = refused(400, detail, { errors: { [wrongType]: detail } });
       } else {
-        const { params, result } = await runOperation(app, request, op, (n) => received[n]);
+        const result = await app.operations.run(op, (n) => received[n], {
+          callerIp: request.ip,
+          staff: request.staff?.username,
+          log: request.log,
+        });
+        const { params } = result;
         if (result.outcome === 'ok') {
           ex = {
             ...base,
@@ -123,35 +129,37 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
       }
 
       const answer = ex.body as Record<string, unknown>;
-      return recordAndAnswer(app, request, reply, ex, {
-        // The stored answer goes without the id: it is not known until the record is written.
-        body: (id) => (ex.status === 200 ? { id, ...answer } : { ...answer, callId: id }),
-        // What the record holds, secrets masked; an unknown name is in its error, masked, not here.
-        // Its result is the call's verdict as it stands when sent (queued, not sent yet): what
-        // came of the SMS later is the call's page, which the entry's target links to.
-        committed: (id, recorded) =>
-          app.audit(request, {
-            action: 'send',
-            target: `call ${id} (${op?.name ?? 'no such operation'})`,
-            details: {
-              result: callVerdict(recorded, queuedOf(ex)).text,
-              status: recorded.status,
-              ...(recorded.params ? { params: recorded.params } : {}),
-              ...(recorded.error ? { error: recorded.error } : {}),
-            },
-          }),
-        unrecordable: (unavailable) =>
-          unavailable
-            ? reply
-                .code(503)
-                .header('retry-after', '5')
-                .type(PROBLEM_TYPE)
-                .send(problem(503, unavailableDetail('database')))
-            : reply
-                .code(500)
-                .type(PROBLEM_TYPE)
-                .send(problem(500, 'The call could not be recorded; nothing was done.')),
+      const recorded = await recordExchange(app, request, reply, ex);
+      if (!recorded.ok) {
+        return recorded.unavailable
+          ? reply
+              .code(503)
+              .header('retry-after', '5')
+              .type(PROBLEM_TYPE)
+              .send(problem(503, unavailableDetail('database')))
+          : reply
+              .code(500)
+              .type(PROBLEM_TYPE)
+              .send(problem(500, 'The call could not be recorded; nothing was done.'));
+      }
+      const { id, facts } = recorded;
+      // What the record holds, secrets masked; an unknown name is in its error, masked, not here.
+      // Its result is the call's verdict as it stands when sent (queued, not sent yet): what
+      // came of the SMS later is the call's page, which the entry's target links to.
+      await app.audit(request, {
+        action: 'send',
+        target: `call ${id} (${op?.name ?? 'no such operation'})`,
+        details: {
+          result: callVerdict(facts, queuedOf(ex)).text,
+          status: facts.status,
+          ...(facts.params ? { params: facts.params } : {}),
+          ...(facts.error ? { error: facts.error } : {}),
+        },
       });
+      // The stored answer goes without the id: it is not known until the record is written. (Its
+      // shape is the response schema's, by the status; the schema checks it as it is sent.)
+      const answered: unknown = ex.status === 200 ? { id, ...answer } : { ...answer, callId: id };
+      return (reply as FastifyReply).code(ex.status).headers(ex.headers).send(answered);
     },
   );
 };

@@ -11,10 +11,12 @@ import {
   successEnvelope,
 } from '@school/asmx';
 import { type GroupDef, groups, type OperationDef } from '@school/contract';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { BookBlobs } from '../../books/blobs.js';
 import { serveBook } from '../../books/serve.js';
 import { header } from '../../http/headers.js';
-import { type CallExchange, recordAndAnswer, runOperation } from '../../recording/exchange.js';
+import type { OperationResult } from '../../operations/run.js';
+import type { CallExchange } from '../../recording/exchange.js';
 import type { Binding, Outcome } from '../../store/index.js';
 
 export const TEXT = 'text/plain; charset=utf-8';
@@ -30,7 +32,10 @@ const SUCCESS_HEADERS = new Map(SOAP_VERSIONS.map((v) => [v, successHeaders(v)])
 const HTTP_SUCCESS_HEADERS = successHeaders(undefined);
 export const FAULT_CACHE = 'private';
 
-/** An exchange on an `.asmx` endpoint; `unrecorded`: a refusal already recorded once in its window. */
+/**
+ * A call's answer on an `.asmx` endpoint, with what its record keeps; `unrecorded`: a refusal
+ * already recorded once in its window, answered without a record.
+ */
 export type AsmxExchange = CallExchange & { readonly unrecorded?: boolean };
 
 /** The part of an exchange known before the operation runs. */
@@ -70,6 +75,10 @@ export interface FailureOptions {
   /** What the caller is told, when it is not the reason itself (ASMX's terser text). */
   readonly text?: string;
   readonly headers?: Record<string, string>;
+  /** What the record says of the call besides its error. */
+  readonly note?: string;
+  /** A refusal already recorded once in its window: answered without a record. */
+  readonly unrecorded?: boolean;
 }
 
 /**
@@ -91,6 +100,8 @@ export function failure(
     outcome,
     status,
     error: reason,
+    note: options.note ?? null,
+    unrecorded: options.unrecorded,
     headers: {
       'content-type': soap ? soapContentType(soap) : TEXT,
       'cache-control': FAULT_CACHE,
@@ -109,10 +120,18 @@ export function plainFailure(
   base: ExchangeBase,
   status: number,
   message: string,
-  headers: Record<string, string> = {},
+  options: Pick<FailureOptions, 'headers' | 'unrecorded'> = {},
 ): AsmxExchange {
-  const ex = failure(base, 'client-error', status, message, { headers });
-  return { ...ex, headers: { ...ex.headers, 'content-type': TEXT }, body: message };
+  return {
+    ...fromBase(base),
+    outcome: 'client-error',
+    status,
+    error: message,
+    note: null,
+    unrecorded: options.unrecorded,
+    headers: { 'content-type': TEXT, 'cache-control': FAULT_CACHE, ...options.headers },
+    body: message,
+  };
 }
 
 const EMPTY_BODY_NOTES: Record<number, string> = {
@@ -137,55 +156,52 @@ export function soapRefusal(base: ExchangeBase, refusal: SoapRefusal): AsmxExcha
   };
 }
 
+/** The answer of an operation that ran, in its binding: built from its result, once. */
+export type OperationAnswer = (
+  base: ExchangeBase & { readonly operation: OperationDef },
+  result: OperationResult,
+  request: FastifyRequest,
+) => AsmxExchange;
+
 /**
- * The `.asmx` doors' side of a call: run the operation (calls/exchange.ts), turn its result into
- * the binding's answer, record, answer.
+ * The answers of the operations that ran, in each binding (docs/faults.md, docs/wire-contract.md):
+ * the success envelope of each operation and SOAP version built once, the book served over HTTP
+ * GET/POST, a refusal or a server error as a fault or ASMX's plain text.
  */
-export function createAsmxAnswers(app: FastifyInstance) {
-  const { config, bookBlobs } = app;
+export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): OperationAnswer {
   // The success envelope depends only on version and operation: built once.
   const successBodies = new Map<string, Buffer>();
   for (const op of groups.flatMap((g) => g.operations)) {
     for (const version of SOAP_VERSIONS) {
-      successBodies.set(
-        `${version}${op.name}`,
-        Buffer.from(successEnvelope(version, op.name, config.SERVICE_NAMESPACE)),
-      );
+      successBodies.set(`${version}${op.name}`, Buffer.from(successEnvelope(version, op.name, namespace)));
     }
   }
 
-  /** Runs the operation and turns its result into the binding's answer. */
-  async function perform(
-    base: ExchangeBase,
-    op: OperationDef,
-    read: (name: string) => string | undefined,
-    request: FastifyRequest,
-  ): Promise<AsmxExchange> {
-    const { params, result } = await runOperation(app, request, op, read);
+  return (base, result, request) => {
+    const op = base.operation;
     if (result.outcome === 'server-error') {
       return failure(
-        { ...base, operation: op, params },
+        { ...base, params: result.params },
         'server-error',
         500,
         `Server was unable to process request. ---> An internal error occurred (request ${request.id}).`,
       );
     }
+    const soap = soapVersionOf(base.binding);
     if (result.outcome === 'client-error') {
       // Over SOAP every refusal is a 500 Client fault. Over HTTP GET/POST a parameter left out is
       // ASMX's own refusal, a 500 with its text; the others are ours and keep their 4xx
       // (docs/faults.md#the-operations-own-refusals).
-      const missing = result.param !== undefined && read(result.param) === undefined;
       return failure(
-        { ...base, operation: op, params },
+        { ...base, params: result.params },
         'client-error',
-        soapVersionOf(base.binding) || missing ? 500 : result.status,
+        soap || result.absent ? 500 : result.status,
         result.message,
         result.retryAfter ? { headers: { 'retry-after': String(result.retryAfter) } } : {},
       );
     }
-    const soap = soapVersionOf(base.binding);
     // The success answer of every call: one object literal, no spreads (spreading the exchange
-    // twice over was 4 % of the CPU under SOAP AuthCode load).
+    // over was a measurable part of the CPU under load: docs/performance.md).
     let status = 200;
     let headers = (soap && SUCCESS_HEADERS.get(soap)) || HTTP_SUCCESS_HEADERS;
     let body: AsmxExchange['body'] = soap ? successBodies.get(`${soap}${op.name}`) : undefined;
@@ -204,7 +220,7 @@ export function createAsmxAnswers(app: FastifyInstance) {
       binding: base.binding,
       group: base.group.name,
       operation: op.name,
-      params,
+      params: result.params,
       requestBody: base.requestBody,
       secretValues: base.secretValues,
       outcome: 'ok',
@@ -217,41 +233,32 @@ export function createAsmxAnswers(app: FastifyInstance) {
       body,
       recordedBody,
     };
-  }
-
-  /** Records the exchange and answers it; without a record, the binding's server error. */
-  function finish(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    ex: AsmxExchange,
-  ): Promise<FastifyReply> | FastifyReply {
-    if (ex.unrecorded) return reply.code(ex.status).headers(ex.headers).send(ex.body);
-    return recordAndAnswer(app, request, reply, ex, {
-      unrecordable: (unavailable) => {
-        if (unavailable) return answerUnavailable(reply, ex.binding, UNAVAILABLE_RETRY_AFTER_S);
-        const message =
-          'Server was unable to process request. ---> The call could not be recorded; nothing was done.';
-        const soap = soapVersionOf(ex.binding);
-        return soap
-          ? reply
-              .code(500)
-              .headers({ 'content-type': soapContentType(soap), 'cache-control': FAULT_CACHE })
-              .send(faultEnvelope(soap, 'Server', message))
-          : reply
-              .code(500)
-              .headers({ 'content-type': TEXT, 'cache-control': FAULT_CACHE })
-              .send(httpErrorBody(message));
-      },
-    });
-  }
-
-  return { perform, finish };
+  };
 }
-
-export type AsmxAnswers = ReturnType<typeof createAsmxAnswers>;
 
 /** Retry-After when a call found the database away or the disk full as it was recorded. */
 const UNAVAILABLE_RETRY_AFTER_S = 5;
+
+/**
+ * The answer when a call could not be recorded: nothing may be reported as done. The database
+ * away or the disk full (`unavailable`): the caller is told to try again (answerUnavailable);
+ * otherwise the binding's server error.
+ */
+export function answerUnrecorded(reply: FastifyReply, binding: Binding, unavailable: boolean): FastifyReply {
+  if (unavailable) return answerUnavailable(reply, binding, UNAVAILABLE_RETRY_AFTER_S);
+  const message =
+    'Server was unable to process request. ---> The call could not be recorded; nothing was done.';
+  const soap = soapVersionOf(binding);
+  return soap
+    ? reply
+        .code(500)
+        .headers({ 'content-type': soapContentType(soap), 'cache-control': FAULT_CACHE })
+        .send(faultEnvelope(soap, 'Server', message))
+    : reply
+        .code(500)
+        .headers({ 'content-type': TEXT, 'cache-control': FAULT_CACHE })
+        .send(httpErrorBody(message));
+}
 
 /**
  * The answer while calls cannot be taken (docs/monitoring.md#faults):

@@ -8,14 +8,8 @@ import {
 import type { GroupDef } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Binding } from '../../store/index.js';
-import {
-  type AsmxAnswers,
-  type AsmxExchange,
-  EMPTY,
-  failure,
-  plainFailure,
-  soapBindingOf,
-} from './answers.js';
+import { type AsmxExchange, EMPTY, failure, plainFailure, soapBindingOf } from './answers.js';
+import type { Exchange } from './exchange.js';
 
 const ALLOW = 'GET, POST';
 
@@ -48,7 +42,7 @@ function fieldsOver(text: string, max: number): boolean {
  * the group's paths. Their errors are ASMX's: `500`, plain text, CRLF
  * (docs/faults.md#http-get-and-http-post-errors). HEAD never runs an operation.
  */
-export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answers: AsmxAnswers): void {
+export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, exchange: Exchange): void {
   const httpRoute = `${group.path}/:op`;
   const httpConfig = { config: { asmxGroup: group, asmxKind: 'http' as const }, exposeHeadRoute: false };
 
@@ -72,7 +66,7 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
             sent === undefined
               ? 'Request format is invalid: the body came without a Content-Type. The HTTP POST binding reads only an application/x-www-form-urlencoded body.'
               : `Request format is invalid: ${sent}. The HTTP POST binding reads only an application/x-www-form-urlencoded body.`;
-          return answers.finish(
+          return exchange(
             request,
             reply,
             failure({ binding, group, operation: op, requestBody }, 'client-error', 500, reason, {
@@ -81,7 +75,7 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
           );
         }
         if (op && fieldsOver(requestBody, MAX_FORM_FIELDS)) {
-          return answers.finish(
+          return exchange(
             request,
             reply,
             failure(
@@ -96,14 +90,14 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
         }
         entries = new URLSearchParams(requestBody);
       }
-      if (!op) return answers.finish(request, reply, unknownMethod({ binding, group, requestBody }, name));
-      const ex = await answers.perform(
-        { binding, group, requestBody },
-        op,
-        httpParamReader(entries),
-        request,
-      );
-      return answers.finish(request, reply, ex);
+      if (!op) return exchange(request, reply, unknownMethod({ binding, group, requestBody }, name));
+      return exchange(request, reply, {
+        binding,
+        group,
+        operation: op,
+        read: httpParamReader(entries),
+        requestBody,
+      });
     };
     if (binding === 'http-get') app.get(httpRoute, httpConfig, handler);
     else app.post(httpRoute, httpConfig, handler);
@@ -112,21 +106,24 @@ export function registerHttpRoutes(app: FastifyInstance, group: GroupDef, answer
   // HEAD on an operation: ASMX found no method for it and answered so (500); nothing runs.
   app.head(httpRoute, { config: { asmxGroup: group } }, async (request, reply) => {
     const name = (request.params as { op: string }).op;
-    const ex = unknownMethod({ binding: 'http-get', group, requestBody: '' }, name);
     const reason = group.operations.some((o) => o.name === name)
       ? `HEAD does not call ${name}: an operation never runs on a HEAD. Call it with GET or POST.`
-      : ex.error;
-    return answers.finish(request, reply, { ...ex, error: reason });
+      : undefined;
+    return exchange(
+      request,
+      reply,
+      unknownMethod({ binding: 'http-get', group, requestBody: '' }, name, reason),
+    );
   });
 
   // Other verbs: 405 with Allow, recorded like any call (IIS refused them before ASMX saw them).
   const refuse = (kind: 'soap' | 'http') => async (request: FastifyRequest, reply: FastifyReply) => {
     const binding: Binding = kind === 'soap' ? soapBindingOf(request) : 'http-post';
     const message = `The HTTP verb ${request.method} is not allowed here. Use GET or POST.`;
-    return answers.finish(
+    return exchange(
       request,
       reply,
-      plainFailure({ binding, group, requestBody: '' }, 405, message, { allow: ALLOW }),
+      plainFailure({ binding, group, requestBody: '' }, 405, message, { headers: { allow: ALLOW } }),
     );
   };
   const otherVerbs = ['PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
@@ -151,11 +148,12 @@ function queryOf(url: string): string {
 
 /**
  * `/X.asmx/Foo` names no operation: ASMX's text on the wire (its own for a name that differs only
- * in case); the record says which operation was meant.
+ * in case); the record says which operation was meant, or `reason` when given (a HEAD).
  */
 function unknownMethod(
   base: { binding: Binding; group: GroupDef; requestBody: string },
   name: string,
+  reason?: string,
 ): AsmxExchange {
   const shown = name.length > 100 ? `${name.slice(0, 100)}…` : name;
   const sameButCase = base.group.operations.find((o) => o.name.toLowerCase() === name.toLowerCase());
@@ -164,10 +162,12 @@ function unknownMethod(
       base,
       'client-error',
       500,
-      `${shown} Web Service method name is not valid. Method names are case-sensitive: did you mean ${sameButCase.name}?`,
+      reason ??
+        `${shown} Web Service method name is not valid. Method names are case-sensitive: did you mean ${sameButCase.name}?`,
       { text: methodNameCaseText(shown, sameButCase.name) },
     );
   }
-  const reason = `${shown} Web Service method name is not valid.`;
-  return failure(base, 'client-error', 500, reason, { text: invalidMethodNameText(shown) });
+  return failure(base, 'client-error', 500, reason ?? `${shown} Web Service method name is not valid.`, {
+    text: invalidMethodNameText(shown),
+  });
 }

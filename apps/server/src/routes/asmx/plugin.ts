@@ -2,8 +2,9 @@ import { type GroupDef, groups } from '@school/contract';
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { BusyError } from '../../plugins/request-limits.js';
 import { HELP_PAGE_HEADERS, NO_SECURITY_HEADERS } from '../../plugins/security-headers.js';
-import { answerUnavailable, bindingOf, createAsmxAnswers, failure, TEXT } from './answers.js';
+import { answerUnavailable, bindingOf, failure, TEXT } from './answers.js';
 import { checkCallers } from './callers.js';
+import { createExchange } from './exchange.js';
 import { registerHttpRoutes } from './http-bindings.js';
 import { createMetadataPages } from './metadata.js';
 import { registerSoapRoute } from './soap.js';
@@ -19,20 +20,21 @@ declare module 'fastify' {
 /**
  * The `.asmx` endpoints (docs/wire-contract.md#paths-and-methods): SOAP on `POST /X.asmx`
  * (soap.ts), WSDL, DISCO and help pages on `GET /X.asmx` (metadata.ts), the HTTP GET and POST
- * bindings on `/X.asmx/{Op}` (http-bindings.ts). Every operation call, good or bad, is recorded
- * before it is answered (answers.ts, over calls/exchange.ts). Encapsulated: its body parsing and
- * error handling are its own.
+ * bindings on `/X.asmx/{Op}` (http-bindings.ts). Each route reads its request and hands the call
+ * to the exchange (exchange.ts), which runs it, answers it in its binding (answers.ts) and records
+ * it before the answer goes: every operation call, good or bad. Encapsulated: its body parsing
+ * and error handling are its own.
  */
 export const asmxRoutes: FastifyPluginAsync = async (app) => {
   const { config } = app;
-  const answers = createAsmxAnswers(app);
+  const exchange = createExchange(app);
   const metadata = createMetadataPages(config);
 
   // Operation answers go out exactly as ASMX wrote them: no security headers but on help pages.
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, securityHeaders: route.config?.securityHeaders ?? NO_SECURITY_HEADERS };
   });
-  checkCallers(app, answers);
+  checkCallers(app, exchange);
   // Calls the service cannot take now (the database away, the disk nearly full) are refused
   // before their body is read, and not recorded: nothing could be written.
   // (A callback hook: no promise per request on the hot path.)
@@ -55,11 +57,11 @@ export const asmxRoutes: FastifyPluginAsync = async (app) => {
   );
 
   for (const group of groups) {
-    registerSoapRoute(app, group, answers);
+    registerSoapRoute(app, group, exchange);
     app.get(group.path, { config: { securityHeaders: HELP_PAGE_HEADERS } }, (request, reply) =>
       metadata.serve(group, request, reply),
     );
-    registerHttpRoutes(app, group, answers);
+    registerHttpRoutes(app, group, exchange);
   }
 
   // Errors before a handler ran (an oversized or unreadable body), and anything unexpected.
@@ -89,7 +91,7 @@ export const asmxRoutes: FastifyPluginAsync = async (app) => {
     const binding =
       kind === 'soap' ? bindingOf(request, kind) : request.method === 'GET' ? 'http-get' : 'http-post';
     const requestBody = `[body not read: ${request.headers['content-length'] ?? 'unknown'} bytes]`;
-    return answers.finish(
+    return exchange(
       request,
       reply,
       failure(

@@ -2,14 +2,15 @@ import { bindingOfSoapVersion, readSoapRequest } from '@school/asmx';
 import { type GroupDef, secretParamNames } from '@school/contract';
 import type { FastifyInstance } from 'fastify';
 import { header } from '../../http/headers.js';
-import { type AsmxAnswers, EMPTY, soapBindingOf, soapRefusal } from './answers.js';
+import { EMPTY, soapBindingOf, soapRefusal } from './answers.js';
+import type { Exchange } from './exchange.js';
 
 /**
  * SOAP 1.1 and 1.2 on `POST /X.asmx` (docs/wire-contract.md): the envelope is read by the codec,
- * the operation found by its body element, and every answer — success, fault, or ASMX's empty
- * `400`/`415` — recorded.
+ * the operation found by its body element, and the call handed to the exchange (exchange.ts) —
+ * the operation with its parameters, or the refusal: a fault, or ASMX's empty `400`/`415`.
  */
-export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers: AsmxAnswers): void {
+export function registerSoapRoute(app: FastifyInstance, group: GroupDef, exchange: Exchange): void {
   const namespace = app.config.SERVICE_NAMESPACE;
   const secrets = secretParamNames(group.operations);
   app.post(group.path, { config: { asmxGroup: group, asmxKind: 'soap' } }, async (request, reply) => {
@@ -23,7 +24,6 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
     // Masked when recorded (recording/exchange.ts); what the reader took for a secret appears
     // nowhere in the record.
     const requestBody = parsed.xml ?? '';
-    const secretValues = parsed.ok ? secrets.map((name) => parsed.params.get(name)) : undefined;
     if (!parsed.ok) {
       // Recorded under the envelope's version, or the one assumed from the headers when the
       // media type names none (docs/bindings.md#how-each-binding-is-recorded).
@@ -32,15 +32,16 @@ export function registerSoapRoute(app: FastifyInstance, group: GroupDef, answers
       // its headers name: recorded under it.
       const operation =
         parsed.kind === 'fault' || parsed.kind === 'unreadable' ? parsed.operation : undefined;
-      return answers.finish(request, reply, soapRefusal({ binding, group, operation, requestBody }, parsed));
+      return exchange(request, reply, soapRefusal({ binding, group, operation, requestBody }, parsed));
     }
     const { params } = parsed;
-    const ex = await answers.perform(
-      { binding: bindingOfSoapVersion(parsed.version), group, requestBody, secretValues },
-      parsed.operation,
-      (n) => params.get(n),
-      request,
-    );
-    return answers.finish(request, reply, ex);
+    return exchange(request, reply, {
+      binding: bindingOfSoapVersion(parsed.version),
+      group,
+      operation: parsed.operation,
+      read: (n) => params.get(n),
+      requestBody,
+      secretValues: secrets.map((name) => params.get(name)),
+    });
   });
 }
