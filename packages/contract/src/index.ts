@@ -5,6 +5,7 @@ export * from './next-path.js';
 export * from './operation-input.js';
 export * from './operations.js';
 export * from './phone-examples.js';
+export * from './phone-spellings.js';
 export * from './template.js';
 export * from './validate.js';
 export * from './verdict.js';
