@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  randomFillSync,
+} from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -13,6 +20,13 @@ export interface Sealer {
   seal(plaintext: string, context: string): string;
   /** The plaintext of a value sealed for `context`; throws SealedValueError if it does not open. */
   open(sealed: string, context: string): string;
+  /**
+   * A keyed hash of `text` (HMAC-SHA-256, hex) under a key derived from the sealing key for
+   * `purpose` (HKDF-SHA-256): the same text gives the same hash under the same key, and without
+   * the key the hash tells nothing, not even by trying every phone number. For recording that
+   * something was done to a value without keeping the value (a phone number's erasure).
+   */
+  keyedHash(text: string, purpose: string): string;
 }
 
 /** A sealed value that does not open: another key, another context, or altered. */
@@ -52,7 +66,16 @@ export function createSealer(key: Buffer): Sealer {
     next += IV_BYTES;
     return iv;
   };
+  const hashKeys = new Map<string, Buffer>();
   return {
+    keyedHash(text, purpose) {
+      let hashKey = hashKeys.get(purpose);
+      if (!hashKey) {
+        hashKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `keyed-hash:${purpose}`, 32));
+        hashKeys.set(purpose, hashKey);
+      }
+      return createHmac('sha256', hashKey).update(text, 'utf8').digest('hex');
+    },
     seal(plaintext, context) {
       const iv = freshIv();
       const cipher = createCipheriv('aes-256-gcm', key, iv);
