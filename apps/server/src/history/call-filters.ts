@@ -1,6 +1,6 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
-import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
-import { QUEUED_WITHIN_MS } from '../outbox/index.js';
+import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
+import { CALL_HAS_FAILED_DELIVERY_SQL, callHasFailedDelivery } from '../outbox/index.js';
 import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
 
 /**
@@ -10,7 +10,8 @@ import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
  *   - `sqliteFilter`: SQL text with named parameters, for the SQLite search worker, which runs
  *     untyped JavaScript in a thread of its own (search-worker.mjs) and cannot import this module;
  *   - `matchesCall`: a just-recorded row in memory, for the live tail.
- * The delivery filter is not a column of calls; it has its own form in each (FAILED_DELIVERY).
+ * The delivery filter is not a column of calls but a condition the outbox gives, in each form
+ * (outbox/call-conditions.ts).
  * Free text (`q`) is searched in TEXT_COLUMNS, with `likePattern` in SQL and `containsText` in
  * memory. Adding a filter is a field of CallQuery and an entry of CALL_FILTERS (the compiler
  * refuses one without the other); test/filter-agreement.test.ts checks that the forms agree.
@@ -72,16 +73,12 @@ type Unfiltered = Exclude<IndexedKey, (typeof CALL_FILTERS)[number]['key']>;
 const everyFieldHasAFilter: [Unfiltered] extends [never] ? true : Unfiltered = true;
 void everyFieldHasAFilter;
 
-/**
- * The delivery filter: calls with a delivery in one of FAILED_DELIVERY (it did not reach the
- * phone or topic and will not by itself). Not a column of calls but a membership in the outbox's
- * deliveries, read through the index of failed ones by time (`deliveries_failed_at`, migration
- * 0021, whose predicate is this list); the outbox owns the table and writes it.
- * A call is recorded before any of its deliveries can fail, so in memory (the live tail) a call
- * just recorded never passes it: a failure shows on the list's next read, not as calls arrive.
+/*
+ * The delivery filter: calls with a delivery that failed (the outbox's callHasFailedDelivery and
+ * CALL_HAS_FAILED_DELIVERY_SQL). A call is recorded before any of its deliveries can fail, so in
+ * memory (the live tail) a call just recorded never passes it: a failure shows on the list's next
+ * read, not as calls arrive.
  */
-const FAILED_DELIVERY = ['dead', 'expired'] as const;
-const FAILED_DELIVERY_SQL = `id IN (SELECT call_id FROM deliveries WHERE status IN (${FAILED_DELIVERY.map((s) => `'${s}'`).join(', ')}))`;
 
 /** The columns free text is searched in. */
 export const TEXT_COLUMNS = ['params', 'request', 'response'] as const satisfies readonly (keyof CallRow)[];
@@ -110,22 +107,7 @@ export function applyFilters<O>(
   }
   if (query.delivery === 'failed') {
     const { from, to } = query;
-    out = out.where((eb) => {
-      let failed = eb
-        .selectFrom('deliveries')
-        .select('deliveries.call_id')
-        // Literals, not parameters: the planner matches them to the index's predicate (0021).
-        .where(
-          'deliveries.status',
-          'in',
-          FAILED_DELIVERY.map((s) => sql.lit(s)),
-        );
-      // A call's deliveries are queued in its commit (QUEUED_WITHIN_MS): bounds that change no
-      // result, and on PostgreSQL keep each time window's lookup to its own partitions.
-      if (from !== undefined) failed = failed.where('deliveries.created_at', '>=', from);
-      if (to !== undefined) failed = failed.where('deliveries.created_at', '<', to + QUEUED_WITHIN_MS);
-      return eb('id', 'in', failed);
-    });
+    out = out.where((eb) => callHasFailedDelivery(eb, { from, to }));
   }
   return out;
 }
@@ -148,7 +130,7 @@ export function sqliteFilter(query: Omit<CallQuery, 'q'>): SqliteFilter {
       params[filter.key] = value as string | number;
     }
   }
-  if (query.delivery === 'failed') where.push(FAILED_DELIVERY_SQL);
+  if (query.delivery === 'failed') where.push(CALL_HAS_FAILED_DELIVERY_SQL);
   return { where, params };
 }
 

@@ -1,5 +1,6 @@
 import type { CompiledQuery, SelectQueryBuilder, Transaction } from 'kysely';
 import pg from 'pg';
+import { callHasDeliveryOnItsWay } from '../outbox/index.js';
 import {
   CALL_SUMMARY_COLUMNS,
   type CallRow,
@@ -292,16 +293,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
           .select('id')
           .where('at', '<', before)
           // A call whose delivery is still on its way stays until the delivery settles.
-          .where(({ not, exists, selectFrom }) =>
-            not(
-              exists(
-                selectFrom('deliveries')
-                  .select('deliveries.id')
-                  .whereRef('deliveries.call_id', '=', 'calls.id')
-                  .where('deliveries.status', 'in', ['pending', 'sending']),
-              ),
-            ),
-          )
+          .where((eb) => eb.not(callHasDeliveryOnItsWay(eb)))
           .orderBy('at')
           .limit(batch)
           .execute()

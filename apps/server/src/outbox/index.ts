@@ -203,6 +203,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
 }
 
+export {
+  CALL_HAS_FAILED_DELIVERY_SQL,
+  callHasDeliveryOnItsWay,
+  callHasFailedDelivery,
+} from './call-conditions.js';
 export type {
   AttemptRow,
   DeliveryCursor,
@@ -211,6 +216,15 @@ export type {
   DeliveryRow,
   OutboxState,
 } from './deliveries.js';
+export {
+  type BucketOf,
+  countsQueuedSince,
+  deliveryGroupsQueued,
+  hourlyDeliveryGroups,
+  oldestOnTheirWayAt,
+  oldestQueuedAt,
+  onTheirWayQueuedBefore,
+} from './delivery-counts.js';
 export { deliveryState, recipientNeedles } from './delivery-filters.js';
 export type { CallDeliveries, Enqueue, Enqueued } from './enqueue.js';
 export { OUTBOX_TABLES } from './migrations.js';

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { createOutbox, type Outbox } from '../outbox/index.js';
-import { holdDeliveryRollups } from '../stats/delivery-rollups.js';
+import { lockDeliveryRollupsForResend } from '../stats/delivery-rollups.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,7 +44,7 @@ export const outboxPlugin = fp(
       onSentAfterUnsure: (kind, provider, unsure) =>
         app.metrics.observeSentAfterUnsure(kind, provider, unsure),
       // A resent delivery is dead no more: its hours leave the Dashboard's roll-ups in its commit.
-      onResend: async (trx) => (await holdDeliveryRollups(trx, store.dialect)).unrollFrom,
+      onResend: async (trx) => (await lockDeliveryRollupsForResend(trx, store.dialect)).reopenHoursFrom,
     });
     app.decorate('outbox', outbox);
     app.metrics.watchCircuits(() => outbox.circuits());

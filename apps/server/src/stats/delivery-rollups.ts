@@ -1,5 +1,13 @@
 import { DELIVERY_STATES, type DeliveryState } from '@school/contract';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import {
+  countsQueuedSince,
+  deliveryGroupsQueued,
+  hourlyDeliveryGroups,
+  oldestOnTheirWayAt,
+  oldestQueuedAt,
+  onTheirWayQueuedBefore,
+} from '../outbox/index.js';
 import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
 import {
   bucketOf,
@@ -14,19 +22,17 @@ import {
  * Hourly roll-ups of the deliveries, for the Dashboard (docs/performance.md#the-dashboard): per
  * hour queued, the deliveries by status and by whether the `log` provider took them, with their
  * attempts (`delivery_hours`). A month of them then reads a few thousand rows, not every delivery.
+ * The deliveries themselves are read through the outbox's functions (outbox/delivery-counts.ts).
  *
  * A delivery changes after it is queued, so an hour is rolled up only once none of its deliveries
- * is on its way (pending or sending): the watermark `delivery_rollup_state.rolled_until` never
- * passes the hour of the oldest one that is. Every status is then final but `dead`, which staff
- * may resend: a resend (outbox/sql.ts, given `holdDeliveryRollups` by plugins/outbox.ts) moves the
- * watermark back to the resent delivery's hour and drops the roll-ups from there in its own
- * transaction, and the hours are rolled up again once
- * what was resent has settled. Both take the watermark's row first, so a step and a resend never
- * interleave. Steps are made as the calls' are (call-rollups.ts), by the same job.
+ * is on its way (the outbox's ON_THEIR_WAY): the watermark `delivery_rollup_state.rolled_until`
+ * never passes the hour of the oldest one that is. Every status is then final but `dead`, which
+ * staff may resend: a resend (outbox/sql.ts, given `lockDeliveryRollupsForResend` by
+ * plugins/outbox.ts) moves the watermark back to the resent delivery's hour and drops the roll-ups
+ * from there in its own transaction, and the hours are rolled up again once what was resent has
+ * settled. Both take the watermark's row first, so a step and a resend never interleave. Steps are
+ * made as the calls' are (call-rollups.ts), by the same job.
  */
-
-/** The statuses of a delivery on its way: its hour is not rolled up while it has one. */
-const ON_ITS_WAY: readonly DeliveryStatus[] = ['pending', 'sending'];
 
 /** One group of deliveries of a bucket, as the Dashboard counts them (raw or rolled up alike). */
 export interface DeliveryGroup {
@@ -37,8 +43,6 @@ export interface DeliveryGroup {
   readonly count: number;
   readonly attempts: number;
 }
-
-const loggedSql = sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`;
 
 const toGroups = (
   rows: { bucket: number; status: DeliveryStatus; logged: number; count: number; attempts: number | null }[],
@@ -58,19 +62,7 @@ export async function deliveryGroups(
   from: number,
   to: number,
 ): Promise<DeliveryGroup[]> {
-  const rows = await db
-    .selectFrom('deliveries')
-    .select((eb) => [
-      bucketOf('created_at', bucketMs).as('bucket'),
-      'status',
-      loggedSql.as('logged'),
-      eb.fn.countAll<number>().as('count'),
-      eb.fn.sum<number>('attempts').as('attempts'),
-    ])
-    .where('created_at', '>=', from)
-    .where('created_at', '<', to)
-    .groupBy(['bucket', 'status', 'logged'])
-    .execute();
+  const rows = await deliveryGroupsQueued(db, (column) => bucketOf(column, bucketMs), from, to).execute();
   return toGroups(rows);
 }
 
@@ -114,16 +106,17 @@ async function holdWatermark(trx: Transaction<Database>, dialect: DialectName): 
 
 /**
  * In a resend's transaction, before its deliveries change: the watermark's row held. Then
- * `unrollFrom` with the oldest resent delivery's `created_at` moves the watermark back to its hour
- * and drops the roll-ups from there, when they had it.
+ * `reopenHoursFrom` with the oldest resent delivery's `created_at` (null: none was resent) makes
+ * its hour and those after it not rolled up any more, when they were: the watermark goes back to
+ * it and their roll-ups are dropped (the next steps roll them up again once the resent ones settle).
  */
-export async function holdDeliveryRollups(
+export async function lockDeliveryRollupsForResend(
   trx: Transaction<Database>,
   dialect: DialectName,
-): Promise<{ unrollFrom(createdAt: number | null): Promise<void> }> {
+): Promise<{ reopenHoursFrom(createdAt: number | null): Promise<void> }> {
   const rolledUntil = await holdWatermark(trx, dialect);
   return {
-    async unrollFrom(createdAt) {
+    async reopenHoursFrom(createdAt) {
       if (createdAt === null || rolledUntil === null || createdAt >= rolledUntil) return;
       const hour = floorHour(createdAt);
       await trx
@@ -174,30 +167,14 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
     db.transaction().execute(async (trx) => {
       let from = await holdWatermark(trx, dialect);
       if (from === null) {
-        const oldest = await trx
-          .selectFrom('deliveries')
-          .select('created_at')
-          .orderBy('created_at')
-          .limit(1)
-          .executeTakeFirst();
-        if (!oldest) return null;
-        from = floorHour(Number(oldest.created_at));
+        const oldest = await oldestQueuedAt(trx);
+        if (oldest === null) return null;
+        from = floorHour(oldest);
       }
       let to = Math.min(end, from + stepHours * HOUR_MS);
       // Read with the watermark held: a resend waits for this step, and one before it is seen.
-      // The statuses as literals: the planner matches them to the index of the deliveries on
-      // their way (PostgreSQL, migration 0022), a probe per partition whatever the table holds.
-      const onItsWay = await trx
-        .selectFrom('deliveries')
-        .select((eb) => eb.fn.min<number>('created_at').as('at'))
-        .where(
-          'status',
-          'in',
-          ON_ITS_WAY.map((s) => sql.lit(s)),
-        )
-        .executeTakeFirst();
-      const held =
-        onItsWay?.at === null || onItsWay?.at === undefined ? null : floorHour(Number(onItsWay.at));
+      const onTheirWay = await oldestOnTheirWayAt(trx);
+      const held = onTheirWay === null ? null : floorHour(onTheirWay);
       if (held !== null && held < from) {
         // On its way in an hour rolled up: not by a resend, which moves the watermark back itself
         // (data copied in, say); the hours from its own are rolled up again once it has settled.
@@ -214,20 +191,7 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
       await trx
         .insertInto('delivery_hours')
         .columns(['hour', 'status', 'logged', 'count', 'attempts'])
-        .expression(
-          trx
-            .selectFrom('deliveries')
-            .select((eb) => [
-              bucketOf('created_at', HOUR_MS).as('hour'),
-              'status',
-              loggedSql.as('logged'),
-              eb.fn.countAll<number>().as('count'),
-              eb.fn.coalesce(eb.fn.sum<number>('attempts'), sql.lit(0)).as('attempts'),
-            ])
-            .where('created_at', '>=', from)
-            .where('created_at', '<', to)
-            .groupBy([sql`1`, 'status', sql`3`]),
-        )
+        .expression(hourlyDeliveryGroups(trx, (column) => bucketOf(column, HOUR_MS), from, to))
         .execute();
       await trx.updateTable('delivery_rollup_state').set({ rolled_until: to }).where('id', '=', 1).execute();
       return (to - from) / HOUR_MS;
@@ -254,13 +218,8 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
       // Only hours none of whose deliveries is kept, so that the roll-ups and the table still add
       // up (`stateCounts`): on PostgreSQL retention drops deliveries a whole partition at a time,
       // up to a PARTITION_PERIOD after `before`.
-      const oldest = await db
-        .selectFrom('deliveries')
-        .select('created_at')
-        .orderBy('created_at')
-        .limit(1)
-        .executeTakeFirst();
-      const kept = oldest ? floorHour(Number(oldest.created_at)) : Number.POSITIVE_INFINITY;
+      const oldest = await oldestQueuedAt(db);
+      const kept = oldest !== null ? floorHour(oldest) : Number.POSITIVE_INFINITY;
       await db
         .deleteFrom('delivery_hours')
         .where('hour', '<', Math.min(floorHour(before), kept))
@@ -282,28 +241,10 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
             .where('hour', '<', watermark)
             .groupBy(['status', 'logged'])
             // The deliveries queued since, one by one (on PostgreSQL, their partitions alone).
-            .unionAll(
-              trx
-                .selectFrom('deliveries')
-                .select((eb) => ['status', loggedSql.as('logged'), eb.fn.countAll<number>().as('n')])
-                .where('created_at', '>=', watermark)
-                .groupBy(['status', sql`2`]),
-            )
+            .unionAll(countsQueuedSince(trx, watermark))
             // Deliveries on their way in hours rolled up: none but those copied in since (the
-            // next step moves the watermark back to them). Found through the index of the
-            // deliveries on their way (PostgreSQL, 0022), whose predicate the literals match.
-            .unionAll(
-              trx
-                .selectFrom('deliveries')
-                .select((eb) => ['status', sql.lit(0).as('logged'), eb.fn.countAll<number>().as('n')])
-                .where(
-                  'status',
-                  'in',
-                  ON_ITS_WAY.map((s) => sql.lit(s)),
-                )
-                .where('created_at', '<', watermark)
-                .groupBy('status'),
-            )
+            // next step moves the watermark back to them).
+            .unionAll(onTheirWayQueuedBefore(trx, watermark))
             .execute();
           const byState = Object.fromEntries(DELIVERY_STATES.map((s) => [s, 0])) as Record<
             DeliveryState,

@@ -1,0 +1,105 @@
+import { type QueryCreator, type RawBuilder, sql } from 'kysely';
+import type { Database } from '../store/index.js';
+import { ON_THEIR_WAY } from './states.js';
+
+/**
+ * The deliveries as the Dashboard counts them (stats/delivery-rollups.ts): grouped by when they
+ * were queued, by status and by whether the `log` provider took them, and how far back the
+ * deliveries on their way go. The statistics make their roll-ups and counts from these reads; the
+ * outbox alone queries its tables.
+ */
+
+/** 1 when the `log` provider took a delivery (written to the log, nothing sent), else 0. */
+const loggedSql = sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 ELSE 0 END`;
+
+/** The statuses on their way as literals: the planner matches them to migration 0022's index. */
+const onTheirWay = () => ON_THEIR_WAY.map((s) => sql.lit(s));
+
+/** The caller's buckets of time: the SQL of the bucket a time column's value falls in. */
+export type BucketOf = (column: 'created_at') => RawBuilder<number>;
+
+/**
+ * The deliveries queued in [from, to), grouped by `bucket`, status and `logged`, with how many
+ * there are and their attempts (null when none was made).
+ */
+export const deliveryGroupsQueued = (
+  db: QueryCreator<Database>,
+  bucket: BucketOf,
+  from: number,
+  to: number,
+) =>
+  db
+    .selectFrom('deliveries')
+    .select((eb) => [
+      bucket('created_at').as('bucket'),
+      'status',
+      loggedSql.as('logged'),
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('attempts').as('attempts'),
+    ])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .groupBy(['bucket', 'status', 'logged']);
+
+/**
+ * The same for whole hours, as the hourly roll-ups keep them: the rows of `hour`, status,
+ * `logged`, `count`, `attempts` (0 when none was made), for an INSERT … SELECT.
+ */
+export const hourlyDeliveryGroups = (db: QueryCreator<Database>, hour: BucketOf, from: number, to: number) =>
+  db
+    .selectFrom('deliveries')
+    .select((eb) => [
+      hour('created_at').as('hour'),
+      'status',
+      loggedSql.as('logged'),
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.coalesce(eb.fn.sum<number>('attempts'), sql.lit(0)).as('attempts'),
+    ])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .groupBy([sql`1`, 'status', sql`3`]);
+
+/** The deliveries queued since `since`, counted by status and `logged` (column `n`). */
+export const countsQueuedSince = (db: QueryCreator<Database>, since: number) =>
+  db
+    .selectFrom('deliveries')
+    .select((eb) => ['status', loggedSql.as('logged'), eb.fn.countAll<number>().as('n')])
+    .where('created_at', '>=', since)
+    .groupBy(['status', sql`2`]);
+
+/**
+ * The deliveries on their way queued before `before`, counted by status (`logged` 0), found
+ * through the index of the deliveries on their way (PostgreSQL, 0022).
+ */
+export const onTheirWayQueuedBefore = (db: QueryCreator<Database>, before: number) =>
+  db
+    .selectFrom('deliveries')
+    .select((eb) => ['status', sql.lit(0).as('logged'), eb.fn.countAll<number>().as('n')])
+    .where('status', 'in', onTheirWay())
+    .where('created_at', '<', before)
+    .groupBy('status');
+
+/** When the oldest delivery kept was queued (epoch ms); null when none is. */
+export async function oldestQueuedAt(db: QueryCreator<Database>): Promise<number | null> {
+  const oldest = await db
+    .selectFrom('deliveries')
+    .select('created_at')
+    .orderBy('created_at')
+    .limit(1)
+    .executeTakeFirst();
+  return oldest ? Number(oldest.created_at) : null;
+}
+
+/**
+ * When the oldest delivery on its way was queued (epoch ms), null when none is, on both databases
+ * (on-their-way.ts has the outbox's own bound, PostgreSQL's alone): one probe per partition of the
+ * index of the deliveries on their way (PostgreSQL, 0022), whatever the table holds.
+ */
+export async function oldestOnTheirWayAt(db: QueryCreator<Database>): Promise<number | null> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.min<number>('created_at').as('at'))
+    .where('status', 'in', onTheirWay())
+    .executeTakeFirst();
+  return row?.at === null || row?.at === undefined ? null : Number(row.at);
+}
