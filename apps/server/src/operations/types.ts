@@ -14,7 +14,7 @@ export interface CallContext {
   readonly log: Pick<FastifyBaseLogger, 'debug' | 'error'>;
 }
 
-/** What a handler made of a call, before the runner adds the values and a binding answers. */
+/** What a handler made of a call, before the runner adds its parameters as recorded and a door answers. */
 export type OperationOutcome =
   | {
       readonly outcome: 'ok';
