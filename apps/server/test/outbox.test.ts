@@ -542,9 +542,9 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
           release: (l) => released.push(l.id),
           take: (claimed) => taken.push(...claimed.map((c) => c.claimed)),
           mayBeDue() {},
-          // Nothing finished waits to ride in this store's commits (SQLite: answered at once).
-          rideIn: ((tx: { dialect: string }) =>
-            tx.dialect === 'sqlite' ? undefined : Promise.resolve(undefined)) as HandOff['rideIn'],
+          // Nothing finished waits to be recorded in this store's commits (SQLite: answered at once).
+          recordFinishedIn: ((tx: { dialect: string }) =>
+            tx.dialect === 'sqlite' ? undefined : Promise.resolve(undefined)) as HandOff['recordFinishedIn'],
         },
       });
       const recordOwn = createCallRecorder({ store: own, enqueue });

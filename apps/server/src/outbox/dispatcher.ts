@@ -9,7 +9,7 @@ import {
   type Store,
 } from '../store/index.js';
 import { nextTry } from './backoff.js';
-import { FinishedAttempts, type Riding } from './finished-attempts.js';
+import { FinishedAttempts, type RecordedInCommit } from './finished-attempts.js';
 import { HEDGE_RECHECK_MS, hedgeable, Race } from './hedge.js';
 import type { Lane, Lanes } from './lanes.js';
 import { parseDeliveryPayload } from './payload.js';
@@ -239,10 +239,12 @@ export class Dispatcher {
    * Inside a call's durable commit: the attempts finished since the last one are recorded in it
    * too, rather than in a commit of their own (finished-attempts.ts). SQLite: synchronous.
    */
-  rideIn(tx: SqliteTx): Riding | undefined;
-  rideIn(tx: PostgresTx): Promise<Riding | undefined>;
-  rideIn(tx: SqliteTx | PostgresTx): Riding | undefined | Promise<Riding | undefined> {
-    return tx.dialect === 'sqlite' ? this.#finished.rideIn(tx) : this.#finished.rideIn(tx);
+  recordFinishedIn(tx: SqliteTx): RecordedInCommit | undefined;
+  recordFinishedIn(tx: PostgresTx): Promise<RecordedInCommit | undefined>;
+  recordFinishedIn(
+    tx: SqliteTx | PostgresTx,
+  ): RecordedInCommit | undefined | Promise<RecordedInCommit | undefined> {
+    return tx.dialect === 'sqlite' ? this.#finished.recordIn(tx) : this.#finished.recordIn(tx);
   }
 
   // --- passes ----------------------------------------------------------------------------

@@ -3,16 +3,16 @@ import type { Sealer } from '../secrets/sealer.js';
 import type { PostgresTx, SqliteTx, Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import type { Dispatcher } from './dispatcher.js';
-import type { Riding } from './finished-attempts.js';
+import type { RecordedInCommit } from './finished-attempts.js';
 import type { Lane } from './lanes.js';
 import { type DeliveryInsert, type NewDelivery, newDeliveryRows } from './payload.js';
 import type { Claimed } from './sql.js';
 
 /**
  * What the step needs of the dispatcher: a lane's slot for a delivery, the hand-over, and the
- * finished attempts that ride in the same commit.
+ * finished attempts recorded in the same commit.
  */
-export type HandOff = Pick<Dispatcher, 'reserve' | 'release' | 'take' | 'mayBeDue' | 'rideIn'>;
+export type HandOff = Pick<Dispatcher, 'reserve' | 'release' | 'take' | 'mayBeDue' | 'recordFinishedIn'>;
 
 /** The deliveries one call queues. */
 export interface CallDeliveries {
@@ -134,15 +134,15 @@ export function createEnqueue(options: {
   function enqueued(
     planned: readonly Planned[],
     claimed: { lane: Lane; claimed: Claimed }[],
-    riding: Riding | undefined,
+    finishedInCommit: RecordedInCommit | undefined,
   ): Enqueued {
-    if (planned.length === 0 && !riding) return NOTHING;
+    if (planned.length === 0 && !finishedInCommit) return NOTHING;
     const pending = planned.length - claimed.length;
     return {
       count: planned.length,
       pending,
       committed() {
-        riding?.committed();
+        finishedInCommit?.committed();
         dispatcher.take(claimed);
         if (pending > 0) dispatcher.mayBeDue();
       },
@@ -150,7 +150,7 @@ export function createEnqueue(options: {
         // Not committed, or not known to be on disk: what was claimed is left to the recovery of
         // `sending` deliveries, and the finished attempts are recorded again.
         release(planned);
-        riding?.failed();
+        finishedInCommit?.failed();
       },
     };
   }
@@ -181,9 +181,9 @@ export function createEnqueue(options: {
     if (!insertDelivery || !insertAttempt) throw new Error('enqueue: not a SQLite store');
     const planned = plan(calls, now);
     const claimed: { lane: Lane; claimed: Claimed }[] = [];
-    let riding: Riding | undefined;
+    let finishedInCommit: RecordedInCommit | undefined;
     try {
-      riding = dispatcher.rideIn(tx);
+      finishedInCommit = dispatcher.recordFinishedIn(tx);
       for (const p of planned) {
         const deliveryId = Number(insertDelivery.run(p.row).lastInsertRowid);
         if (!p.lane) continue;
@@ -196,10 +196,10 @@ export function createEnqueue(options: {
     } catch (err) {
       // The transaction rolls back: the lanes' slots taken are free again.
       release(planned);
-      riding?.failed();
+      finishedInCommit?.failed();
       throw err;
     }
-    return enqueued(planned, claimed, riding);
+    return enqueued(planned, claimed, finishedInCommit);
   }
 
   /** PostgreSQL, in the caller's transaction: one multi-row INSERT of deliveries and their attempts. */
@@ -210,9 +210,9 @@ export function createEnqueue(options: {
   ): Promise<Enqueued> {
     const planned = plan(calls, now);
     const claimed: { lane: Lane; claimed: Claimed }[] = [];
-    let riding: Riding | undefined;
+    let finishedInCommit: RecordedInCommit | undefined;
     try {
-      riding = await dispatcher.rideIn(tx);
+      finishedInCommit = await dispatcher.recordFinishedIn(tx);
       for (let i = 0; i < planned.length; i += INSERT_CHUNK) {
         const chunk = planned.slice(i, i + INSERT_CHUNK);
         // One statement: the deliveries, and the attempts of those claimed (a data-modifying CTE).
@@ -248,10 +248,10 @@ export function createEnqueue(options: {
       }
     } catch (err) {
       release(planned);
-      riding?.failed();
+      finishedInCommit?.failed();
       throw err;
     }
-    return enqueued(planned, claimed, riding);
+    return enqueued(planned, claimed, finishedInCommit);
   }
 
   return ((tx: SqliteTx | PostgresTx, calls: readonly CallDeliveries[], now: number) =>

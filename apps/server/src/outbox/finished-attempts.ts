@@ -5,12 +5,12 @@ import type { Finished, OutboxSql } from './sql.js';
 const RERECORD_MS = 1000;
 
 /**
- * How long finished attempts wait for a call's durable commit to carry them (`rideIn`) before
+ * How long finished attempts wait for a call's durable commit to be recorded in (`recordIn`) before
  * they are committed on their own. Under load a group commit comes every millisecond or two: on
  * PostgreSQL a commit of their own was a transaction, two round trips and a WAL flush more per
  * batch. Idle, the delivery is held this much longer before it shows as settled.
  */
-export const RIDE_MS = 10;
+export const COMMIT_WAIT_MS = 10;
 
 /**
  * Deliveries held, each once per attempt of it under way or not yet recorded: a hedged code has
@@ -35,17 +35,17 @@ export class Holds {
   }
 }
 
-/** A batch carried by someone else's transaction: tell it how that ended. */
-export interface Riding {
+/** A batch recorded in someone else's transaction: tell it how that ended. */
+export interface RecordedInCommit {
   committed(): void;
   failed(): void;
 }
 
 /**
  * The attempts a dispatcher has finished, recorded together, batch after batch, beside the claims
- * (a claim never waits for them), and the deliveries it holds meanwhile. A batch rides in the next
- * call's durable commit (`rideIn`, from the outbox's enqueue), or is committed on its own when
- * none comes within RIDE_MS.
+ * (a claim never waits for them), and the deliveries it holds meanwhile. A batch is recorded in the
+ * next call's durable commit (`recordIn`, from the outbox's enqueue), or is committed on its own
+ * when none comes within COMMIT_WAIT_MS.
  *
  * A batch that cannot be recorded (the database unreachable, the disk full) is kept, in order,
  * and recorded again a second later or as soon as the database is back: its deliveries stay held,
@@ -57,10 +57,10 @@ export class FinishedAttempts {
   #waiting: Finished[] = [];
   #recording: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
-  /** Waiting RIDE_MS for a durable commit to ride in, until it fires. */
-  #ride: NodeJS.Timeout | undefined;
+  /** Waiting COMMIT_WAIT_MS for a durable commit to be recorded in, until it fires. */
+  #commitWait: NodeJS.Timeout | undefined;
   /** Batches in a transaction not known to have ended yet. */
-  #riding = 0;
+  #inCommits = 0;
 
   constructor(
     private readonly sql: OutboxSql,
@@ -95,28 +95,28 @@ export class FinishedAttempts {
    * transaction ended; if it failed, the batch waits again, ahead of the rest (its updates hold
    * only once: writing it again is harmless). SQLite: synchronous.
    */
-  rideIn(tx: SqliteTx): Riding | undefined;
-  rideIn(tx: PostgresTx): Promise<Riding | undefined>;
-  rideIn(tx: SqliteTx | PostgresTx): Riding | undefined | Promise<Riding | undefined> {
+  recordIn(tx: SqliteTx): RecordedInCommit | undefined;
+  recordIn(tx: PostgresTx): Promise<RecordedInCommit | undefined>;
+  recordIn(tx: SqliteTx | PostgresTx): RecordedInCommit | undefined | Promise<RecordedInCommit | undefined> {
     if (this.#waiting.length === 0) return tx.dialect === 'sqlite' ? undefined : Promise.resolve(undefined);
     const batch = this.#waiting;
     this.#waiting = [];
-    if (this.#ride) clearTimeout(this.#ride);
-    this.#ride = undefined;
-    this.#riding++;
+    if (this.#commitWait) clearTimeout(this.#commitWait);
+    this.#commitWait = undefined;
+    this.#inCommits++;
     let ended = false;
-    const riding: Riding = {
+    const recorded: RecordedInCommit = {
       committed: () => {
         if (ended) return;
         ended = true;
-        this.#riding--;
+        this.#inCommits--;
         this.#recorded(batch);
         if (!this.busy) this.hooks.drained();
       },
       failed: () => {
         if (ended) return;
         ended = true;
-        this.#riding--;
+        this.#inCommits--;
         this.#waiting = batch.concat(this.#waiting);
         this.#schedule();
       },
@@ -125,28 +125,28 @@ export class FinishedAttempts {
       try {
         this.sql.finishIn(tx, batch);
       } catch (err) {
-        riding.failed();
+        recorded.failed();
         throw err;
       }
-      return riding;
+      return recorded;
     }
     return this.sql.finishIn(tx, batch).then(
-      () => riding,
+      () => recorded,
       (err: unknown) => {
-        riding.failed();
+        recorded.failed();
         throw err;
       },
     );
   }
 
-  /** What waits is recorded once RIDE_MS have passed without a durable commit to ride in. */
+  /** What waits is recorded once COMMIT_WAIT_MS have passed without a durable commit to be recorded in. */
   #schedule(): void {
-    if (this.#ride || this.#recording || this.#retry || this.#waiting.length === 0) return;
-    this.#ride = setTimeout(() => {
-      this.#ride = undefined;
+    if (this.#commitWait || this.#recording || this.#retry || this.#waiting.length === 0) return;
+    this.#commitWait = setTimeout(() => {
+      this.#commitWait = undefined;
       this.#record();
-    }, RIDE_MS);
-    this.#ride.unref();
+    }, COMMIT_WAIT_MS);
+    this.#commitWait.unref();
   }
 
   /** Attempts ended and not yet recorded. */
@@ -155,7 +155,7 @@ export class FinishedAttempts {
   }
 
   get busy(): boolean {
-    return this.#recording !== undefined || this.#waiting.length > 0 || this.#riding > 0;
+    return this.#recording !== undefined || this.#waiting.length > 0 || this.#inCommits > 0;
   }
 
   /** Tries what waits at once (the database is back). */
@@ -169,15 +169,15 @@ export class FinishedAttempts {
   async flush(): Promise<boolean> {
     if (this.#retry) clearTimeout(this.#retry);
     this.#retry = undefined;
-    if (this.#ride) clearTimeout(this.#ride);
-    this.#ride = undefined;
+    if (this.#commitWait) clearTimeout(this.#commitWait);
+    this.#commitWait = undefined;
     await this.#recording;
     return this.#recordBatch();
   }
 
   #record(): void {
-    if (this.#ride) clearTimeout(this.#ride);
-    this.#ride = undefined;
+    if (this.#commitWait) clearTimeout(this.#commitWait);
+    this.#commitWait = undefined;
     if (this.#recording || this.#retry) return;
     this.#recording = (async () => {
       while (this.#waiting.length > 0) {
