@@ -74,7 +74,7 @@ export function PublicOnly({ children }: { children: ReactNode }) {
   return children;
 }
 
-/** The admins' pages (books, schools, templates, users, audit): others are told so. */
+/** The admins' pages (books, schools, templates, users, audit, privacy): others are told so. */
 export function RequireAdmin() {
   const { data } = useSession();
   if (data?.user.role === 'admin') return <Outlet />;

@@ -26,6 +26,7 @@ describe('The header', () => {
       'Templates',
       'Users',
       'Audit',
+      'Privacy',
       'Service',
     ]);
   });
@@ -40,7 +41,7 @@ describe('The header', () => {
   it('tells an operator who opens an admin page that it is not for them, without asking the API', async () => {
     const requests = recordRequests();
     server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
-    for (const path of ['/users', '/audit', '/books', '/schools', '/templates']) {
+    for (const path of ['/users', '/audit', '/privacy', '/books', '/schools', '/templates']) {
       const view = renderApp(path);
       expect(await screen.findByRole('heading', { name: 'You cannot open this page' })).toBeInTheDocument();
       expect(screen.getByRole('alert')).toHaveTextContent('This page is for admins only.');

@@ -18,6 +18,7 @@ const links = [
   { to: paths.templates.href(), label: 'Templates', adminOnly: true, page: pages.templates },
   { to: paths.users.href(), label: 'Users', adminOnly: true, page: pages.users },
   { to: paths.audit.href(), label: 'Audit', adminOnly: true, page: pages.audit },
+  { to: paths.privacy.href(), label: 'Privacy', adminOnly: true, page: pages.privacy },
   { to: paths.service.href(), label: 'Service', adminOnly: false, page: pages.service },
 ] as const;
 

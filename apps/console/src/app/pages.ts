@@ -149,6 +149,11 @@ export const pages = {
     (m) => m.AuditPage,
     (queryClient, { search }) => prefetchAudit(queryClient, search),
   ),
+  // Asks for nothing as it opens: a report is made when asked for (and audited), never ahead.
+  privacy: lazyPage(
+    () => import('../features/privacy/components/privacy-page'),
+    (m) => m.PrivacyPage,
+  ),
   service: lazyPage(
     () => import('../features/service/components/service-page'),
     (m) => m.ServicePage,

@@ -57,6 +57,7 @@ export function AppRoutes() {
             <Route path={paths.templates.pattern} element={<Page page={pages.templates} />} />
             <Route path={paths.users.pattern} element={<Page page={pages.users} />} />
             <Route path={paths.audit.pattern} element={<Page page={pages.audit} />} />
+            <Route path={paths.privacy.pattern} element={<Page page={pages.privacy} />} />
           </Route>
           <Route path="*" element={<NotFound />} />
         </Route>

@@ -37,6 +37,8 @@ export const paths = {
   templates: { pattern: '/templates', href: () => '/templates' },
   users: { pattern: '/users', href: () => '/users' },
   audit: { pattern: '/audit', href: (search = '') => `/audit${search}` },
+  /** A parent's phone number: what is held about it, and its erasure (admins). */
+  privacy: { pattern: '/privacy', href: () => '/privacy' },
   service: { pattern: '/service', href: () => '/service' },
   /** Served by the server (not a console route): the OpenAPI documentation of the JSON API. */
   apiDocs: '/api/docs',

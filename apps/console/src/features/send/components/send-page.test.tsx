@@ -176,6 +176,7 @@ describe('Send', () => {
       'Templates',
       'Users',
       'Audit',
+      'Privacy',
       'Service',
     ]);
   });
