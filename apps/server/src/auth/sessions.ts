@@ -1,7 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Role } from '@school/contract';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isUnavailableError, type SessionMethod, type SessionWithUser, type Store } from '../store/index.js';
+import {
+  isUnavailableError,
+  type SessionMethod,
+  type SessionWithUser,
+  type Store,
+  schoolIdsOf,
+} from '../store/index.js';
 
 /** The logged-in staff user of a request. */
 export interface Staff {
@@ -21,6 +27,11 @@ export interface Staff {
    * none is set up: only the routes for setting one up answer (`secondFactorSetup`).
    */
   readonly mustSetUpSecondFactor: boolean;
+  /**
+   * The schools the user is limited to (their ids, never empty), or null: organisation-wide, every
+   * school. Read with the session at every request, so a change holds from the user's next one.
+   */
+  readonly schoolIds: readonly number[] | null;
 }
 
 declare module 'fastify' {
@@ -172,5 +183,6 @@ function toStaff(row: SessionWithUser, lastSeenAt: number, mustSetUpSecondFactor
     method: row.method,
     hasSecondFactor: row.has_totp === 1,
     mustSetUpSecondFactor,
+    schoolIds: schoolIdsOf(row.school_ids),
   };
 }

@@ -10,6 +10,11 @@ export interface CallContext {
    * not the anonymous callers' budget of the address they share (limits/authcode.ts).
    */
   readonly staff?: string | undefined;
+  /**
+   * Send from the console: the school the staff user acts for (its id), when they named one; null
+   * when they named none. Absent on the `.asmx` doors. The call belongs to that school.
+   */
+  readonly actingForSchoolId?: number | null | undefined;
   /** The request's log: an unexpected failure is logged there, with the request's id. */
   readonly log: Pick<FastifyBaseLogger, 'debug' | 'error'>;
 }

@@ -78,7 +78,7 @@ export type { SessionWithUser } from './sessions.js';
 // The embedded database copied while the server writes, for `pnpm admin backup` (cli/backup.ts).
 export * from './sqlite-backup.js';
 export type { PostgresTx, SqliteTx, UnitOfWork } from './unit-of-work.js';
-export type { UserRow } from './users.js';
+export { schoolIdsOf, schoolIdsText, type UserRow } from './users.js';
 
 /** What the store tells of the database's changes that it did not make itself. */
 export interface StoreEvents {

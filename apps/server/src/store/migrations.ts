@@ -399,6 +399,71 @@ function storeMigrations(
           .execute();
       },
     },
+    '0024_user_schools': {
+      // Staff scoped to schools: a user's schools as a JSON array of school ids (store/users.ts,
+      // schoolIdsOf); null, as for every existing user, is organisation-wide. A nullable column: a
+      // catalogue change.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('users').addColumn('school_ids', 'text').execute();
+      },
+    },
+    '0025_call_schools': {
+      // Staff scoped to schools (docs/security.md#who-sees-what): the school a call belongs to,
+      // decided as it is recorded (recording/call-school.ts), in an index that serves a school's
+      // History newest first; null for a call of no school, and for every call recorded before
+      // (seen organisation-wide only). A nullable column is a catalogue change; the index holds
+      // the calls that have a school only, so it is built over nothing on an existing database
+      // and costs nothing for a call of none. The outbox's part gives the deliveries their call's.
+      // And the Dashboard's roll-ups per school (stats/call-rollups.ts, delivery-rollups.ts), for
+      // a scoped user's figures: beside the organisation's, which keep their size and speed; made
+      // from the hours rolled up from now on (the calls before have no school).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('calls').addColumn('school_id', key).execute();
+        await db.schema
+          .createIndex('calls_school_at')
+          .on('calls')
+          .columns(['school_id', 'at', 'id'])
+          .where(sql.ref('school_id'), 'is not', null)
+          .execute();
+        await db.schema
+          .createTable('school_call_hours')
+          .addColumn('hour', 'bigint', (c) => c.notNull())
+          .addColumn('school_id', key, (c) => c.notNull())
+          .addColumn('operation', 'text')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .addColumn('bin', 'integer', (c) => c.notNull())
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('school_call_error_hours')
+          .addColumn('hour', 'bigint', (c) => c.notNull())
+          .addColumn('school_id', key, (c) => c.notNull())
+          .addColumn('operation', 'text')
+          .addColumn('status', 'integer', (c) => c.notNull())
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .addColumn('error', 'text')
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('school_delivery_hours')
+          .addColumn('hour', 'bigint', (c) => c.notNull())
+          .addColumn('school_id', key, (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('logged', 'integer', (c) => c.notNull())
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .addColumn('attempts', 'bigint', (c) => c.notNull())
+          .execute();
+        for (const table of ['school_call_hours', 'school_call_error_hours', 'school_delivery_hours']) {
+          await db.schema
+            .createIndex(`${table}_school_hour`)
+            .on(table)
+            .columns(['school_id', 'hour'])
+            .execute();
+          // Retention and the resend's reopening delete by hour alone.
+          await db.schema.createIndex(`${table}_hour`).on(table).column('hour').execute();
+        }
+      },
+    },
   };
 }
 

@@ -39,6 +39,12 @@ export interface CallsTable {
   note: string | null;
   /** The id the request was answered and logged under (null for calls recorded before it was kept). */
   request_id: string | null;
+  /**
+   * The school the call belongs to, decided as it was recorded (recording/call-school.ts): whose
+   * staff see it (school-scope.ts). Null when it belongs to none (seen organisation-wide only),
+   * and for calls recorded before it was kept (migration 0025).
+   */
+  school_id: number | null;
 }
 
 /** A call as the recorder inserts it, and as History reads it back. */
@@ -67,6 +73,7 @@ export const CALL_COLUMNS = [
   'response_bytes',
   'note',
   'request_id',
+  'school_id',
 ] as const satisfies readonly (keyof NewCall)[];
 
 type SummaryColumn = Exclude<(typeof CALL_COLUMNS)[number], 'request' | 'response'>;
@@ -141,6 +148,11 @@ export interface UsersTable {
   recovery_codes: string | null;
   /** Single sign-on: `{issuer} {subject}` of the school account it is; null for a local user. */
   sso_subject: string | null;
+  /**
+   * The schools the user is limited to, a JSON array of school ids (users.ts, schoolIdsOf); null:
+   * every school (organisation-wide).
+   */
+  school_ids: string | null;
 }
 
 export interface SessionsTable {
@@ -213,6 +225,9 @@ export interface Database {
   call_rollup_state: CallRollupStateTable;
   delivery_hours: DeliveryHoursTable;
   delivery_rollup_state: CallRollupStateTable;
+  school_call_hours: SchoolCallHoursTable;
+  school_call_error_hours: SchoolCallErrorHoursTable;
+  school_delivery_hours: SchoolDeliveryHoursTable;
 }
 
 /** Calls per hour, operation, outcome and latency bin: the Dashboard's roll-ups (call-rollups.ts). */
@@ -246,6 +261,21 @@ export interface DeliveryHoursTable {
   logged: number;
   count: number;
   attempts: number;
+}
+
+/**
+ * The same roll-ups per school, of the calls and deliveries that belong to one (migration 0025):
+ * a scoped user's Dashboard reads its schools' rows, the organisation's reads the tables above.
+ * Made in the same steps, under the same watermarks, as those.
+ */
+export interface SchoolCallHoursTable extends CallHoursTable {
+  school_id: number;
+}
+export interface SchoolCallErrorHoursTable extends CallErrorHoursTable {
+  school_id: number;
+}
+export interface SchoolDeliveryHoursTable extends DeliveryHoursTable {
+  school_id: number;
 }
 
 /**

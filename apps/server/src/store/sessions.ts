@@ -12,6 +12,8 @@ export interface SessionWithUser extends SessionRow {
   readonly disabled: number;
   /** The user has a second factor set up. */
   readonly has_totp: number;
+  /** The user's schools, read fresh with every session (users.ts, schoolIdsOf). */
+  readonly school_ids: string | null;
 }
 
 /** Server-side sessions, keyed by the SHA-256 of their token. */
@@ -25,7 +27,7 @@ export function createSessionRepository(db: Kysely<Database>) {
         .selectFrom('sessions')
         .innerJoin('users', 'users.id', 'sessions.user_id')
         .selectAll('sessions')
-        .select(['users.username', 'users.display_name', 'users.role', 'users.disabled'])
+        .select(['users.username', 'users.display_name', 'users.role', 'users.disabled', 'users.school_ids'])
         .select(sql<number>`CASE WHEN users.totp_secret IS NULL THEN 0 ELSE 1 END`.as('has_totp'))
         .where('sessions.id', '=', id)
         .executeTakeFirst(),

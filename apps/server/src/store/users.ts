@@ -12,6 +12,22 @@ export interface UserChanges {
   readonly password_hash?: string | undefined;
 }
 
+/**
+ * A user's schools as their column holds them: null (organisation-wide, every school) or the
+ * ids of the schools they are limited to, never an empty list.
+ */
+export function schoolIdsOf(text: string | null): readonly number[] | null {
+  if (text === null) return null;
+  const parsed: unknown = JSON.parse(text);
+  if (!Array.isArray(parsed)) return null;
+  const ids = parsed.filter((id): id is number => Number.isSafeInteger(id));
+  return ids.length === 0 ? null : ids;
+}
+
+/** The column's text for a user's schools: null or an empty list is organisation-wide (null). */
+export const schoolIdsText = (ids: readonly number[] | null | undefined): string | null =>
+  ids && ids.length > 0 ? JSON.stringify([...new Set(ids)].sort((a, b) => a - b)) : null;
+
 /** The password of a user made by single sign-on: no password checks out against it (auth/password.ts). */
 export const NO_PASSWORD = '!';
 
