@@ -1,20 +1,13 @@
-import type { CompiledQuery, SelectQueryBuilder, Transaction } from 'kysely';
-import pg from 'pg';
-import { callHasDeliveryOnItsWay } from '../outbox/index.js';
-import {
-  CALL_SUMMARY_COLUMNS,
-  type CallRow,
-  type CallSummaryRow,
-  type Database,
-  type Store,
-} from '../store/index.js';
+import { CALL_SUMMARY_COLUMNS, type CallRow, type CallSummaryRow, type Store } from '../store/index.js';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
+import { type Alongside, deleteCallsOlderThan } from './call-retention.js';
+import { type RowScan, type ScanSource, scanBy, scanRowsBy } from './call-scans.js';
 import { createLiveTail, type LiveTail } from './live-tail.js';
 import { createPgSearch } from './pg-search.js';
-import { createSearchWorker, type SearchWorker, type TextQuery } from './search.js';
+import { createSearchWorker, type SearchWorker, type TextQuery, type WorkerPage } from './search.js';
 import { timeWindows } from './time-windows.js';
 
-export type { CallCursor, CallQuery, CallRow, CallSummaryRow };
+export type { CallCursor, CallQuery, CallRow, CallSummaryRow, RowScan };
 
 /** A page of a free-text search, which may stop before the page is full (see `searchText`). */
 export interface TextSearchPage {
@@ -81,7 +74,7 @@ export interface History {
     before: number,
     options?: {
       batch?: number;
-      alongside?: (trx: Transaction<Database>, callIds: readonly number[]) => Promise<void>;
+      alongside?: Alongside;
     },
   ): Promise<number>;
   /** Newest first. */
@@ -95,38 +88,34 @@ export interface History {
   close(): Promise<void>;
 }
 
-/** A scan handing rows over batch by batch (History's `scanRows`). */
-export interface RowScan {
-  /**
-   * Reads the next batch, each of its rows handed over; false when there was none left.
-   * `batchSize` sets this batch's size (the scan's own when not given; free text keeps its own).
-   */
-  next(batchSize?: number): Promise<boolean>;
-  /** Stops the scan (a batch under way finishes, its rows still handed over). */
-  close(): void;
-}
-
-/**
- * A pg query whose rows go to its `row` listeners only. pg keeps every row in its result as well
- * whenever the query has a callback (and with the pool's `query_timeout` it always has one, its
- * timer's): kept so, an export's rows reached the old generation, ~1 MB of them each young GC
- * (docs/performance.md).
- */
-class RowByRow extends pg.Query {
-  handleRowDescription(message: unknown): void {
-    (pg.Query.prototype as unknown as { handleRowDescription(m: unknown): void }).handleRowDescription.call(
-      this,
-      message,
-    );
-    (this as unknown as { _accumulateRows: boolean })._accumulateRows = false;
-  }
-}
-
 /** How far back a call page looks first, on PostgreSQL (findById). */
 const RECENT_CALL_MS = 2 * 86_400_000;
 
 /** Free text given (an empty `q` filters nothing): the search goes to the worker. */
 const hasText = (query: CallQuery): query is TextQuery => query.q !== undefined && query.q !== '';
+
+/**
+ * A free-text search's page from what the search found, asked for one more than the page
+ * (`limit + 1`): finding it tells that the page is full and more follow.
+ */
+function textSearchPage(found: WorkerPage<CallSummaryRow>, limit: number): TextSearchPage {
+  const rows = found.rows.slice(0, limit);
+  const lastRow = rows[rows.length - 1];
+  const scannedBack = found.last ? found.last.at : null;
+  if (found.rows.length > limit && lastRow) {
+    return {
+      rows,
+      next: { at: lastRow.at, id: lastRow.id },
+      complete: true,
+      scanned: found.scanned,
+      scannedBack,
+    };
+  }
+  if (found.stopped && found.last) {
+    return { rows, next: found.last, complete: false, scanned: found.scanned, scannedBack };
+  }
+  return { rows, next: null, complete: true, scanned: found.scanned, scannedBack };
+}
 
 /**
  * History: the recorded calls as staff read them. Reads are Kysely queries, the same on both
@@ -169,140 +158,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
           Date.now(),
         )
       : [query];
-
-  async function* scanBy<R extends CallSummaryRow>(
-    query: CallQuery,
-    batchSize: number,
-    columns: (qb: SelectQueryBuilder<Database, 'calls', object>) => SelectQueryBuilder<Database, 'calls', R>,
-  ): AsyncGenerator<R[]> {
-    let cursor: CallCursor | undefined;
-    for (const window of await windowsOf(query)) {
-      for (;;) {
-        let qb = applyFilters(columns(reads.selectFrom('calls')), window);
-        if (cursor) qb = qb.where(olderThan(cursor));
-        const rows = await qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(batchSize).execute();
-        if (rows.length > 0) yield rows;
-        const last = rows[rows.length - 1];
-        if (last) cursor = { at: last.at, id: last.id };
-        if (rows.length < batchSize) break;
-      }
-    }
-  }
-
-  /**
-   * One batch's query run so that each row goes to `each` as it is read: SQLite's statement
-   * iterated, PostgreSQL's rows taken off the connection one at a time (pg's row events; Kysely
-   * would gather them into one result first).
-   */
-  async function eachRow(
-    compiled: CompiledQuery,
-    each: (row: Record<string, unknown>) => void,
-  ): Promise<void> {
-    if (store.sqlite) {
-      for (const row of store.sqlite.prepare(compiled.sql).iterate(...compiled.parameters))
-        each(row as Record<string, unknown>);
-      return;
-    }
-    if (!store.readPool) throw new Error('The store has neither SQLite nor a PostgreSQL pool.');
-    const client = await store.readPool.connect();
-    try {
-      await new Promise<void>((resolve, reject) => {
-        let failed: unknown;
-        let settled = false;
-        // Settled by a callback, not the `error` and `end` events: pg's query_timeout wraps the
-        // query's callback, and when it fires (or the query fails) it calls that callback alone.
-        // Rows still arriving after a timeout are dropped.
-        const query = new RowByRow(
-          compiled.sql,
-          [...compiled.parameters],
-          (err: Error | null | undefined) => {
-            settled = true;
-            if (err) reject(err);
-            else if (failed !== undefined) reject(failed);
-            else resolve();
-          },
-        );
-        query.on('row', (row: Record<string, unknown>) => {
-          if (settled || failed !== undefined) return;
-          try {
-            each(row);
-          } catch (err) {
-            failed = err;
-          }
-        });
-        (client as unknown as pg.ClientBase).query(query);
-      });
-    } finally {
-      client.release();
-    }
-  }
-
-  function scanRowsBy(
-    query: CallQuery,
-    batchSize: number,
-    columns: (
-      qb: SelectQueryBuilder<Database, 'calls', object>,
-    ) => SelectQueryBuilder<Database, 'calls', object>,
-    each: (row: Record<string, unknown>) => void,
-  ): RowScan {
-    let cursor: CallCursor | undefined;
-    let ended = false;
-    let windows: CallQuery[] | undefined;
-    return {
-      async next(size = batchSize) {
-        windows ??= await windowsOf(query);
-        // A window read to its end goes on in the next, in the same call: `false` means the end.
-        while (!ended) {
-          const window = windows[0];
-          if (!window) break;
-          let qb = applyFilters(columns(reads.selectFrom('calls')), window);
-          if (cursor) qb = qb.where(olderThan(cursor));
-          const compiled = qb.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).compile();
-          let count = 0;
-          let at = 0;
-          let id = 0;
-          await eachRow(compiled, (row) => {
-            count++;
-            at = row.at as number;
-            id = row.id as number;
-            each(row);
-          });
-          if (count > 0) cursor = { at, id };
-          if (count < size) windows.shift();
-          if (count > 0) return true;
-        }
-        ended = true;
-        return false;
-      },
-      close() {
-        ended = true;
-      },
-    };
-  }
-
-  /** Deletes one batch of the oldest calls before `before`, after what refers to them. */
-  const deleteBatch = (
-    before: number,
-    batch: number,
-    alongside: ((trx: Transaction<Database>, callIds: readonly number[]) => Promise<void>) | undefined,
-  ): Promise<number> =>
-    db.transaction().execute(async (trx) => {
-      const ids = (
-        await trx
-          .selectFrom('calls')
-          .select('id')
-          .where('at', '<', before)
-          // A call whose delivery is still on its way stays until the delivery settles.
-          .where((eb) => eb.not(callHasDeliveryOnItsWay(eb)))
-          .orderBy('at')
-          .limit(batch)
-          .execute()
-      ).map((r) => r.id);
-      if (ids.length === 0) return 0;
-      await alongside?.(trx, ids);
-      await trx.deleteFrom('calls').where('id', 'in', ids).execute();
-      return ids.length;
-    });
+  const source: ScanSource = { store, reads, windowsOf };
 
   return {
     async findById(id) {
@@ -352,30 +208,15 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         columns: CALL_SUMMARY_COLUMNS,
         budgetMs: page.budgetMs,
       });
-      const rows = found.rows.slice(0, page.limit);
-      const lastRow = rows[rows.length - 1];
-      const scannedBack = found.last ? found.last.at : null;
-      if (found.rows.length > page.limit && lastRow) {
-        return {
-          rows,
-          next: { at: lastRow.at, id: lastRow.id },
-          complete: true,
-          scanned: found.scanned,
-          scannedBack,
-        };
-      }
-      if (found.stopped && found.last) {
-        return { rows, next: found.last, complete: false, scanned: found.scanned, scannedBack };
-      }
-      return { rows, next: null, complete: true, scanned: found.scanned, scannedBack };
+      return textSearchPage(found, page.limit);
     },
     scan(query, batchSize = 500) {
       if (hasText(query)) return searchWorker.scan<CallRow>(query, batchSize, '*');
-      return scanBy(query, batchSize, (qb) => qb.selectAll());
+      return scanBy(source, query, batchSize, (qb) => qb.selectAll());
     },
     scanSummaries(query, batchSize = 500) {
       if (hasText(query)) return searchWorker.scan<CallSummaryRow>(query, batchSize, CALL_SUMMARY_COLUMNS);
-      return scanBy(query, batchSize, (qb) => qb.select(CALL_SUMMARY_COLUMNS));
+      return scanBy(source, query, batchSize, (qb) => qb.select(CALL_SUMMARY_COLUMNS));
     },
     scanRows(query, { batchSize, summaries }, each) {
       const handOver = each as (row: Record<string, unknown>) => void;
@@ -398,6 +239,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         };
       }
       return scanRowsBy(
+        source,
         query,
         batchSize,
         (qb) => (summaries ? qb.select(CALL_SUMMARY_COLUMNS) : qb.selectAll()),
@@ -423,16 +265,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         .execute();
       return rows.map((r) => Number(r.at));
     },
-    async deleteOlderThan(before, { batch = 2000, alongside } = {}) {
-      let total = 0;
-      for (;;) {
-        const n = await deleteBatch(before, batch, alongside);
-        total += n;
-        if (n < batch) return total;
-        // Let requests in between batches (SQLite has one connection).
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    },
+    deleteOlderThan: (before, options) => deleteCallsOlderThan(db, before, options),
     list({ limit }) {
       return reads.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();
     },

@@ -79,7 +79,7 @@ const RECENT_REPORT_MS = 3 * 86_400_000;
 
 /**
  * Retention: deletes the deliveries of the calls `callIds`, and their attempts, in the transaction
- * that deletes the calls (history/calls.ts), before it does.
+ * that deletes the calls (history/call-retention.ts), before it does.
  */
 export async function deleteForCalls(trx: Transaction<Database>, callIds: readonly number[]): Promise<void> {
   const ids = [...callIds];

@@ -67,7 +67,7 @@ export function next(status: DeliveryStatus, event: OutboxEvent): DeliveryStatus
 /**
  * On their way: waiting for an attempt (`pending`) or in one (`sending`). Their hours are not
  * rolled up yet (stats/delivery-rollups.ts), retention keeps them with their calls and attempts
- * (history/calls.ts, store/partitions.ts), and PostgreSQL indexes them by when they were queued
+ * (history/call-retention.ts, store/partitions.ts), and PostgreSQL indexes them by when they were queued
  * (migration 0022, whose predicate is this list).
  */
 export const ON_THEIR_WAY = ['pending', 'sending'] as const satisfies readonly DeliveryStatus[];
