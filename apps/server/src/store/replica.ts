@@ -7,7 +7,7 @@ import { createPause } from './pause.js';
 /**
  * Reads from a streaming replica (DATABASE_READ_URL, docs/deployment.md#reads-from-a-replica).
  *
- * The store's `reads` (store/index.ts) are a Kysely over `routedPool`: each connection it hands
+ * The store's `reads` (store/open.ts) are a Kysely over `routedPool`: each connection it hands
  * out is the replica's while the replica is `ok`, else the primary's. Which reads use `reads` is
  * said where the store declares it; the decision of where they go is made here alone, by one
  * watch (`watchReplica`) on a timer, never by a request.
