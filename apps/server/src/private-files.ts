@@ -14,7 +14,7 @@ export function createFilesPrivately(): void {
  * An existing data folder other users of the machine can read or enter (made before this
  * release, or by hand): its mode, for a warning at start; undefined when it is private or absent.
  */
-export function sharedDataDir(dataDir: string): string | undefined {
+export function modeIfOthersCanRead(dataDir: string): string | undefined {
   try {
     const { mode } = fs.statSync(dataDir);
     return (mode & 0o077) === 0 ? undefined : `0${(mode & 0o777).toString(8)}`;

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { logFormat, readyBanner } from './logging.js';
-import { createFilesPrivately, sharedDataDir } from './private-files.js';
+import { createFilesPrivately, modeIfOthersCanRead } from './private-files.js';
 
 /**
  * A stop signal this soon after the first is the same stop passed on, not a second one: Ctrl-C
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onStop);
 
   const format = logFormat(config.LOG_FORMAT);
-  const shared = sharedDataDir(config.dataDir);
+  const sharedMode = modeIfOthersCanRead(config.dataDir);
   let built: FastifyInstance | undefined;
   const app = await buildApp(config, {
     logFormat: format,
@@ -60,10 +60,10 @@ async function main(): Promise<void> {
     },
   });
   built = app;
-  if (shared) {
+  if (sharedMode) {
     app.log.warn(
-      { dataDir: config.dataDir, mode: shared },
-      `DATA_DIR is readable by other users of this machine (mode ${shared}): it holds password hashes and phone numbers. Run chmod -R go-rwx on it.`,
+      { dataDir: config.dataDir, mode: sharedMode },
+      `DATA_DIR is readable by other users of this machine (mode ${sharedMode}): it holds password hashes and phone numbers. Run chmod -R go-rwx on it.`,
     );
   }
   // Errors and other signals close the same way; SIGINT and SIGTERM come through `stop`.
