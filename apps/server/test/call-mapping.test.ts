@@ -22,6 +22,7 @@ const row: CallRow = {
   response_bytes: 12,
   note: null,
   request_id: '0b7e4f1c-2d3a-4c5b-9e6f-7a8b9c0d1e2f',
+  school_id: null,
 };
 
 describe('a call as JSON and CSV', () => {

@@ -142,9 +142,9 @@ describe('when a call arrived', () => {
     // Answered at 1000.0–1000.99 ms after 0.6 ms: it arrived at 999.4–1000.39, so possibly in ms
     // 1000, after a History `from` of 1000 taken just before it was sent.
     vi.spyOn(Date, 'now').mockReturnValue(1000);
-    expect(callRecord(request, { elapsedTime: 0.6 } as never, 1000, facts).at).toBe(1000);
+    expect(callRecord(request, { elapsedTime: 0.6 } as never, 1000, facts, null).at).toBe(1000);
     // 2.4 ms: it arrived at 997.6–998.59, in ms 998 at the latest; the whole milliseconds stay.
-    expect(callRecord(request, { elapsedTime: 2.4 } as never, 1000, facts).at).toBe(998);
+    expect(callRecord(request, { elapsedTime: 2.4 } as never, 1000, facts, null).at).toBe(998);
   });
 });
 

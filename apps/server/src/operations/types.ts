@@ -54,10 +54,17 @@ export type RecordedParams = Readonly<Record<string, string>>;
  * outcome, a refusal of its parameters (`absent`: the one at fault was not sent at all), or the
  * server error an unexpected failure became.
  */
-export type OperationResult =
+export type OperationResult = (
   | (Extract<OperationOutcome, { outcome: 'ok' }> & { readonly params: RecordedParams })
   | (Extract<OperationOutcome, { outcome: 'client-error' }> & {
       readonly params: RecordedParams;
       readonly absent?: true;
     })
-  | { readonly outcome: 'server-error'; readonly params: RecordedParams };
+  | { readonly outcome: 'server-error'; readonly params: RecordedParams }
+) & {
+  /**
+   * The school the call belongs to (operations/call-school.ts), kept with its record: whose staff
+   * see it. Null: none (seen organisation-wide only).
+   */
+  readonly schoolId: number | null;
+};

@@ -17,6 +17,8 @@ export type HandOff = Pick<Dispatcher, 'reserve' | 'release' | 'take' | 'mayBeDu
 /** The deliveries one call queues. */
 export interface CallDeliveries {
   readonly callId: number;
+  /** The school the call belongs to: its deliveries are that school's too (null: none). */
+  readonly schoolId: number | null;
   readonly items: readonly NewDelivery[];
 }
 
@@ -48,7 +50,7 @@ export interface Enqueue {
   (tx: PostgresTx, calls: readonly CallDeliveries[], now: number): Promise<Enqueued>;
 }
 
-/** Rows per INSERT on PostgreSQL: 15 columns × 500 stays far below its 65 535 parameters. */
+/** Rows per INSERT on PostgreSQL: 16 columns × 500 stays far below its 65 535 parameters. */
 const INSERT_CHUNK = 500;
 
 const NOTHING: Enqueued = { count: 0, pending: 0, committed() {}, failed() {} };
@@ -77,9 +79,9 @@ export function createEnqueue(options: {
   const instance = store.instance;
   const handle = store.sqlite;
   const insertDelivery = handle?.prepare(
-    `INSERT INTO deliveries (call_id, kind, provider, recipient, payload, secret, status, attempts,
+    `INSERT INTO deliveries (call_id, school_id, kind, provider, recipient, payload, secret, status, attempts,
        next_attempt_at, lease_until, leased_by, expires_at, idempotency_key, created_at, updated_at)
-     VALUES (@call_id, @kind, @provider, @recipient, @payload, @secret, @status, @attempts,
+     VALUES (@call_id, @school_id, @kind, @provider, @recipient, @payload, @secret, @status, @attempts,
        @next_attempt_at, @lease_until, @leased_by, @expires_at, @idempotency_key, @created_at, @updated_at)`,
   );
   const insertAttempt = handle?.prepare(
@@ -93,8 +95,8 @@ export function createEnqueue(options: {
   function plan(calls: readonly CallDeliveries[], now: number): Planned[] {
     const planned: Planned[] = [];
     try {
-      for (const { callId, items } of calls) {
-        const rows = newDeliveryRows(callId, items, now, sealer);
+      for (const { callId, schoolId, items } of calls) {
+        const rows = newDeliveryRows(callId, schoolId, items, now, sealer);
         for (let j = 0; j < rows.length; j++) {
           const row = rows[j] as DeliveryInsert;
           const live = row.expires_at === null || row.expires_at > now;

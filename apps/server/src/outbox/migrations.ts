@@ -193,6 +193,22 @@ function outboxMigrations(dialect: DialectName) {
           .execute();
       },
     },
+    '0025_call_schools': {
+      // Staff scoped to schools: a delivery belongs to its call's school (the store's part gives
+      // the calls theirs), set as it is queued (enqueue.ts), so that a school's Deliveries list
+      // is read newest first through an index of its own rather than by joining the calls. Null
+      // for a call of no school and for every delivery queued before; the index holds those of a
+      // school only (built over nothing on an existing database).
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('deliveries').addColumn('school_id', key).execute();
+        await db.schema
+          .createIndex('deliveries_school_created_at')
+          .on('deliveries')
+          .columns(['school_id', 'created_at', 'id'])
+          .where(sql.ref('school_id'), 'is not', null)
+          .execute();
+      },
+    },
   } satisfies Record<string, Migration>;
 }
 

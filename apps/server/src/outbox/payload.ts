@@ -122,6 +122,8 @@ export function idempotencyKey(now: number): string {
 /** A delivery as its call's commit inserts it: pending, due now, an SMS's text sealed. */
 export interface DeliveryInsert {
   readonly call_id: number;
+  /** Its call's school (null: none). */
+  readonly school_id: number | null;
   readonly kind: DeliveryKind;
   readonly provider: string;
   readonly recipient: string;
@@ -141,6 +143,7 @@ export interface DeliveryInsert {
 /** The rows a call's deliveries are inserted as: an SMS's text sealed for its idempotency key. */
 export function newDeliveryRows(
   callId: number,
+  schoolId: number | null,
   items: readonly NewDelivery[],
   now: number,
   sealer: Sealer,
@@ -149,6 +152,7 @@ export function newDeliveryRows(
     const key = idempotencyKey(now);
     return {
       call_id: callId,
+      school_id: schoolId,
       kind: item.kind,
       provider: item.provider,
       recipient: item.recipient,

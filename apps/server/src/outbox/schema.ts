@@ -23,6 +23,12 @@ export const QUEUED_WITHIN_MS = 3_600_000;
 export interface DeliveriesTable {
   id: Generated<number>;
   call_id: number;
+  /**
+   * The school its call belongs to (`calls.school_id`), set as it is queued: whose staff see it
+   * (store/school-scope.ts). Null when the call belongs to none, and for deliveries queued before
+   * calls had a school (migration 0025).
+   */
+  school_id: number | null;
   kind: DeliveryKind;
   /**
    * The provider its next (or current) attempt goes to: the kind's provider when queued, the

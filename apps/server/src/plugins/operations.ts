@@ -50,6 +50,7 @@ export const operationsPlugin = fp(
         dispatchPushesNow: () => {
           void outbox.dispatchPushesNow();
         },
+        log: app.log,
       }),
     );
   },

@@ -36,6 +36,12 @@ export interface CallExchange {
   readonly note?: string | null | undefined;
   /** Work the operation starts only once its record is committed. */
   readonly afterCommit?: (() => void) | undefined;
+  /**
+   * The school the call belongs to, as its operation decided it (OperationResult's `schoolId`);
+   * undefined for a call refused before its operation ran, which is decided here from what was
+   * read of it (operations/call-school.ts).
+   */
+  readonly schoolId?: number | null | undefined;
 }
 
 /** What came of recording an exchange: its record's id, or why it could not be written. */
@@ -71,8 +77,18 @@ export async function recordExchange(
   const facts = maskedFacts(request, ex, ex.recordedBody ?? recordedText(body));
   let id: number;
   try {
+    const schoolId =
+      ex.schoolId !== undefined
+        ? ex.schoolId
+        : await app.operations.schoolOf({
+            operation: ex.operation,
+            params: facts.params,
+            callerIp: request.ip,
+            // From the console without an operation run: no school was acted for.
+            actingForSchoolId: ex.binding === 'console' ? null : undefined,
+          });
     id = await app.recorder.record(
-      callRecord(request, reply, app.diskSpace.recordBytes(), facts),
+      callRecord(request, reply, app.diskSpace.recordBytes(), facts, schoolId),
       ex.deliveries,
     );
   } catch (err) {

@@ -26,13 +26,14 @@ export interface CallFacts {
 
 /**
  * The call record of an exchange, its raw messages capped at `maxBytes` each; with 0 (free disk
- * space is low) only their first lines are kept.
+ * space is low) only their first lines are kept. `schoolId`: the school it belongs to (null: none).
  */
 export function callRecord(
   request: FastifyRequest,
   reply: FastifyReply,
   maxBytes: number,
   facts: CallFacts,
+  schoolId: number | null,
 ): NewCall {
   const req = maxBytes > 0 ? capText(facts.request, maxBytes) : headLine(facts.request);
   const res = maxBytes > 0 ? capText(facts.response, maxBytes) : headLine(facts.response);
@@ -58,6 +59,7 @@ export function callRecord(
     response_bytes: res.bytes,
     note: facts.note ?? null,
     request_id: request.id,
+    school_id: schoolId,
   };
 }
 

@@ -32,17 +32,19 @@ export const NULLABLE_DEFAULTS = {
   error: null,
   note: null,
   request_id: null,
+  school_id: null,
 };
 
-/** Rows per INSERT on PostgreSQL: 18 columns × 500 stays far below its 65 535 parameters. */
+/** Rows per INSERT on PostgreSQL: 19 columns × 500 stays far below its 65 535 parameters. */
 const INSERT_CHUNK = 500;
 
-/** The deliveries of a batch, by the ids its calls were given. */
+/** The deliveries of a batch, by the ids its calls were given, each of its call's school. */
 function deliveriesOf(batch: readonly Pending[], ids: readonly number[]): CallDeliveries[] {
   const calls: CallDeliveries[] = [];
   for (let i = 0; i < batch.length; i++) {
-    const items = (batch[i] as Pending).deliveries;
-    if (items && items.length > 0) calls.push({ callId: ids[i] as number, items });
+    const { call, deliveries: items } = batch[i] as Pending;
+    if (items && items.length > 0)
+      calls.push({ callId: ids[i] as number, schoolId: call.school_id ?? null, items });
   }
   return calls;
 }

@@ -8,7 +8,21 @@ export type BookRow = Selectable<BooksTable>;
 
 /** The registry of schools, templates and books the operations use; plain single statements. */
 export function createSchoolRepository(db: Kysely<Database>) {
+  /** Told after this process changed a school (another instance's changes it does not see). */
+  const listeners = new Set<() => void>();
+  const changed = <T>(result: T): T => {
+    for (const listener of listeners) listener();
+    return result;
+  };
   return {
+    /**
+     * Calls `listener` after every change this process makes to the schools (operations/
+     * school-directory.ts keeps a copy); answers a function that stops it.
+     */
+    onChange(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     list: () => db.selectFrom('schools').selectAll().orderBy('name').execute(),
     findById: (id: number) => db.selectFrom('schools').selectAll().where('id', '=', id).executeTakeFirst(),
     findByBaseUrl: (baseUrl: string) =>
@@ -17,22 +31,26 @@ export function createSchoolRepository(db: Kysely<Database>) {
       db.selectFrom('schools').selectAll().where('topic_key', '=', topicKey).executeTakeFirst(),
     async create(school: Omit<Insertable<SchoolsTable>, 'created_at' | 'updated_at'>): Promise<SchoolRow> {
       const now = Date.now();
-      return db
-        .insertInto('schools')
-        .values({ ...school, created_at: now, updated_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return changed(
+        await db
+          .insertInto('schools')
+          .values({ ...school, created_at: now, updated_at: now })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
     },
-    update: (id: number, changes: Omit<Updateable<SchoolsTable>, 'id' | 'created_at' | 'updated_at'>) =>
-      db
-        .updateTable('schools')
-        .set({ ...changes, updated_at: Date.now() })
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst(),
+    update: async (id: number, changes: Omit<Updateable<SchoolsTable>, 'id' | 'created_at' | 'updated_at'>) =>
+      changed(
+        await db
+          .updateTable('schools')
+          .set({ ...changes, updated_at: Date.now() })
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst(),
+      ),
     async remove(id: number): Promise<boolean> {
       const result = await db.deleteFrom('schools').where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return changed(Number(result.numDeletedRows) > 0);
     },
   };
 }

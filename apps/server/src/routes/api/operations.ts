@@ -126,6 +126,8 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
         } else {
           ex = { ...refused(500, `An internal error occurred (request ${request.id}).`), params };
         }
+        // The school the call belongs to, as the operation decided it (operations/call-school.ts).
+        ex = { ...ex, schoolId: result.schoolId };
       }
 
       const answer = ex.body as Record<string, unknown>;

@@ -180,25 +180,31 @@ export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): 
   return (base, result, request) => {
     const op = base.operation;
     if (result.outcome === 'server-error') {
-      return failure(
-        { ...base, params: result.params },
-        'server-error',
-        500,
-        `Server was unable to process request. ---> An internal error occurred (request ${request.id}).`,
-      );
+      return {
+        ...failure(
+          { ...base, params: result.params },
+          'server-error',
+          500,
+          `Server was unable to process request. ---> An internal error occurred (request ${request.id}).`,
+        ),
+        schoolId: result.schoolId,
+      };
     }
     const soap = soapVersionOf(base.binding);
     if (result.outcome === 'client-error') {
       // Over SOAP every refusal is a 500 Client fault. Over HTTP GET/POST a parameter left out is
       // ASMX's own refusal, a 500 with its text; the others are ours and keep their 4xx
       // (docs/faults.md#the-operations-own-refusals).
-      return failure(
-        { ...base, params: result.params },
-        'client-error',
-        soap || result.absent ? 500 : result.status,
-        result.message,
-        result.retryAfter ? { headers: { 'retry-after': String(result.retryAfter) } } : {},
-      );
+      return {
+        ...failure(
+          { ...base, params: result.params },
+          'client-error',
+          soap || result.absent ? 500 : result.status,
+          result.message,
+          result.retryAfter ? { headers: { 'retry-after': String(result.retryAfter) } } : {},
+        ),
+        schoolId: result.schoolId,
+      };
     }
     // The success answer of every call: one object literal, no spreads (spreading the exchange
     // over was a measurable part of the CPU under load: docs/performance.md).
@@ -228,6 +234,7 @@ export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): 
       deliveries: result.deliveries,
       note: result.note ?? null,
       afterCommit: result.afterCommit,
+      schoolId: result.schoolId,
       status,
       headers,
       body,
