@@ -60,7 +60,7 @@ export function createPgSearch(
   }
 
   function scanner(query: TextQuery, after: Key | null) {
-    const pattern = likePattern(query.q);
+    const pattern = query.pattern ?? likePattern(query.q);
     let cursor = after;
     let size = MIN_CHUNK;
     let ended = false;

@@ -15,8 +15,12 @@ import { type CallQuery, likePattern, sqliteFilter, TEXT_COLUMNS } from './call-
  *   → { type: 'close' }                                     closes the connection; the thread ends
  */
 
-/** A CallQuery with its free text set. */
-export type TextQuery = CallQuery & { readonly q: string };
+/**
+ * A CallQuery with its free text set. `pattern`, when given, is the LIKE pattern matched instead of
+ * the text's substring (likePattern): the privacy erasure's digits of a number in order, whatever
+ * stands between them (history/erasure.ts). `q` then only names the search.
+ */
+export type TextQuery = CallQuery & { readonly q: string; readonly pattern?: string | undefined };
 
 /**
  * A TextQuery compiled for the worker, which cannot import call-filters.ts: conditions over
@@ -31,7 +35,7 @@ interface WorkerQuery {
 
 const workerQuery = (query: TextQuery): WorkerQuery => ({
   ...sqliteFilter(query),
-  pattern: likePattern(query.q),
+  pattern: query.pattern ?? likePattern(query.q),
   textColumns: TEXT_COLUMNS,
 });
 
