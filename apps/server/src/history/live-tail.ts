@@ -23,7 +23,7 @@ export function createLiveTail(store: Store): LiveTail {
   // One listener per live-tail client.
   events.setMaxListeners(0);
   const wanted = () => events.listenerCount('recorded') > 0;
-  const elsewhere = (ids: readonly number[]) => {
+  const fromOtherInstances = (ids: readonly number[]) => {
     if (ids.length === 0 || !wanted()) return;
     void db
       .selectFrom('calls')
@@ -38,11 +38,11 @@ export function createLiveTail(store: Store): LiveTail {
         // The database went away meanwhile: the live tail misses these; History has them.
       });
   };
-  store.events.on('elsewhere', elsewhere);
+  store.events.on('callsFromOtherInstances', fromOtherInstances);
   return {
     events,
     wanted,
     publish: (rows) => events.emit('recorded', rows),
-    close: () => store.events.off('elsewhere', elsewhere),
+    close: () => store.events.off('callsFromOtherInstances', fromOtherInstances),
   };
 }

@@ -171,11 +171,11 @@ export function createOutbox(options: OutboxOptions): Outbox {
         },
         (err) => log.error({ err }, 'could not seal the auth codes waiting to be sent'),
       );
-      store.events.on('elsewhere', queuedElsewhere);
+      store.events.on('callsFromOtherInstances', queuedElsewhere);
       d.start();
     },
     async stop() {
-      store.events.off('elsewhere', queuedElsewhere);
+      store.events.off('callsFromOtherInstances', queuedElsewhere);
       await d.stop();
     },
     wake: () => d.wake(),

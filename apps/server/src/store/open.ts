@@ -102,7 +102,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
         self: instance,
         availability,
         log: options.log ?? { info() {}, warn() {} },
-        onCalls: (ids, queued) => events.emit('elsewhere', ids, queued),
+        onCalls: (ids, queued) => events.emit('callsFromOtherInstances', ids, queued),
       });
     },
     () => {},

@@ -19,7 +19,7 @@ export interface StoreEvents {
    * Calls another instance committed (PostgreSQL, from the watch connection), and whether some of
    * them queued deliveries.
    */
-  elsewhere: [ids: readonly number[], queued: boolean];
+  callsFromOtherInstances: [ids: readonly number[], queued: boolean];
 }
 
 /** The store: the database and the repositories over it. */
