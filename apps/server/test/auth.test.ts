@@ -871,6 +871,8 @@ describe('audit log', () => {
             payload: { currentPassword: TEST_ADMIN.password, newPassword: TEST_ADMIN.password },
           },
         ],
+        ['privacy-report', { method: 'GET', url: '/api/privacy/report?phone=%2B447400123456' }],
+        ['privacy-erase', { method: 'POST', url: '/api/privacy/erase', payload: { phone: '+447400123456' } }],
       ];
       for (const [action, options] of steps) {
         const res = await t.inject(options);

@@ -20,7 +20,10 @@ export interface SmsGateway {
   hanging: boolean;
   /** While set, requests are answered with this status (e.g. 503) and nothing is sent. */
   refusing: number | undefined;
-  /** The body of those answers: its reason, as a gateway words it (`{"error":"account suspended"}`). */
+  /**
+   * The body of those answers: its reason, as a gateway words it (`{"error":"account suspended"}`);
+   * `{to}` stands for the number it was asked to send to.
+   */
   refusal: string;
   /** When each message was sent (epoch ms), by phone. */
   readonly sentAt: Map<string, number>;
@@ -94,7 +97,9 @@ export async function startSmsGateway(delayMs = 0): Promise<SmsGateway> {
       gateway.requestsByKey.set(key, (gateway.requestsByKey.get(key) ?? 0) + 1);
       if (gateway.hanging) return;
       if (gateway.refusing !== undefined) {
-        res.writeHead(gateway.refusing, { 'content-type': 'application/json' }).end(gateway.refusal);
+        res
+          .writeHead(gateway.refusing, { 'content-type': 'application/json' })
+          .end(gateway.refusal.replaceAll('{to}', to));
         return;
       }
       inTurn(res, (done) =>

@@ -6,7 +6,7 @@ import type { AuditRow } from '../../store/index.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function toAuditEntry(row: AuditRow): AuditEntry {
+export function toAuditEntry(row: AuditRow): AuditEntry {
   let details: Record<string, unknown> | null = null;
   if (row.details) {
     try {

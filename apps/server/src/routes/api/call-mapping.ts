@@ -202,7 +202,8 @@ export function detailJson(row: CallRow): string {
   return `${json}}`;
 }
 
-function csvCell(value: string | null): string {
+/** A CSV cell of text a caller may have sent: quoted when it must be, a formula defused (`'=…`). */
+export function csvCell(value: string | null): string {
   if (value === null) return '';
   const text = FORMULA_START.test(value) ? `'${value}` : value;
   return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;

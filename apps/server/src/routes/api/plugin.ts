@@ -18,6 +18,7 @@ import { bookRoutes } from './books.js';
 import { callRoutes } from './calls.js';
 import { deliveryRoutes } from './deliveries.js';
 import { operationRoutes } from './operations.js';
+import { privacyRoutes } from './privacy.js';
 import { schoolRoutes } from './schools.js';
 import { serviceRoutes } from './service.js';
 import { sessionRoutes } from './session.js';
@@ -133,4 +134,5 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(withAccess('admin', bookRoutes));
   await app.register(withAccess('admin', userRoutes));
   await app.register(withAccess('admin', auditRoutes));
+  await app.register(withAccess('admin', privacyRoutes));
 };
