@@ -13,6 +13,7 @@ export function ErasureDone({ phone, erasure }: { phone: string; erasure: Privac
       <h2 id={headingId} ref={heading} tabIndex={-1}>
         Erased {phone}
       </h2>
+      <p>What held the number, as the server counted it:</p>
       <dl className="summary">
         <dt>Calls</dt>
         <dd>

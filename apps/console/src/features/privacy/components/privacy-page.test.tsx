@@ -152,6 +152,8 @@ describe('Privacy', () => {
     expect(call).toHaveTextContent('AuthCode');
     expect(call).toHaveTextContent('SOAP 1.1');
     expect(call).toHaveTextContent('The number it was for, parameters, raw request and note');
+    // Its verdict from its delivery in the report.
+    expect(call).toHaveTextContent('Answered · SMS sent');
 
     const deliveries = screen.getByRole('table', { name: 'Deliveries (2)' });
     const [, sent, pending] = within(deliveries).getAllByRole('row');
@@ -179,7 +181,10 @@ describe('Privacy', () => {
       'href',
       `/api/privacy/report?phone=${encodeURIComponent(EXAMPLE_PHONE)}&format=json`,
     );
-    expect(screen.getByRole('link', { name: 'Download JSON' })).toHaveAttribute('download');
+    expect(screen.getByRole('link', { name: 'Download JSON' })).toHaveAttribute(
+      'download',
+      'privacy-report-20261120T090000.json',
+    );
   });
 
   it("prints a mobile of the server's region, and sends the number however it was typed", async () => {

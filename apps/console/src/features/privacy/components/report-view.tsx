@@ -1,7 +1,6 @@
 import {
   AUDIT_ACTION_LABELS,
   BINDING_LABELS,
-  callVerdict,
   type DeliveryDetail,
   type PrivacyCall,
   type PrivacyReport,
@@ -12,9 +11,14 @@ import { EmptyState } from '../../../components/ui/status';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { VerdictBadge } from '../../../components/ui/verdict';
 import { paths } from '../../../config/paths';
+import { verdictOfDeliveries } from '../../../lib/call-verdict';
 import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
 import { privacyReportUrl } from '../api/find-report';
 import { ATTEMPT_OUTCOME_LABELS, count, heldInWords } from '../utils/words';
+
+/** privacy-report-20261120T090000.json: the CSV's name (the server's), for the JSON. */
+const jsonName = (report: PrivacyReport): string =>
+  `privacy-report-${report.generatedAt.replace(/[-:]/g, '').replace(/\..*/, '')}.json`;
 
 /** Everything held about one number, as the server found it, with the report to download. */
 export function ReportView({
@@ -67,7 +71,8 @@ export function ReportView({
         <a className="button" href={privacyReportUrl(report.phone, 'csv')} download>
           Download CSV
         </a>
-        <a className="button" href={privacyReportUrl(report.phone, 'json')} download>
+        {/* The CSV is named by the server (Content-Disposition); the JSON, as the CSV is. */}
+        <a className="button" href={privacyReportUrl(report.phone, 'json')} download={jsonName(report)}>
           Download JSON
         </a>
       </div>
@@ -75,7 +80,7 @@ export function ReportView({
         <EmptyState>Nothing is held about this number.</EmptyState>
       ) : (
         <>
-          <CallsHeld calls={report.calls} />
+          <CallsHeld calls={report.calls} deliveries={report.deliveries} />
           <DeliveriesHeld deliveries={report.deliveries} />
           <AuditHeld entries={report.audit} />
         </>
@@ -84,7 +89,13 @@ export function ReportView({
   );
 }
 
-function CallsHeld({ calls }: { calls: readonly PrivacyCall[] }) {
+function CallsHeld({
+  calls,
+  deliveries,
+}: {
+  calls: readonly PrivacyCall[];
+  deliveries: readonly DeliveryDetail[];
+}) {
   const id = useId();
   return (
     <>
@@ -121,7 +132,13 @@ function CallsHeld({ calls }: { calls: readonly PrivacyCall[] }) {
                   <td data-label="Protocol">{BINDING_LABELS[call.binding]}</td>
                   <td data-label="Number found in">{heldInWords(call.heldIn)}</td>
                   <td data-label="Result">
-                    <VerdictBadge verdict={callVerdict(call, call.delivery)} />
+                    {/* From its deliveries in the report: the call's own summary is not filled here. */}
+                    <VerdictBadge
+                      verdict={verdictOfDeliveries(
+                        call,
+                        deliveries.filter((d) => d.callId === call.id),
+                      )}
+                    />
                   </td>
                 </tr>
               ))}
@@ -201,7 +218,11 @@ function Attempts({ delivery }: { delivery: DeliveryDetail }) {
     <ol className="params privacy-attempts">
       {delivery.attemptLog.map((a) => (
         <li key={a.id}>
-          <Timestamp iso={a.startedAt} variant="absolute" />: {ATTEMPT_OUTCOME_LABELS[a.outcome ?? 'running']}
+          <Timestamp iso={a.startedAt} variant="absolute" />:{' '}
+          {/* The log provider's "sent" wrote to the server's log: nothing went to the phone. */}
+          {a.outcome === 'sent' && delivery.status === 'logged'
+            ? 'Logged'
+            : ATTEMPT_OUTCOME_LABELS[a.outcome ?? 'running']}
           {a.status !== null ? <span className="muted"> (HTTP {a.status})</span> : null}
         </li>
       ))}
