@@ -4,7 +4,8 @@
  * while the server runs: every change is one statement the server reads at its next request.
  * Passwords come from standard input, never from the arguments. Each change is audited as done
  * from the command line. Backups of the embedded store are taken, checked and restored here too
- * (backup.ts, restore.ts; docs/deployment.md#backups-and-restore).
+ * (backup.ts, restore.ts; docs/deployment.md#backups-and-restore), and a parent's phone number
+ * is reported and erased (privacy.ts; docs/security.md#a-parents-phone-number-report-and-erasure).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +21,7 @@ import type { NewAuditEntry, StaffStore, UserRow } from '../store/index.js';
 import { openStaffStore } from '../store/index.js';
 import { backUp } from './backup.js';
 import { CommandError, EXIT } from './command-error.js';
+import { PRIVACY_COMMANDS, PRIVACY_HELP } from './privacy.js';
 import { restore, verify } from './restore.js';
 
 export { EXIT } from './command-error.js';
@@ -34,6 +36,10 @@ enabled admin, a user that exists already).`;
 const BACKUPS = `DATA_DIR, DATABASE_URL and CODE_ENCRYPTION_KEY are the server's, read from the environment
 and from a .env file in the working directory. Give DIR as an absolute path (pnpm runs the
 command from the repository's root). docs/deployment.md#backups-and-restore has the restore drill.`;
+
+const PRIVACY_SETTINGS = `DATA_DIR or DATABASE_URL, CODE_ENCRYPTION_KEY (the keyed hash's key) and DEFAULT_PHONE_REGION
+are the server's, read from the environment and from a .env file in the working directory. Put a
+number with spaces in quotes: --phone "07400 123456".`;
 
 const HELP: Record<string, string> = {
   '': `Usage: pnpm admin <command> …
@@ -56,6 +62,9 @@ Commands:
   backup DIR [--with-key]                 a copy of DATA_DIR (SQLite) taken while the server runs
   verify DIR                              checks a backup's every file against its manifest
   restore DIR                             puts a backup back into an empty DATA_DIR
+
+  privacy-report --phone NUMBER [--csv]   everything held about a parent's phone number
+  erase-phone --phone NUMBER              erases the number everywhere it is held
 
   pnpm admin <command> --help             more on one command
 
@@ -151,6 +160,16 @@ ${BACKUPS}
 
 Exit status: 0 done; 1 failed; 3 refused (DATA_DIR holds data, DATABASE_URL set); 4 the backup
 does not match its manifest, or is none (the files named).`,
+  'privacy-report': `${PRIVACY_HELP['privacy-report']}
+
+${PRIVACY_SETTINGS}
+
+Exit status: 0 done; 1 failed (not a phone number, the database).`,
+  'erase-phone': `${PRIVACY_HELP['erase-phone']}
+
+${PRIVACY_SETTINGS}
+
+Exit status: 0 done; 1 failed (not a phone number, the database).`,
 };
 
 const usage = (command: string, message: string) =>
@@ -191,6 +210,16 @@ export async function runAdmin(argv: readonly string[], io: Io): Promise<number>
   }
   if (Object.hasOwn(BACKUP_COMMANDS, parsed.command))
     return runBackupCommand(parsed, io, BACKUP_COMMANDS[parsed.command] as BackupCommand);
+  if (Object.hasOwn(PRIVACY_COMMANDS, parsed.command)) {
+    try {
+      if (parsed.positionals.length > 0)
+        throw usage(parsed.command, `Unexpected: ${parsed.positionals.join(' ')}.`);
+      await PRIVACY_COMMANDS[parsed.command as keyof typeof PRIVACY_COMMANDS](parsed.values, io);
+      return EXIT.done;
+    } catch (err) {
+      return failed(err, io);
+    }
+  }
   let store: StaffStore | undefined;
   try {
     const run = COMMANDS[parsed.command];
@@ -228,6 +257,8 @@ interface Parsed {
     readonly 'password-stdin'?: boolean | undefined;
     readonly json?: boolean | undefined;
     readonly 'with-key'?: boolean | undefined;
+    readonly phone?: string | undefined;
+    readonly csv?: boolean | undefined;
   };
   readonly help: boolean;
 }
@@ -245,6 +276,8 @@ function parse(argv: readonly string[]): Parsed {
       password: { type: 'string' },
       json: { type: 'boolean' },
       'with-key': { type: 'boolean' },
+      phone: { type: 'string' },
+      csv: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -254,8 +287,8 @@ function parse(argv: readonly string[]): Parsed {
       'A password is never given as an argument (it would be in the shell history and the process list): use --password-stdin.',
     );
   }
-  // `backup DIR`: a command of one word, its folder the first positional.
-  if (Object.hasOwn(BACKUP_COMMANDS, group))
+  // `backup DIR`, `erase-phone --phone …`: commands of one word.
+  if (Object.hasOwn(BACKUP_COMMANDS, group) || Object.hasOwn(PRIVACY_COMMANDS, group))
     return { command: group, positionals: positionals.slice(1), values, help: values.help === true };
   const command = [group, verb].filter(Boolean).join(' ');
   return { command, positionals: rest, values, help: values.help === true || group === 'help' };
