@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AUDIT_ACTIONS, Session } from '@school/contract';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { claimValues, roleOf, safeNext, usernameOf } from '../src/auth/oidc.js';
+import { claimValues, roleOf, safeNext, schoolsOf, usernameOf } from '../src/auth/oidc.js';
 import { sha256 } from '../src/auth/sessions.js';
 import { loadConfig } from '../src/config.js';
 import { CONSOLE_HEADERS, TEST_ADMIN, type TestApp } from './helpers.js';
@@ -430,5 +430,146 @@ describe('single sign-on: claims', () => {
     ]) {
       expect(safeNext(bad)).toBe('/');
     }
+  });
+});
+
+describe.each(DIALECTS)('single sign-on: schools from a claim (%s)', (dialect) => {
+  // OIDC_SCHOOLS_CLAIM=groups: the school's IT puts staff in a group named by their school's topic
+  // key beside the staff group; `all-schools` (OIDC_ALL_SCHOOLS_GROUPS) is every school.
+  let s: Setup;
+  let north: number;
+  let south: number;
+  beforeAll(async () => {
+    s = await setUp(dialect, {
+      env: { OIDC_SCHOOLS_CLAIM: 'groups', OIDC_ALL_SCHOOLS_GROUPS: 'All-Schools' },
+    });
+    const made = async (name: string, topic: string) =>
+      (
+        await s.t.app.store.schools.create({
+          name,
+          base_url: `https://${topic}.example.org`,
+          topic_key: topic,
+          allowed_ips: null,
+        })
+      ).id;
+    north = await made('North School', 'north');
+    south = await made('South School', 'south');
+  });
+  afterAll(() => s.close());
+
+  const account = (login: string, groups: string[]) =>
+    s.idp.accounts.set(login, { name: login.toUpperCase(), preferred_username: login, groups });
+  const sessionOf = async (end: Awaited<ReturnType<Setup['signIn']>>) =>
+    (await (await s.session(end.serverCookies)).json()) as Session;
+  const lastAudit = async (action: (typeof AUDIT_ACTIONS)[number]) => {
+    const [row] = await s.t.app.store.audit.search({ action }, { limit: 1 });
+    return row?.details ? JSON.parse(row.details) : null;
+  };
+
+  it('limits a user to the schools whose topic keys the claim holds, at their first sign-in', async () => {
+    account('nina', ['office', 'north']);
+    const end = await s.signIn('nina');
+    expect(end.location).toBe('/');
+    expect((await sessionOf(end)).user).toMatchObject({
+      username: 'nina',
+      role: 'operator',
+      schoolIds: [north],
+    });
+    expect(await lastAudit('user-create')).toMatchObject({ schoolIds: [north], by: 'single sign-on' });
+    expect(await lastAudit('sso-login')).toMatchObject({ schoolIds: [north] });
+  });
+
+  it('sets them again at each sign-in, the change audited', async () => {
+    account('nina', ['office', 'south', 'north', 'unknown-key']);
+    const end = await s.signIn('nina');
+    expect((await sessionOf(end)).user.schoolIds).toEqual([north, south].sort((a, b) => a - b));
+    expect(await lastAudit('user-update')).toMatchObject({
+      schoolIds: { from: [north], to: [north, south].sort((a, b) => a - b) },
+      by: 'single sign-on',
+    });
+  });
+
+  it('makes organisation-wide only a member of OIDC_ALL_SCHOOLS_GROUPS', async () => {
+    account('iris', ['it-admins', 'all-schools']);
+    const end = await s.signIn('iris');
+    expect((await sessionOf(end)).user).toMatchObject({ role: 'admin', schoolIds: null });
+  });
+
+  it('refuses a sign-in whose claim names no school: never every school by mistake', async () => {
+    for (const groups of [['office'], ['office', 'North'], ['office', 'west']]) {
+      account('lost', groups);
+      const end = await s.signIn('lost', '/send');
+      expect(end.location, groups.join()).toBe('/login?sso=no-school&next=%2Fsend');
+      expect(end.serverCookies.has('session')).toBe(false);
+    }
+    expect(await s.t.app.store.users.findByUsername('lost')).toBeUndefined();
+    expect(await lastAudit('sso-refused')).toMatchObject({
+      reason: expect.stringContaining('names no school'),
+      schoolValues: ['office', 'west'],
+    });
+    // A user who had schools and lost them is refused too, and kept as they were.
+    account('nina', ['office']);
+    expect((await s.signIn('nina')).location).toBe('/login?sso=no-school');
+    expect((await s.t.app.store.users.findByUsername('nina'))?.school_ids).toBe(
+      JSON.stringify([north, south].sort((a, b) => a - b)),
+    );
+  });
+});
+
+describe('single sign-on without OIDC_SCHOOLS_CLAIM', () => {
+  it('leaves a user’s schools to the Users page, kept across sign-ins', async () => {
+    const s = await setUp('sqlite');
+    try {
+      const school = await s.t.app.store.schools.create({
+        name: 'North School',
+        base_url: 'https://north.example.org',
+        topic_key: 'north',
+        allowed_ips: null,
+      });
+      const first = await s.signIn('otto');
+      expect(((await (await s.session(first.serverCookies)).json()) as Session).user.schoolIds).toBeNull();
+      const user = await s.t.app.store.users.findByUsername('otto@school.example');
+      const limited = await s.t.inject({
+        method: 'PATCH',
+        url: `/api/users/${user?.id}`,
+        payload: { schoolIds: [school.id] },
+      });
+      expect(limited.statusCode).toBe(200);
+      const again = await s.signIn('otto');
+      expect(((await (await s.session(again.serverCookies)).json()) as Session).user.schoolIds).toEqual([
+        school.id,
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses OIDC_ALL_SCHOOLS_GROUPS without it at start', () => {
+    const settings = {
+      DATA_DIR: '/tmp/x',
+      OIDC_ISSUER: 'https://login.example.org/realms/school',
+      OIDC_CLIENT_ID: 'console',
+      OIDC_CLIENT_SECRET: 'secret',
+      PUBLIC_BASE_URL: 'https://sms.example.org',
+      OIDC_OPERATOR_GROUPS: 'staff',
+      OIDC_ALL_SCHOOLS_GROUPS: 'all-schools',
+    };
+    expect(() => loadConfig(settings)).toThrow(/OIDC_ALL_SCHOOLS_GROUPS: needs OIDC_SCHOOLS_CLAIM/);
+    expect(loadConfig({ ...settings, OIDC_SCHOOLS_CLAIM: 'groups' }).OIDC_SCHOOLS_CLAIM).toBe('groups');
+    expect(() => loadConfig({ ...settings, OIDC_SCHOOLS_CLAIM: 'bad claim' })).toThrow(/OIDC_SCHOOLS_CLAIM/);
+  });
+});
+
+describe('single sign-on: the schools a claim gives', () => {
+  const schools = [
+    { id: 1, topic_key: 'north' },
+    { id: 2, topic_key: 'South' },
+  ];
+  it('maps topic keys exactly, every school only by an OIDC_ALL_SCHOOLS_GROUPS value, nothing else', () => {
+    expect(schoolsOf(['north', 'South'], [], schools)).toEqual([1, 2]);
+    expect(schoolsOf(['south', 'NORTH'], [], schools)).toBe('none');
+    expect(schoolsOf([], ['all'], schools)).toBe('none');
+    expect(schoolsOf(['ALL', 'north'], ['all'], schools)).toBe('every');
+    expect(schoolsOf([' north '], [], schools)).toEqual([1]);
   });
 });

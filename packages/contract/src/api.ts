@@ -291,6 +291,30 @@ export const operationResultSchema = z
   .meta({ id: 'OperationResult' });
 export type OperationResult = z.infer<typeof operationResultSchema>;
 
+/**
+ * The body's field, beside an operation's parameters, naming the school staff act for when they
+ * send from the console (its id): the call belongs to it. A user limited to schools names one of
+ * theirs for AuthCode, GetBookPdfByTerm and pushNoti; SendNotificationType and SendMarkNotes
+ * belong to the school their `baseUrlSchool` names.
+ */
+export const ACTING_FOR_SCHOOL = 'schoolId';
+
+/** A school staff may send for, as Send's School select shows it. */
+export const sendSchoolSchema = z
+  .object({ id: z.number().int(), name: z.string(), baseUrl: z.string() })
+  .meta({ id: 'SendSchool' });
+export type SendSchool = z.infer<typeof sendSchoolSchema>;
+
+/** `GET /api/operations/schools`: the schools the logged-in user may send for, by name. */
+export const sendSchoolListSchema = z
+  .object({
+    items: z.array(sendSchoolSchema),
+    /** The user is organisation-wide: naming a school is optional. */
+    organisationWide: z.boolean(),
+  })
+  .meta({ id: 'SendSchoolList' });
+export type SendSchoolList = z.infer<typeof sendSchoolListSchema>;
+
 /** A provider's circuit breaker: closed (sent to), open (not sent to, for a cool-down), half-open (probed). */
 export const CIRCUIT_STATES = ['closed', 'half-open', 'open'] as const;
 

@@ -14,6 +14,18 @@ export const ROLE_LABELS: Record<Role, string> = {
   operator: 'Operator — send, history, deliveries, dashboard and service',
 };
 
+/**
+ * The schools a user is limited to, by id: null (or, as input, absent or empty) is
+ * organisation-wide, every school (docs/security.md#schools-staff-see).
+ */
+export const schoolIdsSchema = z
+  .array(z.number().int().positive())
+  .max(1000)
+  .describe('The ids of the schools the user is limited to; empty or null: every school.');
+
+/** What the Users page and the console say of a user's schools when they are not limited. */
+export const ALL_SCHOOLS = 'All schools';
+
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 256;
 
@@ -62,6 +74,8 @@ export type LoginOptions = z.infer<typeof loginOptionsSchema>;
 export const SSO_OUTCOMES = {
   refused:
     'Your school account is not allowed to use this console: it is in none of the staff groups that may. Ask the school’s IT to add you to one.',
+  'no-school':
+    'Your school account names no school this console serves, so you cannot be let in: ask the school’s IT to add you to your school’s group.',
   disabled: 'Your console account is disabled. Ask an admin to enable it.',
   conflict:
     'A console user with the same username already exists, made here rather than by the school’s sign-in. Ask an admin to rename or disable it.',
@@ -78,6 +92,8 @@ export const sessionSchema = z
       username: z.string(),
       displayName: z.string(),
       role: roleSchema,
+      /** The schools the user is limited to, by id; null: organisation-wide (every school). */
+      schoolIds: z.array(z.number().int()).nullable(),
     }),
     /** ISO 8601: the session ends at the earlier of these unless used again before `idleExpiresAt`. */
     idleExpiresAt: z.string(),
@@ -169,6 +185,8 @@ export const userSchema = z
     sso: z.boolean(),
     /** Who the user is at the school's identity provider (its subject), to tell lookalike names apart. */
     ssoSubject: z.string().nullable(),
+    /** The schools the user is limited to, by id; null: organisation-wide (every school). */
+    schoolIds: z.array(z.number().int()).nullable(),
   })
   .meta({ id: 'User' });
 export type User = z.infer<typeof userSchema>;
@@ -182,12 +200,14 @@ export const userCreateInputSchema = z.object({
   displayName: displayNameSchema,
   password: passwordSchema,
   role: roleSchema,
+  schoolIds: schoolIdsSchema.nullish(),
 });
 export type UserCreateInput = z.input<typeof userCreateInputSchema>;
 
 /**
  * `PATCH /api/users/{id}` (admins): any of these. A new password ends the user's sessions, as does
- * disabling. The last enabled admin can be neither disabled nor made an operator.
+ * disabling. The last enabled organisation-wide admin can be neither disabled, made an operator,
+ * nor limited to schools. `schoolIds` empty or null: every school.
  */
 export const userUpdateInputSchema = z
   .object({
@@ -195,6 +215,7 @@ export const userUpdateInputSchema = z
     role: roleSchema.optional(),
     disabled: z.boolean().optional(),
     password: passwordSchema.optional(),
+    schoolIds: schoolIdsSchema.nullish(),
   })
   .refine((v) => Object.values(v).some((x) => x !== undefined), 'Change at least one field.');
 export type UserUpdateInput = z.input<typeof userUpdateInputSchema>;

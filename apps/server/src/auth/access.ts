@@ -27,6 +27,8 @@ declare module 'fastify' {
 /** The access rule's refusals (the route-matrix test tells them from a route's own answers). */
 export const NOT_LOGGED_IN = 'Log in to continue: your session has ended or you are not logged in.';
 export const ROLE_REFUSED = 'Your role does not allow this. Ask an admin.';
+export const SCOPE_REFUSED =
+  'Your account is limited to some schools: this is for admins of every school. Ask one of them.';
 export const SECOND_FACTOR_FIRST =
   'Set up a second factor first, on your Account page: a second factor is required for your role.';
 
@@ -34,6 +36,16 @@ const RANK: Record<Access, number> = { public: 0, operator: 1, admin: 2 };
 
 /** Whether a role ranks high enough for a route's rule. */
 export const roleAllows = (role: Role, access: Access): boolean => RANK[role] >= RANK[access];
+
+/**
+ * The role a user acts with: an admin limited to schools acts as an operator does, for their
+ * schools, and nothing organisation-wide (schools, templates, books, users, the service's set-up;
+ * docs/security.md#schools-staff-see).
+ */
+export const actingRole = (staff: {
+  readonly role: Role;
+  readonly schoolIds: readonly number[] | null;
+}): Role => (staff.schoolIds === null ? staff.role : 'operator');
 
 /**
  * Keeps the table of every route registered and refuses to start when one has no access rule.

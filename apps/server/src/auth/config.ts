@@ -6,6 +6,15 @@
 import { z } from 'zod';
 import { issuesOn, list, lowerEnum, optional } from '../env/values.js';
 
+/** A claim's name, or a dotted path into the claims (`realm_access.roles`). */
+const claimPath = z
+  .string()
+  .trim()
+  .regex(
+    /^[A-Za-z0-9_:/-]+(\.[A-Za-z0-9_:/-]+)*$/,
+    'must be a claim name or a dotted path such as realm_access.roles',
+  );
+
 /** Host names an `http://` issuer may have: the identity provider is on this machine. */
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 
@@ -34,20 +43,18 @@ export const identityConfigShape = {
   /** Scopes asked for besides `openid profile email`. */
   OIDC_SCOPES: optional(list(/[\s,]+/).default([])),
   /** The claim whose values decide the role: a name, or a dotted path (`realm_access.roles`). */
-  OIDC_ROLES_CLAIM: optional(
-    z
-      .string()
-      .trim()
-      .regex(
-        /^[A-Za-z0-9_:/-]+(\.[A-Za-z0-9_:/-]+)*$/,
-        'must be a claim name or a dotted path such as realm_access.roles',
-      )
-      .default('groups'),
-  ),
+  OIDC_ROLES_CLAIM: optional(claimPath.default('groups')),
   /** Claim values that make a user an admin. */
   OIDC_ADMIN_GROUPS: optional(list(/,/).default([])),
   /** Claim values that make a user an operator (when no admin value is there). */
   OIDC_OPERATOR_GROUPS: optional(list(/,/).default([])),
+  /**
+   * The claim whose values limit a user to schools, each a school's topic key, set at every
+   * single sign-on; unset: schools are set on the Users page (docs/security.md#schools-staff-see).
+   */
+  OIDC_SCHOOLS_CLAIM: optional(claimPath.optional()),
+  /** Values of OIDC_SCHOOLS_CLAIM that make a user organisation-wide (every school). */
+  OIDC_ALL_SCHOOLS_GROUPS: optional(list(/,/).default([])),
   /** `off`: no username and password form; password logins are refused (`pnpm admin` still works). */
   LOCAL_LOGIN: optional(lowerEnum(['on', 'off']).default('on')),
   /** Who must have a second factor for password logins: nobody, admins, or all staff. */
@@ -73,6 +80,12 @@ export function checkIdentityConfig(config: IdentityValues, ctx: z.RefinementCtx
     issue(
       'PUBLIC_BASE_URL',
       'is required with OIDC_ISSUER: the identity provider sends staff back to {PUBLIC_BASE_URL}/api/session/oidc/callback',
+    );
+  }
+  if (config.OIDC_ALL_SCHOOLS_GROUPS.length > 0 && config.OIDC_SCHOOLS_CLAIM === undefined) {
+    issue(
+      'OIDC_ALL_SCHOOLS_GROUPS',
+      'needs OIDC_SCHOOLS_CLAIM: its values are values of that claim (without it every user is organisation-wide)',
     );
   }
   if (config.OIDC_ADMIN_GROUPS.length === 0 && config.OIDC_OPERATOR_GROUPS.length === 0) {

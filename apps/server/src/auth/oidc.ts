@@ -7,7 +7,8 @@ import type { Sealer } from '../secrets/sealer.js';
 /**
  * Single sign-on with the school's OpenID Connect provider (docs/security.md#single-sign-on): the
  * authorization code flow with PKCE, `state` and `nonce`, the ID token checked by openid-client
- * (issuer, audience, expiry, the issuer's signature). The role comes from a claim at every login.
+ * (issuer, audience, expiry, the issuer's signature). The role comes from a claim at every login,
+ * and so do the schools the user is limited to when OIDC_SCHOOLS_CLAIM is set.
  */
 
 export interface SsoSettings {
@@ -19,6 +20,8 @@ export interface SsoSettings {
   readonly rolesClaim: string;
   readonly adminGroups: readonly string[];
   readonly operatorGroups: readonly string[];
+  /** OIDC_SCHOOLS_CLAIM: the claim naming the user's schools by topic key; undefined: not read. */
+  readonly schoolsClaim?: string | undefined;
   /** `{PUBLIC_BASE_URL}/api/session/oidc/callback`. */
   readonly redirectUri: string;
 }
@@ -32,6 +35,11 @@ export interface SsoIdentity {
   readonly role: Role | null;
   /** The roles claim's values, as the provider sent them (for the audit entry of a refusal). */
   readonly claimValues: readonly string[];
+  /**
+   * The schools claim's values as the provider sent them (none when it sent none); undefined when
+   * OIDC_SCHOOLS_CLAIM is not set. What they map to is the caller's to decide (schoolsOf).
+   */
+  readonly schoolValues?: readonly string[] | undefined;
 }
 
 /** A sign-on that could not finish; `outcome` is what the login page tells (SSO_OUTCOMES). */
@@ -131,7 +139,9 @@ export function createSingleSignOn(settings: SsoSettings, sealer: Sealer): Singl
       let claims: Record<string, unknown> & { sub: string } = idToken;
       // Some providers put the groups (and names) only in the UserInfo answer when they issue an
       // access token (as the spec has it): what the ID token lacks is read from there.
-      if (claimValues(claims, settings.rolesClaim) === undefined && tokens.access_token) {
+      const lacks = (path: string | undefined) =>
+        path !== undefined && claimValues(claims, path) === undefined;
+      if ((lacks(settings.rolesClaim) || lacks(settings.schoolsClaim)) && tokens.access_token) {
         try {
           const info = await client.fetchUserInfo(config, tokens.access_token, idToken.sub);
           claims = { ...info, ...idToken };
@@ -141,15 +151,19 @@ export function createSingleSignOn(settings: SsoSettings, sealer: Sealer): Singl
           });
         }
       }
-      let values = claimValues(claims, settings.rolesClaim);
       // An address the provider has not verified says nothing of who logged in.
-      if (settings.rolesClaim === 'email' && claims.email_verified === false) values = [];
+      const trusted = (path: string) =>
+        path === 'email' && claims.email_verified === false ? [] : claimValues(claims, path);
+      const values = trusted(settings.rolesClaim);
+      const schools =
+        settings.schoolsClaim === undefined ? undefined : (trusted(settings.schoolsClaim) ?? []);
       const identity: SsoIdentity = {
         subject: `${idToken.iss} ${idToken.sub}`,
         username: usernameOf(claims),
         displayName: displayNameOf(claims),
         role: roleOf(values ?? [], settings),
         claimValues: (values ?? []).slice(0, 50),
+        ...(schools === undefined ? {} : { schoolValues: schools.slice(0, 200) }),
       };
       return { identity, next: flow.next };
     },
@@ -192,6 +206,24 @@ export function roleOf(
   if (any(groups.adminGroups)) return 'admin';
   if (any(groups.operatorGroups)) return 'operator';
   return null;
+}
+
+/**
+ * The schools a sign-on's OIDC_SCHOOLS_CLAIM values give (docs/security.md#schools-staff-see):
+ * `every` when one is in OIDC_ALL_SCHOOLS_GROUPS (compared without regard to case), else the ids
+ * of the schools whose topic key is one of them exactly (topic keys are told apart by case), else
+ * `none`: values that name no school never grant anything.
+ */
+export function schoolsOf(
+  values: readonly string[],
+  allSchoolsGroups: readonly string[],
+  schools: readonly { readonly id: number; readonly topic_key: string }[],
+): 'every' | 'none' | number[] {
+  const have = new Set(values.map((v) => v.trim()));
+  const lower = new Set([...have].map((v) => v.toLowerCase()));
+  if (allSchoolsGroups.some((g) => lower.has(g.toLowerCase()))) return 'every';
+  const ids = schools.filter((s) => have.has(s.topic_key)).map((s) => s.id);
+  return ids.length > 0 ? ids : 'none';
 }
 
 /**

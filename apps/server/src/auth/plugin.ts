@@ -1,7 +1,15 @@
 import cookie from '@fastify/cookie';
 import fp from 'fastify-plugin';
 import { problem, sendProblem } from '../http/problem.js';
-import { keepRouteTable, NOT_LOGGED_IN, ROLE_REFUSED, roleAllows, SECOND_FACTOR_FIRST } from './access.js';
+import {
+  actingRole,
+  keepRouteTable,
+  NOT_LOGGED_IN,
+  ROLE_REFUSED,
+  roleAllows,
+  SCOPE_REFUSED,
+  SECOND_FACTOR_FIRST,
+} from './access.js';
 import { HOST_REFUSED, hostAllowList, hostName } from './allowed-hosts.js';
 import { createAudit } from './audit.js';
 import { secondFactorRequiredFor } from './config.js';
@@ -12,7 +20,14 @@ import { createSecondFactor, type SecondFactor } from './second-factor.js';
 import { createSessionManager, sweepEndedSessions } from './sessions.js';
 
 export type { Access } from './access.js';
-export { NOT_LOGGED_IN, ROLE_REFUSED, SECOND_FACTOR_FIRST, withAccess } from './access.js';
+export {
+  actingRole,
+  NOT_LOGGED_IN,
+  ROLE_REFUSED,
+  SCOPE_REFUSED,
+  SECOND_FACTOR_FIRST,
+  withAccess,
+} from './access.js';
 export type { AuditInput } from './audit.js';
 export type { SessionManager, Staff } from './sessions.js';
 
@@ -74,6 +89,7 @@ export const authPlugin = fp(
               rolesClaim: config.OIDC_ROLES_CLAIM,
               adminGroups: config.OIDC_ADMIN_GROUPS,
               operatorGroups: config.OIDC_OPERATOR_GROUPS,
+              schoolsClaim: config.OIDC_SCHOOLS_CLAIM,
               redirectUri: `${config.PUBLIC_BASE_URL}/api/session/oidc/callback`,
             },
             app.sealer,
@@ -109,6 +125,7 @@ export const authPlugin = fp(
       }
       request.staff = staff;
       if (!roleAllows(staff.role, access)) return sendProblem(reply, problem(403, ROLE_REFUSED));
+      if (!roleAllows(actingRole(staff), access)) return sendProblem(reply, problem(403, SCOPE_REFUSED));
       if (staff.mustSetUpSecondFactor && !route?.secondFactorSetup) {
         return sendProblem(reply, problem(403, SECOND_FACTOR_FIRST, { secondFactorSetupRequired: true }));
       }

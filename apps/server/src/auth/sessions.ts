@@ -7,6 +7,7 @@ import {
   type SessionWithUser,
   type Store,
   schoolIdsOf,
+  schoolIdsText,
 } from '../store/index.js';
 
 /** The logged-in staff user of a request. */
@@ -61,6 +62,8 @@ export interface SessionManager {
   /**
    * Whether the request's session is still valid, without counting this as a use (a live feed
    * left open is not someone at work): for long-lived responses to re-check (session-watch.ts).
+   * A session whose user's schools changed since the request began does not last for it: what
+   * was read with the old schools ends, and the console asks again with the new ones.
    */
   lasts(request: FastifyRequest): Promise<boolean>;
   idleMs: number;
@@ -134,7 +137,9 @@ export function createSessionManager(options: {
       const token = request.cookies[cookieName];
       if (!token || token.length > 100) return false;
       const row = await store.sessions.find(sha256(token));
-      return row !== undefined && !ended(row, Date.now());
+      if (row === undefined || ended(row, Date.now())) return false;
+      const before = request.staff?.schoolIds;
+      return before === undefined || schoolIdsText(before) === schoolIdsText(schoolIdsOf(row.school_ids));
     },
     async read(request) {
       const token = request.cookies[cookieName];

@@ -68,7 +68,7 @@ export function createOperationHandlers(deps: HandlerDeps): OperationHandlers {
     data: Readonly<Record<string, string>>,
     describe: string,
   ): Promise<OperationOutcome> {
-    const found = await findSchoolFor(store, what.baseUrlSchool, context.callerIp);
+    const found = await findSchoolFor(store, what.baseUrlSchool, context);
     if (!found.ok) return refusal(found);
     const { school } = found;
     const template = await store.templates.forType(what.type);

@@ -1,5 +1,6 @@
 import { ipAllowList } from '../net/ip-allow-list.js';
 import type { SchoolRow, Store } from '../store/index.js';
+import type { CallContext } from './types.js';
 
 /**
  * A school's base URL as stored: lower-case scheme and host, no default port, no query or
@@ -44,12 +45,19 @@ export type SchoolLookup =
       readonly message: string;
     };
 
-/** The registered school a caller names, if it exists and the caller may act for it. */
+/**
+ * The registered school a call names, if it exists and whoever calls may act for it: a caller of
+ * the `.asmx` doors from the school's `allowedIps`; staff sending from the console (`staff` set)
+ * whatever their address — staff are not callers, the ranges restrict the school's servers — but
+ * only for their own schools when they are limited to some, and only the school they picked when
+ * they picked one.
+ */
 export async function findSchoolFor(
   store: Store,
   baseUrlSchool: string,
-  callerIp: string,
+  context: Pick<CallContext, 'callerIp' | 'staff' | 'staffSchoolIds' | 'actingForSchoolId'>,
 ): Promise<SchoolLookup> {
+  const { callerIp } = context;
   const normalized = normalizeBaseUrl(baseUrlSchool);
   const school = normalized ? await store.schools.findByBaseUrl(normalized) : undefined;
   if (!school) {
@@ -60,11 +68,30 @@ export async function findSchoolFor(
       message: `Unknown school: ${baseUrlSchool.slice(0, 200)}. Register it in the console.`,
     };
   }
-  if (!callerAllowed(school, callerIp)) {
+  if (context.staff === undefined) {
+    if (!callerAllowed(school, callerIp)) {
+      return {
+        ok: false,
+        status: 403,
+        message: `Caller ${callerIp} is not allowed to send for the school ${school.name}.`,
+      };
+    }
+    return { ok: true, school };
+  }
+  if (context.staffSchoolIds && !context.staffSchoolIds.includes(school.id)) {
     return {
       ok: false,
       status: 403,
-      message: `Caller ${callerIp} is not allowed to send for the school ${school.name}.`,
+      param: 'baseUrlSchool',
+      message: `You may not send for ${school.base_url}: your account is limited to other schools.`,
+    };
+  }
+  if (context.actingForSchoolId != null && context.actingForSchoolId !== school.id) {
+    return {
+      ok: false,
+      status: 400,
+      param: 'baseUrlSchool',
+      message: `baseUrlSchool names ${school.name}, not the school picked: pick ${school.name}, or change baseUrlSchool.`,
     };
   }
   return { ok: true, school };

@@ -15,6 +15,11 @@ export interface CallContext {
    * when they named none. Absent on the `.asmx` doors. The call belongs to that school.
    */
   readonly actingForSchoolId?: number | null | undefined;
+  /**
+   * Send from the console by a user limited to schools: the ids of the schools they may act for
+   * (a `baseUrlSchool` naming another is refused). Null or absent: any school.
+   */
+  readonly staffSchoolIds?: readonly number[] | null | undefined;
   /** The request's log: an unexpected failure is logged there, with the request's id. */
   readonly log: Pick<FastifyBaseLogger, 'debug' | 'error'>;
 }

@@ -5,6 +5,8 @@ import type { AuditTable, Database } from './schema.js';
 export type AuditRow = Selectable<AuditTable>;
 
 export interface AuditQuery {
+  /** The entries of one user's own actions (by their id). */
+  readonly userId?: number | undefined;
   readonly username?: string | undefined;
   readonly action?: AuditAction | undefined;
   readonly from?: number | undefined;
@@ -43,6 +45,7 @@ export function createAuditRepository(db: Kysely<Database>) {
       page: { limit: number; before?: number | undefined },
     ): Promise<AuditRow[]> {
       let qb = db.selectFrom('audit').selectAll();
+      if (query.userId !== undefined) qb = qb.where('user_id', '=', query.userId);
       if (query.username !== undefined) qb = qb.where('username', '=', query.username.toLowerCase());
       if (query.action !== undefined) qb = qb.where('action', '=', query.action);
       if (query.from !== undefined) qb = qb.where('at', '>=', query.from);

@@ -10,6 +10,8 @@ export interface UserChanges {
   readonly role?: Role | undefined;
   readonly disabled?: boolean | undefined;
   readonly password_hash?: string | undefined;
+  /** The schools' column (schoolIdsText): null makes the user organisation-wide. */
+  readonly school_ids?: string | null | undefined;
 }
 
 /**
@@ -50,6 +52,7 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
       display_name: string;
       role: Role;
       password_hash: string;
+      school_ids?: string | null;
     }): Promise<UserRow> {
       const now = Date.now();
       return db
@@ -85,9 +88,9 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
       return this.findByUsername(user.username);
     },
     /**
-     * Applies changes in one statement that refuses to leave no enabled admin: the check and the
-     * change cannot be interleaved by another request. `last-admin` when it would; undefined
-     * when there is no such user.
+     * Applies changes in one statement that refuses to leave no enabled organisation-wide admin
+     * (one not limited to schools): the check and the change cannot be interleaved by another
+     * request. `last-admin` when it would; undefined when there is no such user.
      */
     async update(id: number, changes: UserChanges): Promise<UserRow | 'last-admin' | undefined> {
       const set = {
@@ -95,9 +98,13 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
         ...(changes.role !== undefined ? { role: changes.role } : {}),
         ...(changes.disabled !== undefined ? { disabled: changes.disabled ? 1 : 0 } : {}),
         ...(changes.password_hash !== undefined ? { password_hash: changes.password_hash } : {}),
+        ...(changes.school_ids !== undefined ? { school_ids: changes.school_ids } : {}),
         updated_at: Date.now(),
       };
-      const demotes = changes.role === 'operator' || changes.disabled === true;
+      const demotes =
+        changes.role === 'operator' ||
+        changes.disabled === true ||
+        (changes.school_ids !== undefined && changes.school_ids !== null);
       // The lock: under PostgreSQL's READ COMMITTED, two admins demoting each other at once would
       // each still see the other enabled; holding it, the second sees the first's change.
       const row = await work.locked(demotes ? ['users'] : [], (trx) => {
@@ -107,12 +114,14 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
             eb.or([
               eb('role', '!=', 'admin'),
               eb('disabled', '=', 1),
+              eb('school_ids', 'is not', null),
               eb.exists(
                 eb
                   .selectFrom('users as other')
                   .select('other.id')
                   .where('other.role', '=', 'admin')
                   .where('other.disabled', '=', 0)
+                  .where('other.school_ids', 'is', null)
                   .where('other.id', '!=', id),
               ),
             ]),
@@ -129,7 +138,13 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
     findBySsoSubject: (subject: string) =>
       db.selectFrom('users').selectAll().where('sso_subject', '=', subject).executeTakeFirst(),
     /** A user of the school's identity provider, made at their first login. */
-    async createSso(user: { username: string; display_name: string; role: Role; sso_subject: string }) {
+    async createSso(user: {
+      username: string;
+      display_name: string;
+      role: Role;
+      sso_subject: string;
+      school_ids?: string | null;
+    }) {
       const now = Date.now();
       return db
         .insertInto('users')
@@ -145,10 +160,14 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
         .executeTakeFirstOrThrow();
     },
     /**
-     * A single sign-on user's role and display name as their identity provider gives them at a
-     * login: the provider decides, so the last-admin rule does not hold here (docs/security.md).
+     * A single sign-on user's role, display name and (OIDC_SCHOOLS_CLAIM) schools as their identity
+     * provider gives them at a login: the provider decides, so the last-admin rule does not hold
+     * here (docs/security.md).
      */
-    async setSsoProfile(id: number, profile: { display_name: string; role: Role }): Promise<void> {
+    async setSsoProfile(
+      id: number,
+      profile: { display_name: string; role: Role; school_ids?: string | null },
+    ): Promise<void> {
       await db
         .updateTable('users')
         .set({ ...profile, updated_at: Date.now() })

@@ -27,7 +27,11 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
   };
 }
 
-/** The audit log, what staff did in the console: admins only (the scope's rule). */
+/**
+ * The audit log, what staff did in the console: all of it for admins of every school; anyone else
+ * (operators, staff limited to schools) sees the entries of their own actions only
+ * (docs/security.md#schools-staff-see).
+ */
 export const auditRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { store } = app;
@@ -37,6 +41,8 @@ export const auditRoutes: FastifyPluginAsync = async (base) => {
     {
       schema: {
         summary: 'The audit log, newest first',
+        description:
+          'Every entry for an admin of every school; for anyone else, the entries of their own actions only.',
         tags: ['audit'],
         querystring: auditQuerySchema,
         response: { 200: auditListSchema, 400: problemSchema },
@@ -51,8 +57,12 @@ export const auditRoutes: FastifyPluginAsync = async (base) => {
           problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
         );
       }
+      const staff = request.staff;
+      const everyone = staff?.role === 'admin' && staff.schoolIds === null;
       const rows = await store.audit.search(
         {
+          // Anyone but an admin of every school reads their own actions, whatever they asked.
+          userId: everyone ? undefined : (staff?.userId ?? -1),
           username: user,
           action,
           from: from === undefined ? undefined : Date.parse(from),

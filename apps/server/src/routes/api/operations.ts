@@ -1,4 +1,5 @@
 import {
+  ACTING_FOR_SCHOOL,
   type CallDelivery,
   callVerdict,
   maskParams,
@@ -6,24 +7,91 @@ import {
   operationResultSchema,
   type Problem,
   problemSchema,
+  sendSchoolListSchema,
 } from '@school/contract';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problem, unavailableDetail } from '../../http/problem.js';
 import { type CallExchange, recordExchange } from '../../recording/exchange.js';
+import type { Store } from '../../store/index.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
+
+/** The operations whose parameters name their school (`baseUrlSchool`): it decides whose they are. */
+const NAMES_ITS_SCHOOL = new Set(['SendNotificationType', 'SendMarkNotes']);
+
+/**
+ * The school a console send acts for (the body's `schoolId`), as the staff user may name it: a
+ * registered school, one of theirs when they are limited to schools, and required of them for an
+ * operation that does not name its school. A refusal is the problem's status, detail and field.
+ */
+async function actingFor(
+  store: Store,
+  request: FastifyRequest,
+  operation: string,
+  given: unknown,
+): Promise<{ ok: true; schoolId: number | null } | { ok: false; status: 400 | 403; detail: string }> {
+  const scoped = request.staff?.schoolIds ?? null;
+  if (given === undefined || given === null) {
+    if (scoped && !NAMES_ITS_SCHOOL.has(operation)) {
+      return {
+        ok: false,
+        status: 400,
+        detail: 'Pick the school this is for: your account is limited to some schools.',
+      };
+    }
+    return { ok: true, schoolId: null };
+  }
+  if (typeof given !== 'number' || !Number.isSafeInteger(given) || given <= 0) {
+    return { ok: false, status: 400, detail: `Invalid ${ACTING_FOR_SCHOOL}: it must be a school’s id.` };
+  }
+  if (scoped && !scoped.includes(given)) {
+    return {
+      ok: false,
+      status: 403,
+      detail: 'You may not act for that school: your account is limited to other schools.',
+    };
+  }
+  if (!(await store.schools.findById(given))) {
+    return { ok: false, status: 400, detail: `There is no school with the id ${given}.` };
+  }
+  return { ok: true, schoolId: given };
+}
 
 /**
  * `POST /api/operations/{name}`: the console's door to the operations. It takes the same way as
  * the .asmx endpoints (the operation runs, its answer is built, the exchange is recorded by
  * recording/exchange.ts, then answered), records the call with binding `console`, and answers its
- * id.
+ * id. The staff user is not a caller: a school's `allowedIps` do not apply to them; a user limited
+ * to schools sends for their own only (operations/schools.ts, `findSchoolFor`).
  */
 export const operationRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/operations/schools',
+    {
+      schema: {
+        summary: 'The schools one may send for',
+        description:
+          'The schools the logged-in user may send for, by name: every school for organisation-wide staff, their own for staff limited to schools.',
+        tags: ['operations'],
+        response: { 200: sendSchoolListSchema },
+      },
+    },
+    async (request) => {
+      const scoped = request.staff?.schoolIds ?? null;
+      const rows = await app.store.schools.list();
+      return {
+        items: rows
+          .filter((row) => scoped === null || scoped.includes(row.id))
+          .map((row) => ({ id: row.id, name: row.name, baseUrl: row.base_url })),
+        organisationWide: scoped === null,
+      };
+    },
+  );
 
   app.post(
     '/operations/:name',
@@ -31,7 +99,7 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         summary: 'Run an operation',
         description:
-          'Runs one of the five operations exactly as the .asmx endpoints do, recorded as a `console` call. Parameters are strings, all required.',
+          'Runs one of the five operations exactly as the .asmx endpoints do, recorded as a `console` call. Parameters are strings, all required. `schoolId` (a number, beside them) names the school the call is for: required of staff limited to schools for AuthCode, GetBookPdfByTerm and pushNoti; SendNotificationType and SendMarkNotes are for the school their `baseUrlSchool` names. A school’s `allowedIps` do not apply to staff.',
         tags: ['operations'],
         params: z.object({ name: z.string().max(64) }),
         body: z.record(z.string(), z.unknown()).nullish(),
@@ -64,11 +132,15 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
         if (typeof value === 'string') received[param.name] = value;
         else if (value !== undefined && value !== null) wrongType ??= param.name;
       }
+      const schoolGiven = body[ACTING_FOR_SCHOOL];
       const base = {
         binding: 'console' as const,
         group: op?.group ?? '',
         operation: op?.name ?? null,
-        requestBody: JSON.stringify(op ? maskParams(op, received) : {}),
+        requestBody: JSON.stringify({
+          ...(op ? maskParams(op, received) : {}),
+          ...(typeof schoolGiven === 'number' ? { [ACTING_FOR_SCHOOL]: schoolGiven } : {}),
+        }),
       };
       const refused = (status: number, detail: string, extra: Partial<Problem> = {}): CallExchange => ({
         ...base,
@@ -80,16 +152,22 @@ export const operationRoutes: FastifyPluginAsync = async (base) => {
         body: problem(status, detail, extra),
       });
 
+      // The school the staff user acts for, checked once the operation and its parameters are.
+      const acting = op && !wrongType ? await actingFor(app.store, request, op.name, schoolGiven) : undefined;
       let ex: CallExchange;
       if (!op) {
         ex = refused(404, `There is no operation named '${name.slice(0, 64)}'.`);
       } else if (wrongType) {
         const detail = `Invalid ${wrongType}: it must be a string.`;
         ex = refused(400, detail, { errors: { [wrongType]: detail } });
+      } else if (acting && !acting.ok) {
+        ex = refused(acting.status, acting.detail, { errors: { [ACTING_FOR_SCHOOL]: acting.detail } });
       } else {
         const result = await app.operations.run(op, (n) => received[n], {
           callerIp: request.ip,
           staff: request.staff?.username,
+          actingForSchoolId: acting?.ok ? acting.schoolId : null,
+          staffSchoolIds: request.staff?.schoolIds ?? null,
           log: request.log,
         });
         const { params } = result;

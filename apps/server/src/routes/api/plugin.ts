@@ -133,6 +133,6 @@ export const apiRoutes: FastifyPluginAsync = async (app) => {
   await app.register(withAccess('admin', templateRoutes));
   await app.register(withAccess('admin', bookRoutes));
   await app.register(withAccess('admin', userRoutes));
-  await app.register(withAccess('admin', auditRoutes));
+  await app.register(withAccess('operator', auditRoutes));
   await app.register(withAccess('admin', privacyRoutes));
 };

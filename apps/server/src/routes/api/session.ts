@@ -14,7 +14,7 @@ import type { Staff } from '../../auth/plugin.js';
 import { createTrustedBrowsers } from '../../auth/trusted-browser.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { describeWait } from '../../limits/window.js';
-import type { SessionMethod, UserRow } from '../../store/index.js';
+import { type SessionMethod, schoolIdsOf, schoolIdsText, type UserRow } from '../../store/index.js';
 
 const WRONG = 'Wrong username or password.';
 const WRONG_CODE =
@@ -25,13 +25,19 @@ const WRONG_CODE =
  * factor of password sessions only: single sign-on's are the identity provider's to protect.
  */
 export function toSession(
-  user: Pick<UserRow, 'id' | 'username' | 'display_name' | 'role'>,
+  user: Pick<UserRow, 'id' | 'username' | 'display_name' | 'role' | 'school_ids'>,
   times: { readonly idleExpiresAt: number; readonly expiresAt: number },
   method: SessionMethod,
   secondFactor: { readonly enabled: boolean; readonly requireTotp: 'off' | 'admins' | 'all' },
 ): Session {
   return {
-    user: { id: user.id, username: user.username, displayName: user.display_name, role: user.role },
+    user: {
+      id: user.id,
+      username: user.username,
+      displayName: user.display_name,
+      role: user.role,
+      schoolIds: schoolIdsOf(user.school_ids)?.slice() ?? null,
+    },
     idleExpiresAt: new Date(times.idleExpiresAt).toISOString(),
     expiresAt: new Date(times.expiresAt).toISOString(),
     method,
@@ -63,7 +69,13 @@ export const sessionRoutes: FastifyPluginAsync = async (base) => {
 
   const current = (staff: Staff): Session =>
     toSession(
-      { id: staff.userId, username: staff.username, display_name: staff.displayName, role: staff.role },
+      {
+        id: staff.userId,
+        username: staff.username,
+        display_name: staff.displayName,
+        role: staff.role,
+        school_ids: schoolIdsText(staff.schoolIds),
+      },
       {
         idleExpiresAt: Math.min(staff.lastSeenAt + sessions.idleMs, staff.expiresAt),
         expiresAt: staff.expiresAt,

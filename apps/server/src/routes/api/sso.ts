@@ -3,9 +3,9 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createAuditFold, FOLD_WINDOW_MS } from '../../auth/audit-fold.js';
-import { FLOW_TTL_MS, SsoError, type SsoIdentity } from '../../auth/oidc.js';
+import { FLOW_TTL_MS, SsoError, type SsoIdentity, schoolsOf } from '../../auth/oidc.js';
 import { problem, sendProblem } from '../../http/problem.js';
-import { type UserRow, uniqueViolation } from '../../store/index.js';
+import { schoolIdsOf, schoolIdsText, type UserRow, uniqueViolation } from '../../store/index.js';
 
 /**
  * Single sign-on's two steps (docs/security.md#single-sign-on): `start` sends the browser to the
@@ -105,7 +105,12 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
         await app.audit(request, {
           action: 'sso-refused',
           ...(user ? { user } : { username: identity.username }),
-          details: { reason, subject: identity.subject, claimValues: identity.claimValues },
+          details: {
+            reason,
+            subject: identity.subject,
+            claimValues: identity.claimValues,
+            ...(identity.schoolValues ? { schoolValues: identity.schoolValues } : {}),
+          },
         });
         return toLogin(reply, outcome, next);
       };
@@ -115,16 +120,20 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
       await app.audit(request, {
         action: 'sso-login',
         user: user.row,
-        details: { role: user.row.role, ...(user.created ? { created: true } : {}) },
+        details: {
+          role: user.row.role,
+          ...(user.row.school_ids !== null ? { schoolIds: schoolIdsOf(user.row.school_ids) } : {}),
+          ...(user.created ? { created: true } : {}),
+        },
       });
       return reply.redirect(next, 303);
     },
   );
 
   /**
-   * The console user of a school account: made at its first login, its role and display name set
-   * again at each, the change audited. A role of none, a disabled user, or a local user already
-   * holding the name: refused.
+   * The console user of a school account: made at its first login, its role, display name and
+   * (OIDC_SCHOOLS_CLAIM) schools set again at each, the change audited. A role of none, a schools
+   * claim naming no school, a disabled user, or a local user already holding the name: refused.
    */
   async function userFor(
     request: FastifyRequest,
@@ -142,15 +151,32 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
         ),
       };
     }
+    // The schools the claim gives (undefined: the setting is unset, the Users page decides them).
+    let schoolIds: string | null | undefined;
+    if (identity.schoolValues !== undefined) {
+      const given = schoolsOf(
+        identity.schoolValues,
+        config.OIDC_ALL_SCHOOLS_GROUPS,
+        await store.schools.list(),
+      );
+      if (given === 'none') {
+        const reason = `names no school by its topic key, nor OIDC_ALL_SCHOOLS_GROUPS (claim ${config.OIDC_SCHOOLS_CLAIM})`;
+        return { redirected: await refuse('no-school', reason, existing) };
+      }
+      schoolIds = given === 'every' ? null : schoolIdsText(given);
+    }
     if (existing) {
       const changes: Record<string, unknown> = {};
       if (existing.role !== identity.role) changes.role = { from: existing.role, to: identity.role };
+      if (schoolIds !== undefined && schoolIds !== existing.school_ids)
+        changes.schoolIds = { from: schoolIdsOf(existing.school_ids), to: schoolIdsOf(schoolIds) };
       if (existing.display_name !== identity.displayName)
         changes.displayName = { from: existing.display_name, to: identity.displayName };
       if (Object.keys(changes).length === 0) return { row: existing, created: false };
       await store.users.setSsoProfile(existing.id, {
         role: identity.role,
         display_name: identity.displayName,
+        ...(schoolIds !== undefined ? { school_ids: schoolIds } : {}),
       });
       await app.audit(request, {
         action: 'user-update',
@@ -159,7 +185,12 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
         details: { ...changes, by: 'single sign-on' },
       });
       return {
-        row: { ...existing, role: identity.role, display_name: identity.displayName },
+        row: {
+          ...existing,
+          role: identity.role,
+          display_name: identity.displayName,
+          school_ids: schoolIds === undefined ? existing.school_ids : schoolIds,
+        },
         created: false,
       };
     }
@@ -178,12 +209,18 @@ export const ssoRoutes: FastifyPluginAsync = async (base) => {
         display_name: identity.displayName,
         role: identity.role,
         sso_subject: identity.subject,
+        school_ids: schoolIds ?? null,
       });
       await app.audit(request, {
         action: 'user-create',
         user: row,
         target: `user ${row.id} (${row.username})`,
-        details: { displayName: row.display_name, role: row.role, by: 'single sign-on' },
+        details: {
+          displayName: row.display_name,
+          role: row.role,
+          schoolIds: schoolIdsOf(row.school_ids),
+          by: 'single sign-on',
+        },
       });
       return { row, created: true };
     } catch (err) {
