@@ -285,7 +285,14 @@ export function session(
   rest: Partial<Omit<Session, 'user'>> = {},
 ): Session {
   return {
-    user: { id: 1, username: 'admin', displayName: 'Alex Admin', role: 'admin', ...overrides },
+    user: {
+      id: 1,
+      username: 'admin',
+      displayName: 'Alex Admin',
+      role: 'admin',
+      schoolIds: null,
+      ...overrides,
+    },
     idleExpiresAt: '2026-11-20T10:15:30.000Z',
     expiresAt: '2026-11-20T20:15:30.000Z',
     method: 'password',
@@ -310,6 +317,7 @@ export function staffUser(overrides: Partial<User> = {}): User {
     secondFactor: false,
     sso: false,
     ssoSubject: null,
+    schoolIds: null,
     ...overrides,
   };
 }
