@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erasureHash } from '../src/privacy/erasure.js';
 import { loadSealer } from '../src/secrets/sealer.js';
 import { runAdmin } from './admin-process.js';
-import { TEST_CODE_KEY, type TestApp } from './helpers.js';
+import { callRow, TEST_CODE_KEY, type TestApp } from './helpers.js';
 import { DIALECTS, startTestAppOn } from './pg.js';
 
 const PHONE = '+447458913276';
@@ -95,5 +95,28 @@ describe.each(DIALECTS)('pnpm admin privacy-report and erase-phone (%s)', (diale
       hash: hash(),
     });
     expect((await cliAudit()).filter((e) => e.action === 'privacy-erase')).toHaveLength(2);
+  });
+
+  it('erases again by the keyed hash alone what a restore brought back', async () => {
+    // As a backup from before the erasure would hold it.
+    const restored = await t.app.store.db
+      .insertInto('calls')
+      .values(
+        callRow({ at: Date.now() - 5000, phone: PHONE, params: JSON.stringify({ phone: '07458 913276' }) }),
+      )
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const unknown = 'ab'.repeat(32);
+    const res = await admin(['erase-phone', '--hash', hash(), '--hash', unknown]);
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`${unknown}: no number held matches it (nothing to erase).`);
+    expect(res.stdout).toMatch(/Erased in [\d.]+ ms: 1 calls, 0 deliveries/);
+    const detail = (await t.inject({ method: 'GET', url: `/api/calls/${restored.id}` })).json() as CallDetail;
+    expect(detail.params).toEqual({ phone: '[erased]' });
+    const [entry] = (await cliAudit()).filter((e) => e.action === 'privacy-erase');
+    expect(JSON.parse(entry?.details ?? '{}')).toMatchObject({ hash: hash(), again: true, calls: 1 });
+    const wrong = await admin(['erase-phone', '--hash', 'nope']);
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toContain('Not a keyed hash (64 hex digits): nope.');
   });
 });

@@ -65,6 +65,7 @@ Commands:
 
   privacy-report --phone NUMBER [--csv]   everything held about a parent's phone number
   erase-phone --phone NUMBER              erases the number everywhere it is held
+  erase-phone --hash HASH …               erases again, after a restore, numbers erased before
 
   pnpm admin <command> --help             more on one command
 
@@ -258,6 +259,7 @@ interface Parsed {
     readonly json?: boolean | undefined;
     readonly 'with-key'?: boolean | undefined;
     readonly phone?: string | undefined;
+    readonly hash?: string[] | undefined;
     readonly csv?: boolean | undefined;
   };
   readonly help: boolean;
@@ -277,6 +279,7 @@ function parse(argv: readonly string[]): Parsed {
       json: { type: 'boolean' },
       'with-key': { type: 'boolean' },
       phone: { type: 'string' },
+      hash: { type: 'string', multiple: true },
       csv: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

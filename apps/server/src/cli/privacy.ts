@@ -5,6 +5,7 @@
  * command line, by the number's keyed hash.
  */
 import os from 'node:os';
+import type { PrivacyErasure } from '@school/contract';
 import { configSchema } from '../config.js';
 import { createHistory } from '../history/index.js';
 import { OUTBOX_TABLES } from '../outbox/index.js';
@@ -12,6 +13,7 @@ import {
   eraseNumber,
   erasureHash,
   findHeld,
+  numbersByHash,
   type PrivacyDeps,
   UnreadablePhoneError,
 } from '../privacy/erasure.js';
@@ -27,6 +29,8 @@ export interface PrivacyIo {
 
 export interface PrivacyArgs {
   readonly phone?: string | undefined;
+  /** erase-phone: the keyed hashes of numbers erased before (a restore brought them back). */
+  readonly hash?: readonly string[] | undefined;
   readonly csv?: boolean | undefined;
   readonly json?: boolean | undefined;
 }
@@ -155,14 +159,38 @@ DEFAULT_PHONE_REGION; spaces, dashes and dots are fine.
 The report holds the number: write it where only its reader can read it. Audited by the number's
 keyed hash.`,
   'erase-phone': `Usage: pnpm admin erase-phone --phone NUMBER [--json]
+       pnpm admin erase-phone --hash HASH [--hash HASH …] [--json]
 
 Erases a phone number from every place the server holds it, as an admin's erasure from the console
 does: what is still on its way to it is cancelled, then [erased] stands in its place in every call,
 delivery, attempt, audit entry and roll-up (the rows stay: counts and the Dashboard do not change);
 then SQLite's log is checkpointed to nothing, or what PostgreSQL rewrote is VACUUMed. Says what
 changed, and the keyed hash it is audited by (--json: the API's PrivacyErasure). Safe while the
-server runs. Backups taken before still hold the number: docs/deployment.md#erasures-and-backups.`,
+server runs.
+
+--hash: the erasures made before, by the keyed hashes their audit entries and answers give, made
+again (after restoring a backup taken before them: docs/deployment.md#erasures-and-backups). Each
+number of the calls' phones and the SMS' recipients is hashed under the same key
+(CODE_ENCRYPTION_KEY or the key file) and those that match are erased; a hash that matches none
+is said so (nothing held, or only in texts of calls from before calls kept their phone).`,
 } as const;
+
+/** An erasure in the operator's words. */
+function describeErasure(erased: PrivacyErasure): string {
+  const { disk } = erased;
+  const diskLine =
+    disk.walTruncated === null
+      ? `VACUUMed: ${disk.vacuumed.length === 0 ? 'nothing to' : disk.vacuumed.join(', ')}`
+      : disk.walTruncated
+        ? 'SQLite write-ahead log checkpointed and truncated'
+        : 'SQLite write-ahead log NOT truncated (a reader held it): run the command again';
+  return [
+    `Erased in ${erased.tookMs} ms: ${erased.calls} calls, ${erased.deliveries} deliveries (${erased.cancelled} cancelled on their way), ${erased.attempts} attempts, ${erased.audit} audit entries, ${erased.rollups} roll-up rows, ${erased.limitSlots} limit slots.`,
+    `${diskLine}.`,
+    `Audited as keyed hash ${erased.hash}.`,
+    '',
+  ].join('\n');
+}
 
 export const PRIVACY_COMMANDS: Record<
   keyof typeof PRIVACY_HELP,
@@ -192,34 +220,45 @@ export const PRIVACY_COMMANDS: Record<
   },
 
   async 'erase-phone'(args, io) {
-    const phone = phoneOf(args, PRIVACY_HELP['erase-phone']);
+    const hashes = args.hash ?? [];
+    if (hashes.length > 0 && args.phone !== undefined)
+      throw new CommandError(
+        `Give --phone or --hash, not both.\n\n${PRIVACY_HELP['erase-phone']}`,
+        EXIT.failed,
+      );
+    for (const h of hashes)
+      if (!/^[0-9a-fA-F]{64}$/.test(h))
+        throw new CommandError(`Not a keyed hash (64 hex digits): ${h}.`, EXIT.failed);
+    const phones = hashes.length > 0 ? [] : [phoneOf(args, PRIVACY_HELP['erase-phone'])];
     const { deps, close } = await open(io);
     try {
-      const erased = await eraseNumber(deps, phone).catch(unreadable);
-      const { hash, tookMs: _took, disk, ...counts } = erased;
-      await audit(deps.store, {
-        action: 'privacy-erase',
-        target: targetOf(hash),
-        details: { hash, ...counts, walTruncated: disk.walTruncated, vacuumed: disk.vacuumed.length },
-      });
-      if (args.json) {
-        io.out(`${JSON.stringify(erased, null, 2)}\n`);
-        return;
+      if (hashes.length > 0) {
+        const found = await numbersByHash(deps, hashes);
+        for (const h of hashes) {
+          const number = found.get(h.toLowerCase());
+          if (number) phones.push(number);
+          else if (!args.json) io.out(`${h}: no number held matches it (nothing to erase).\n`);
+        }
       }
-      const diskLine =
-        disk.walTruncated === null
-          ? `VACUUMed: ${disk.vacuumed.length === 0 ? 'nothing to' : disk.vacuumed.join(', ')}`
-          : disk.walTruncated
-            ? 'SQLite write-ahead log checkpointed and truncated'
-            : 'SQLite write-ahead log NOT truncated (a reader held it): run the command again';
-      io.out(
-        [
-          `Erased in ${erased.tookMs} ms: ${counts.calls} calls, ${counts.deliveries} deliveries (${counts.cancelled} cancelled on their way), ${counts.attempts} attempts, ${counts.audit} audit entries, ${counts.rollups} roll-up rows, ${counts.limitSlots} limit slots.`,
-          `${diskLine}.`,
-          `Audited as keyed hash ${hash}.`,
-          '',
-        ].join('\n'),
-      );
+      const results: PrivacyErasure[] = [];
+      for (const phone of phones) {
+        const erased = await eraseNumber(deps, phone).catch(unreadable);
+        results.push(erased);
+        const { hash, tookMs: _took, disk, ...counts } = erased;
+        await audit(deps.store, {
+          action: 'privacy-erase',
+          target: targetOf(hash),
+          details: {
+            hash,
+            ...counts,
+            walTruncated: disk.walTruncated,
+            vacuumed: disk.vacuumed.length,
+            ...(hashes.length > 0 ? { again: true } : {}),
+          },
+        });
+        if (!args.json) io.out(describeErasure(erased));
+      }
+      if (args.json) io.out(`${JSON.stringify(hashes.length > 0 ? results : results[0], null, 2)}\n`);
     } finally {
       await close();
     }

@@ -303,3 +303,17 @@ export async function eraseFromDeliveries(
   }
   return { deliveries, attempts, tables: [...tables] };
 }
+
+/**
+ * Every number an SMS was queued to (the `deliveries_recipient` index, read in order): for finding
+ * a number again by its keyed hash after a restore (privacy/erasure.ts numbersByHash).
+ */
+export async function smsRecipients(db: Kysely<Database>): Promise<string[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select('recipient')
+    .distinct()
+    .where('kind', '=', 'sms')
+    .execute();
+  return rows.map((r) => r.recipient);
+}

@@ -7,6 +7,7 @@ import {
   cancelOnTheirWay,
   deliveriesHolding,
   eraseFromDeliveries,
+  smsRecipients,
 } from '../outbox/erasure.js';
 import type { Sealer } from '../secrets/sealer.js';
 import { eraseFromRollups } from '../stats/erasure.js';
@@ -227,4 +228,34 @@ async function vacuum(store: Store, tables: readonly string[]): Promise<string[]
     done.push(table);
   }
   return done;
+}
+
+/**
+ * The numbers whose keyed hash (erasureHash) is one of `hashes`, among those the calls' phone
+ * column and the SMS' recipients hold: an erasure made again by its hash alone, after a backup
+ * taken before it was restored (docs/deployment.md#erasures-and-backups). Every distinct number is
+ * hashed (the phone's index and the recipients' index, read whole). A number held only in the
+ * texts of calls recorded before calls kept their phone cannot be found so. Answers hash → E.164.
+ */
+export async function numbersByHash(
+  deps: Pick<PrivacyDeps, 'store' | 'sealer'>,
+  hashes: readonly string[],
+): Promise<Map<string, string>> {
+  const wanted = new Set(hashes.map((h) => h.toLowerCase()));
+  const found = new Map<string, string>();
+  const phones = await deps.store.db
+    .selectFrom('calls')
+    .select('phone')
+    .distinct()
+    .where('phone', 'is not', null)
+    .execute();
+  const numbers = new Set<string>([
+    ...phones.map((r) => r.phone as string),
+    ...(await smsRecipients(deps.store.db)),
+  ]);
+  for (const number of numbers) {
+    const hash = erasureHash(deps.sealer, number);
+    if (wanted.has(hash)) found.set(hash, number);
+  }
+  return found;
 }
