@@ -2,7 +2,7 @@ import { CSRF_HEADER, ROLE_LABELS, type User } from '@school/contract';
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { problem, session, staffUser } from '../../../testing/data';
+import { problem, school, session, staffUser } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { problemJson, recordRequests, server } from '../../../testing/server';
 
@@ -51,20 +51,21 @@ describe('Users', () => {
       within(table)
         .getAllByRole('columnheader')
         .map((th) => th.textContent),
-    ).toEqual(['Username', 'Display name', 'Role', 'Status', 'Sign-in', 'Last login', 'Actions']);
+    ).toEqual(['Username', 'Display name', 'Role', 'Schools', 'Status', 'Sign-in', 'Last login', 'Actions']);
     const [, admin, operator] = within(table).getAllByRole('row');
     if (!admin || !operator) throw new Error('missing rows');
     const cells = within(admin).getAllByRole('cell');
     expect(cells[0]).toHaveTextContent('admin (you)');
     expect(cells[1]).toHaveTextContent('Alex Admin');
     expect(cells[2]).toHaveTextContent('Admin');
-    expect(cells[3]).toHaveTextContent('Active');
-    expect(cells[4]).toHaveTextContent('Password only');
-    expect(cells[5]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:00:00.000Z');
+    expect(cells[3]).toHaveTextContent('All schools');
+    expect(cells[4]).toHaveTextContent('Active');
+    expect(cells[5]).toHaveTextContent('Password only');
+    expect(cells[6]?.querySelector('time')).toHaveAttribute('datetime', '2026-11-20T08:00:00.000Z');
     const anaCells = within(operator).getAllByRole('cell');
     expect(anaCells[2]).toHaveTextContent('Operator');
-    expect(anaCells[3]).toHaveTextContent('Disabled');
-    expect(anaCells[5]).toHaveTextContent('Never');
+    expect(anaCells[4]).toHaveTextContent('Disabled');
+    expect(anaCells[6]).toHaveTextContent('Never');
     expect(within(operator).getByRole('button', { name: 'Enable ana' })).toBeInTheDocument();
   });
 
@@ -85,10 +86,10 @@ describe('Users', () => {
     );
     const { user } = renderApp('/users');
     const anaRow = await rowOf('ana');
-    expect(within(anaRow).getAllByRole('cell')[4]).toHaveTextContent('Password + second factor');
+    expect(within(anaRow).getAllByRole('cell')[5]).toHaveTextContent('Password + second factor');
     const samRow = await rowOf('sam@school.example');
     // Who they are at the identity provider: lookalike usernames are told apart by it.
-    expect(within(samRow).getAllByRole('cell')[4]).toHaveTextContent('Single sign-on as 8f14e45f-ceea-467f');
+    expect(within(samRow).getAllByRole('cell')[5]).toHaveTextContent('Single sign-on as 8f14e45f-ceea-467f');
     // No password to set for a single sign-on user, no second factor to reset for one without.
     expect(within(samRow).queryByRole('button', { name: /Set password/ })).not.toBeInTheDocument();
     expect(within(samRow).queryByRole('button', { name: /Reset second factor/ })).not.toBeInTheDocument();
@@ -132,7 +133,7 @@ describe('Users', () => {
     await user.type(within(form).getByLabelText('Initial password'), 'first password 1');
     await user.click(within(form).getByRole('button', { name: 'Add user' }));
 
-    expect(await screen.findByText('Added ben.smith (Operator).')).toBeInTheDocument();
+    expect(await screen.findByText('Added ben.smith (Operator, All schools).')).toBeInTheDocument();
     const [post] = writes(requests);
     expect(new URL(post?.url ?? '').pathname).toBe('/api/users');
     expect(post?.headers.get(CSRF_HEADER)).toBe('school-console');
@@ -141,6 +142,7 @@ describe('Users', () => {
       displayName: 'Ben Smith',
       role: 'operator',
       password: 'first password 1',
+      schoolIds: null,
     });
     expect(await rowOf('ben.smith')).toHaveTextContent('Ben Smith');
     expect(within(form).getByLabelText('Username')).toHaveValue('');
@@ -194,7 +196,7 @@ describe('Users', () => {
     await user.click(within(question).getByRole('button', { name: 'Yes, disable' }));
 
     expect(await screen.findByText('ana is disabled and was logged out.')).toBeInTheDocument();
-    await waitFor(() => expect(within(row).getAllByRole('cell')[3]).toHaveTextContent('Disabled'));
+    await waitFor(() => expect(within(row).getAllByRole('cell')[4]).toHaveTextContent('Disabled'));
     const [patch] = writes(requests);
     expect(patch?.method).toBe('PATCH');
     expect(new URL(patch?.url ?? '').pathname).toBe('/api/users/2');
@@ -211,7 +213,7 @@ describe('Users', () => {
     renderApp('/users');
     const row = await rowOf('admin');
     expect(row).toHaveTextContent(
-      'The only admin: make someone else an admin before you step down or are disabled.',
+      'The only admin of every school: make someone else one before you step down, are limited to schools or are disabled.',
     );
     expect(within(row).queryByRole('button', { name: 'Make admin an operator' })).not.toBeInTheDocument();
     expect(within(row).queryByRole('button', { name: 'Disable admin' })).not.toBeInTheDocument();
@@ -298,5 +300,117 @@ describe('Users', () => {
     const [patch] = writes(requests);
     expect(new URL(patch?.url ?? '').pathname).toBe('/api/users/2');
     expect(await patch?.json()).toEqual({ password: 'a new password 2' });
+  });
+
+  describe('schools', () => {
+    const northfield = school();
+    const southgate = school({ id: 2, name: 'Southgate Primary', baseUrl: 'https://southgate.example.org' });
+    const withSchools = () =>
+      server.use(http.get('/api/schools', () => HttpResponse.json([northfield, southgate])));
+
+    it('shows each user’s schools by name, or All schools', async () => {
+      withSchools();
+      usersServer([
+        staffUser(),
+        { ...ana, schoolIds: [1, 2] },
+        staffUser({ id: 4, username: 'gone', schoolIds: [9] }),
+      ]);
+      renderApp('/users');
+      const anaRow = await rowOf('ana');
+      await waitFor(() =>
+        expect(within(anaRow).getAllByRole('cell')[3]).toHaveTextContent(
+          'Northfield Academy, Southgate Primary',
+        ),
+      );
+      expect(within(await rowOf('admin')).getAllByRole('cell')[3]).toHaveTextContent('All schools');
+      // A school deleted since is named as such, never read as every school.
+      expect(within(await rowOf('gone')).getAllByRole('cell')[3]).toHaveTextContent('school 9 (deleted)');
+    });
+
+    it('adds a user limited to the schools ticked', async () => {
+      const requests = recordRequests();
+      withSchools();
+      let users = [staffUser()];
+      server.use(
+        http.get('/api/users', () => HttpResponse.json({ items: users })),
+        http.post('/api/users', async ({ request }) => {
+          const body = (await request.json()) as Pick<
+            User,
+            'username' | 'displayName' | 'role' | 'schoolIds'
+          >;
+          const created = staffUser({ id: 3, ...body, lastLoginAt: null });
+          users = [...users, created];
+          return HttpResponse.json(created, { status: 201 });
+        }),
+      );
+      const { user } = renderApp('/users');
+      await screen.findByRole('table');
+      const form = screen.getByRole('form', { name: 'Add a user' });
+      await user.type(within(form).getByLabelText('Username'), 'sam');
+      await user.type(within(form).getByLabelText('Display name'), 'Sam Office');
+      await user.type(within(form).getByLabelText('Initial password'), 'first password 1');
+      const schools = within(form).getByRole('group', { name: 'Schools' });
+      expect(within(schools).getByRole('radio', { name: 'All schools' })).toBeChecked();
+      await user.click(within(schools).getByRole('radio', { name: 'Only these schools' }));
+      // None ticked is a mistake, not every school: said, and nothing sent.
+      await user.click(within(form).getByRole('button', { name: 'Add user' }));
+      expect(
+        await within(schools).findByText('Tick at least one school, or choose All schools.'),
+      ).toBeInTheDocument();
+      expect(schools).toHaveAccessibleDescription(/Tick at least one school, or choose All schools\./);
+      expect(writes(requests)).toHaveLength(0);
+      await user.click(within(schools).getByRole('checkbox', { name: 'Southgate Primary' }));
+      await user.click(within(form).getByRole('button', { name: 'Add user' }));
+
+      expect(await screen.findByText('Added sam (Operator, Southgate Primary).')).toBeInTheDocument();
+      expect(await writes(requests)[0]?.json()).toEqual({
+        username: 'sam',
+        displayName: 'Sam Office',
+        role: 'operator',
+        password: 'first password 1',
+        schoolIds: [2],
+      });
+    });
+
+    it('changes a user’s schools, and makes them organisation-wide again', async () => {
+      const requests = recordRequests();
+      withSchools();
+      usersServer([staffUser(), { ...ana, schoolIds: [1] }]);
+      const { user } = renderApp('/users');
+      const row = await rowOf('ana');
+      await user.click(within(row).getByRole('button', { name: 'Change schools of ana' }));
+      const form = screen.getByRole('form', { name: 'Schools of ana' });
+      const group = within(form).getByRole('group', { name: 'Schools' });
+      expect(within(group).getByRole('radio', { name: 'Only these schools' })).toBeChecked();
+      expect(within(group).getByRole('checkbox', { name: 'Northfield Academy' })).toBeChecked();
+      await user.click(within(group).getByRole('checkbox', { name: 'Northfield Academy' }));
+      await user.click(within(group).getByRole('checkbox', { name: 'Southgate Primary' }));
+      await user.click(within(form).getByRole('button', { name: 'Save schools' }));
+      expect(await screen.findByText('ana is limited to Southgate Primary.')).toBeInTheDocument();
+      expect(screen.queryByRole('form', { name: 'Schools of ana' })).not.toBeInTheDocument();
+      await waitFor(() => expect(within(row).getAllByRole('cell')[3]).toHaveTextContent('Southgate Primary'));
+
+      await user.click(within(row).getByRole('button', { name: 'Change schools of ana' }));
+      const again = screen.getByRole('form', { name: 'Schools of ana' });
+      await user.click(within(again).getByRole('radio', { name: 'All schools' }));
+      await user.click(within(again).getByRole('button', { name: 'Save schools' }));
+      expect(await screen.findByText('ana sees every school.')).toBeInTheDocument();
+      const sent = writes(requests);
+      expect(await sent[0]?.json()).toEqual({ schoolIds: [2] });
+      expect(await sent[1]?.json()).toEqual({ schoolIds: null });
+    });
+
+    it('does not offer to limit the only admin of every school', async () => {
+      withSchools();
+      // A second admin, but limited to a school: the first is still the only one of every school.
+      usersServer([staffUser(), { ...ana, role: 'admin', schoolIds: [1] }]);
+      renderApp('/users');
+      const row = await rowOf('admin');
+      expect(within(row).queryByRole('button', { name: 'Change schools of admin' })).not.toBeInTheDocument();
+      expect(within(row).queryByRole('button', { name: 'Make admin an operator' })).not.toBeInTheDocument();
+      expect(
+        within(await rowOf('ana')).getByRole('button', { name: 'Change schools of ana' }),
+      ).toBeInTheDocument();
+    });
   });
 });

@@ -1,29 +1,36 @@
-import type { Role, User } from '@school/contract';
+import type { Role, School, User } from '@school/contract';
 import { ConfirmButton } from '../../../components/ui/confirm';
 import { ProblemMessage } from '../../../components/ui/status';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { ROLE_NAMES } from '../../../lib/format';
 import { useResetSecondFactor } from '../api/reset-second-factor';
 import { useUpdateUser } from '../api/update-user';
+import { schoolNames } from './school-picker';
 
 const article = (role: Role) => (role === 'admin' ? 'an admin' : 'an operator');
 
 export function UsersTable({
   users,
+  schools,
   me,
   onSetPassword,
+  onSetSchools,
   onChanged,
 }: {
   users: readonly User[];
+  /** The registered schools, to name a user's by (undefined while they load). */
+  schools: readonly School[] | undefined;
   /** The id of the person logged in. */
   me: number | undefined;
   onSetPassword: (user: User) => void;
+  onSetSchools: (user: User) => void;
   /** A change was saved: what to tell the reader. */
   onChanged: (message: string) => void;
 }) {
-  // The last enabled admin can be neither disabled nor made an operator (the server refuses it):
-  // their row says so instead of offering it.
-  const enabledAdmins = users.filter((u) => u.role === 'admin' && !u.disabled).length;
+  // The last enabled admin of every school can be neither disabled, made an operator, nor limited
+  // to schools (the server refuses it): their row says so instead of offering it.
+  const everySchool = (u: User) => u.role === 'admin' && !u.disabled && u.schoolIds === null;
+  const enabledAdmins = users.filter(everySchool).length;
   return (
     <div className="table-wrap">
       <table className="users cards">
@@ -33,6 +40,7 @@ export function UsersTable({
             <th scope="col">Username</th>
             <th scope="col">Display name</th>
             <th scope="col">Role</th>
+            <th scope="col">Schools</th>
             <th scope="col">Status</th>
             <th scope="col">Sign-in</th>
             <th scope="col">Last login</th>
@@ -44,9 +52,11 @@ export function UsersTable({
             <UserRow
               key={user.id}
               user={user}
+              schools={schoolNames(user.schoolIds, schools)}
               isMe={user.id === me}
-              lastAdmin={enabledAdmins === 1 && user.role === 'admin' && !user.disabled}
+              lastAdmin={enabledAdmins === 1 && everySchool(user)}
               onSetPassword={onSetPassword}
+              onSetSchools={onSetSchools}
               onChanged={onChanged}
             />
           ))}
@@ -58,16 +68,21 @@ export function UsersTable({
 
 function UserRow({
   user,
+  schools,
   isMe,
   lastAdmin,
   onSetPassword,
+  onSetSchools,
   onChanged,
 }: {
   user: User;
+  /** The user's schools, by name. */
+  schools: string;
   isMe: boolean;
-  /** The only enabled admin. */
+  /** The only enabled admin of every school. */
   lastAdmin: boolean;
   onSetPassword: (user: User) => void;
+  onSetSchools: (user: User) => void;
   onChanged: (message: string) => void;
 }) {
   const update = useUpdateUser();
@@ -86,6 +101,9 @@ function UserRow({
         {user.displayName}
       </td>
       <td data-label="Role">{ROLE_NAMES[user.role]}</td>
+      <td data-label="Schools" className="user-long">
+        {user.schoolIds === null ? <span className="muted">{schools}</span> : schools}
+      </td>
       <td data-label="Status">
         <span className={`badge ${user.disabled ? 'badge-neutral' : 'badge-ok'}`}>
           {user.disabled ? 'Disabled' : 'Active'}
@@ -101,8 +119,11 @@ function UserRow({
         <div className="row-actions">
           {lastAdmin ? (
             <p className="muted last-admin">
-              The only admin: make someone else an admin before{' '}
-              {isMe ? 'you step down or are' : 'this one steps down or is'} disabled.
+              The only admin of every school: make someone else one before{' '}
+              {isMe
+                ? 'you step down, are limited to schools or are'
+                : 'this one steps down, is limited to schools or is'}{' '}
+              disabled.
             </p>
           ) : null}
           {lastAdmin ? null : (
@@ -156,6 +177,11 @@ function UserRow({
             >
               Disable <span className="visually-hidden">{user.username}</span>
             </ConfirmButton>
+          )}
+          {lastAdmin ? null : (
+            <button type="button" className="button button-small" onClick={() => onSetSchools(user)}>
+              Change schools <span className="visually-hidden">of {user.username}</span>
+            </button>
           )}
           {user.sso ? null : (
             <button type="button" className="button button-small" onClick={() => onSetPassword(user)}>
