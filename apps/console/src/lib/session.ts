@@ -28,6 +28,13 @@ export const getSessionQueryOptions = () =>
 
 export const useSession = () => useQuery(getSessionQueryOptions());
 
+/**
+ * An admin of every school: who may manage schools, books, templates, users and the privacy
+ * requests. An admin limited to schools acts as an operator for them (docs/security.md).
+ */
+export const isOrganisationAdmin = (session: Session | null | undefined): boolean =>
+  session?.user.role === 'admin' && session.user.schoolIds === null;
+
 /** How the last session ended, kept beside it for the app shell (auth-guards.tsx). */
 const endedKey = ['session-ended'] as const;
 type Ended = 'logged-out' | 'expired';

@@ -24,8 +24,10 @@ export const defaultHandlers = [
       ],
     }),
   ),
-  // Send's school field offers the registered schools (to admins): none unless a test says.
+  // The registered schools (admins): none unless a test says.
   http.get('/api/schools', () => HttpResponse.json([])),
+  // Send offers the schools one may send for: none, and every school one's own, unless a test says.
+  http.get('/api/operations/schools', () => HttpResponse.json({ items: [], organisationWide: true })),
   // The Dashboard (the page after logging in), when a test lands there without saying: no calls.
   http.get('/api/stats', () => HttpResponse.json(stats({ rows: [] }))),
 ];

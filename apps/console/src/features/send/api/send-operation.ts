@@ -1,4 +1,4 @@
-import { type OperationResult, operationResultSchema } from '@school/contract';
+import { ACTING_FOR_SCHOOL, type OperationResult, operationResultSchema } from '@school/contract';
 import { request } from '../../../lib/api-client';
 import { queryKeys } from '../../../lib/query-keys';
 import { useInvalidatingMutation } from '../../../lib/react-query';
@@ -7,13 +7,18 @@ export interface SendOperationInput {
   readonly operation: string;
   /** Every parameter of the operation, as typed: the server validates and normalises them. */
   readonly values: Readonly<Record<string, string>>;
+  /** The school the call is for (its id; `ACTING_FOR_SCHOOL`), when one was picked. */
+  readonly schoolId?: number | undefined;
 }
 
-/** POST /api/operations/{name}: runs the operation as the console binding; the call is recorded. */
-export function sendOperation({ operation, values }: SendOperationInput): Promise<OperationResult> {
+/**
+ * POST /api/operations/{name}: runs the operation as the console binding; the call is recorded.
+ * The school picked goes beside the parameters.
+ */
+export function sendOperation({ operation, values, schoolId }: SendOperationInput): Promise<OperationResult> {
   return request(`/operations/${encodeURIComponent(operation)}`, {
     method: 'POST',
-    body: values,
+    body: schoolId === undefined ? values : { ...values, [ACTING_FOR_SCHOOL]: schoolId },
     schema: operationResultSchema,
   });
 }

@@ -5,16 +5,17 @@ import {
   operationInputSchema,
   type ParamDef,
 } from '@school/contract';
-import { type ReactNode, useId, useMemo } from 'react';
+import { type ReactNode, useEffect, useId, useMemo } from 'react';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { Link } from 'react-router';
-import { Form, TextField } from '../../../components/ui/form';
+import { z } from 'zod';
+import { Form, SelectField, TextField } from '../../../components/ui/form';
 import { paths } from '../../../config/paths';
 import { ProblemError } from '../../../lib/api-client';
 import { clearDraft, KeepDraft } from '../../../lib/draft';
-import { useSchools } from '../../../lib/schools';
 import { useServiceInfo } from '../../../lib/service-info';
-import { useSession } from '../../../lib/session';
+import { isOrganisationAdmin, useSession } from '../../../lib/session';
+import { useSendSchools } from '../api/get-send-schools';
 import { useSendOperation } from '../api/send-operation';
 import { phoneExampleFor, sharedCallingCodeNote } from '../utils/phone-hints';
 import { Outcome } from './outcome';
@@ -115,7 +116,7 @@ function PhoneSuggestion({ name }: { name: string }) {
 function RegisterSchool() {
   const session = useSession();
   const typed = (useWatch({ name: 'baseUrlSchool' }) as string | undefined)?.trim();
-  if (session.data?.user.role !== 'admin') return <>An admin registers schools on the Schools page.</>;
+  if (!isOrganisationAdmin(session.data)) return <>An admin registers schools on the Schools page.</>;
   const href = typed
     ? `${paths.schools.href()}?${new URLSearchParams({ baseUrl: typed })}`
     : paths.schools.href();
@@ -124,6 +125,28 @@ function RegisterSchool() {
       Not registered yet? <Link to={href}>Register it on the Schools page</Link>.
     </>
   );
+}
+
+/** The form's field for the school a call is for (`schoolId` in the API's body), beside the parameters. */
+const SCHOOL = 'schoolId';
+
+/**
+ * A user with one school has it filled in: the School select of an operation that names no school,
+ * the school's URL in one that does (when nothing is typed yet).
+ */
+function PreselectSchool({
+  only,
+  field,
+}: {
+  only: { readonly id: number; readonly baseUrl: string } | undefined;
+  field: typeof SCHOOL | 'baseUrlSchool' | undefined;
+}) {
+  const { getValues, setValue } = useFormContext();
+  useEffect(() => {
+    if (!only || !field || getValues(field)) return;
+    setValue(field, field === SCHOOL ? String(only.id) : only.baseUrl);
+  }, [only, field, getValues, setValue]);
+  return null;
 }
 
 /**
@@ -141,17 +164,35 @@ export function OperationForm({ op }: { op: OperationDef }) {
   const phoneExample = phoneExampleFor(region, allowed);
   const exampleOf = (param: ParamDef) => (param.rule === 'phone' ? phoneExample : param.example);
   // Worded for the person at the form; the wire keeps its own wording.
-  const schema = useMemo(
-    () => operationInputSchema(op, { defaultPhoneRegion: region, wording: 'staff' }),
-    [op, region],
-  );
-  const defaultValues = useMemo(() => Object.fromEntries(op.params.map((p) => [p.name, ''])), [op]);
-  const send = useSendOperation();
-  // Admins may list the schools: the school field offers them (operators type the URL).
-  const isAdmin = useSession().data?.user.role === 'admin';
+  // The schools one may send for: offered in the school URL field, or in the School select of an
+  // operation that names no school (which school it is for; required of a user limited to schools).
+  const sendSchools = useSendSchools().data;
+  const schools = sendSchools?.items ?? [];
+  const limited = sendSchools?.organisationWide === false;
   const takesSchool = op.params.some((p) => p.name === 'baseUrlSchool');
-  const schools = useSchools({ enabled: isAdmin && takesSchool }).data ?? [];
+  const schema = useMemo(() => {
+    const params = operationInputSchema(op, { defaultPhoneRegion: region, wording: 'staff' });
+    if (takesSchool) return params;
+    return params.extend({
+      [SCHOOL]: limited ? z.string().min(1, 'Pick the school this is for.') : z.string(),
+    });
+  }, [op, region, takesSchool, limited]);
+  const defaultValues = useMemo(
+    () => ({
+      ...Object.fromEntries(op.params.map((p) => [p.name, ''])),
+      ...(takesSchool ? {} : { [SCHOOL]: '' }),
+    }),
+    [op, takesSchool],
+  );
+  const send = useSendOperation();
   const schoolsListId = useId();
+  const only = limited && schools.length === 1 ? schools[0] : undefined;
+  const schoolOptions = [
+    ...(limited && schools.length === 1
+      ? []
+      : [{ value: '', label: limited ? 'Pick a school' : 'No particular school' }]),
+    ...schools.map((s) => ({ value: String(s.id), label: s.name })),
+  ];
   // What is typed is kept in this tab until sent (a session that ends under way loses nothing);
   // never a secret such as the auth code.
   const draftKey = `send:${op.name}`;
@@ -163,16 +204,17 @@ export function OperationForm({ op }: { op: OperationDef }) {
       options={{ defaultValues }}
       aria-labelledby="operation-heading"
       className="operation-form"
-      onSubmit={(values, methods) => {
+      onSubmit={(submitted, methods) => {
+        const { [SCHOOL]: picked, ...values } = submitted as Record<string, string>;
         send.mutate(
-          { operation: op.name, values },
+          { operation: op.name, values, ...(picked ? { schoolId: Number(picked) } : {}) },
           {
             onSuccess: () => clearDraft(draftKey),
             onError: (error) => {
               // The server names the parameter it refused: show its message under that field.
               const errors = error instanceof ProblemError ? error.problem.errors : undefined;
               for (const [name, message] of Object.entries(errors ?? {})) {
-                if (op.params.some((p) => p.name === name)) {
+                if (name === SCHOOL || op.params.some((p) => p.name === name)) {
                   methods.setError(name, { type: 'server', message });
                 }
               }
@@ -185,6 +227,19 @@ export function OperationForm({ op }: { op: OperationDef }) {
         <>
           <SendingState operation={op.name} />
           <KeepDraft key={draftKey} draftKey={draftKey} exclude={secrets} />
+          <PreselectSchool only={only} field={takesSchool ? 'baseUrlSchool' : SCHOOL} />
+          {takesSchool ? null : (
+            <SelectField
+              name={SCHOOL}
+              label="School"
+              description={
+                limited
+                  ? 'Which of your schools this is for: the call is theirs, and their staff see it.'
+                  : 'Which school this is for, if one: the call is theirs, and their staff see it too.'
+              }
+              options={schoolOptions}
+            />
+          )}
           {op.params.length === 0 ? (
             <p>This operation takes no parameters.</p>
           ) : (

@@ -8,7 +8,6 @@ import {
   operationResult,
   operatorSession,
   problem,
-  school,
   serviceInfo,
 } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
@@ -26,6 +25,14 @@ const phoneSettings = (defaultPhoneRegion: string | null, allowedCountries: stri
       smsDestinations: { ...serviceInfo.smsDestinations, allowedCountries },
     } satisfies ServiceInfo),
   );
+/** GET /api/operations/schools: two schools, for an organisation-wide user or one limited to them. */
+const sendSchools = (organisationWide: boolean) => ({
+  items: [
+    { id: 1, name: 'Northfield Academy', baseUrl: 'https://northfield.example.org' },
+    { id: 2, name: 'Riverside School', baseUrl: 'https://riverside.example.org' },
+  ],
+  organisationWide,
+});
 const operationPosts = (requests: Request[]) =>
   requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname.startsWith('/api/operations/'));
 
@@ -251,32 +258,117 @@ describe('Send', () => {
     expect(await post?.json()).toEqual({ code: '4821', phone: '+447911123456' });
   });
 
-  it('offers an admin the registered schools in the school field, by name; an operator types the URL', async () => {
+  it('offers the schools one may send for in the school field, by name, to operators too', async () => {
     const requests = recordRequests();
-    server.use(
-      http.get('/api/schools', () =>
-        HttpResponse.json([
-          school({ id: 1, name: 'Northfield Academy', baseUrl: 'https://northfield.example.org/' }),
-          school({ id: 2, name: 'Riverside School', baseUrl: 'https://riverside.example.org/' }),
-        ]),
-      ),
-    );
+    server.use(http.get('/api/operations/schools', () => HttpResponse.json(sendSchools(true))));
     const view = renderApp('/send/SendNotificationType');
     const field = await screen.findByLabelText(SCHOOL_URL);
     await waitFor(() => expect(field).toHaveAttribute('list'));
     const list = document.getElementById(field.getAttribute('list') ?? '');
     expect(Array.from(list?.querySelectorAll('option') ?? []).map((o) => [o.value, o.textContent])).toEqual([
-      ['https://northfield.example.org/', 'Northfield Academy'],
-      ['https://riverside.example.org/', 'Riverside School'],
+      ['https://northfield.example.org', 'Northfield Academy'],
+      ['https://riverside.example.org', 'Riverside School'],
     ]);
+    // Nothing picked for them: an organisation-wide user types or picks.
+    expect(field).toHaveValue('');
     view.unmount();
 
     server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
     const asked = requests.length;
     renderApp('/send/SendNotificationType');
-    expect(await screen.findByLabelText(SCHOOL_URL)).not.toHaveAttribute('list');
+    await waitFor(async () => expect(await screen.findByLabelText(SCHOOL_URL)).toHaveAttribute('list'));
     // No request an operator would be refused.
     expect(requests.slice(asked).some((r) => new URL(r.url).pathname === '/api/schools')).toBe(false);
+  });
+
+  describe('the school a send is for', () => {
+    it('lets organisation-wide staff pick one, or none, for an AuthCode', async () => {
+      const requests = recordRequests();
+      server.use(
+        http.get('/api/operations/schools', () => HttpResponse.json(sendSchools(true))),
+        http.post('/api/operations/AuthCode', () => HttpResponse.json(operationResult({ queued: 1 }))),
+      );
+      const { user } = renderApp('/send/AuthCode');
+      const select = await screen.findByLabelText('School');
+      await waitFor(() =>
+        expect(
+          within(select)
+            .getAllByRole('option')
+            .map((o) => o.textContent),
+        ).toEqual(['No particular school', 'Northfield Academy', 'Riverside School']),
+      );
+      expect(select).toHaveValue('');
+      expect(select).toHaveAccessibleDescription(/Which school this is for, if one/);
+      await user.click(screen.getByRole('button', { name: 'Fill with examples' }));
+      await user.click(screen.getByRole('button', { name: 'Send' }));
+      await screen.findByText(/Sent|Queued|queued/);
+      await user.selectOptions(select, 'Riverside School');
+      await user.click(screen.getByRole('button', { name: 'Send' }));
+      await waitFor(() => expect(operationPosts(requests)).toHaveLength(2));
+      const [none, riverside] = operationPosts(requests);
+      expect(await none?.json()).not.toHaveProperty('schoolId');
+      expect(await riverside?.json()).toMatchObject({ schoolId: 2 });
+    });
+
+    it('asks a user limited to schools which of theirs, and preselects their only one', async () => {
+      const requests = recordRequests();
+      server.use(
+        http.get('/api/session', () => HttpResponse.json(operatorSession())),
+        http.get('/api/operations/schools', () => HttpResponse.json(sendSchools(false))),
+        http.post('/api/operations/pushNoti', () => HttpResponse.json(operationResult({ queued: 0 }))),
+      );
+      const view = renderApp('/send/pushNoti');
+      const select = await screen.findByLabelText('School');
+      await waitFor(() => expect(within(select).getAllByRole('option')).toHaveLength(3));
+      expect(select).toHaveValue('');
+      await view.user.click(screen.getByRole('button', { name: 'Send' }));
+      expect(await screen.findByText('Pick the school this is for.')).toBeInTheDocument();
+      expect(select).toHaveAttribute('aria-invalid', 'true');
+      expect(operationPosts(requests)).toHaveLength(0);
+      await view.user.selectOptions(select, 'Northfield Academy');
+      await view.user.click(screen.getByRole('button', { name: 'Send' }));
+      await waitFor(() => expect(operationPosts(requests)).toHaveLength(1));
+      expect(await operationPosts(requests)[0]?.json()).toEqual({ schoolId: 1 });
+      view.unmount();
+
+      // One school: it is picked for them, here and in the school URL of a notification.
+      server.use(
+        http.get('/api/operations/schools', () =>
+          HttpResponse.json({ items: sendSchools(false).items.slice(0, 1), organisationWide: false }),
+        ),
+      );
+      const again = renderApp('/send/pushNoti');
+      const only = await screen.findByLabelText('School');
+      await waitFor(() => expect(only).toHaveValue('1'));
+      expect(
+        within(only)
+          .getAllByRole('option')
+          .map((o) => o.textContent),
+      ).toEqual(['Northfield Academy']);
+      again.unmount();
+      renderApp('/send/SendMarkNotes');
+      await waitFor(async () =>
+        expect(await screen.findByLabelText(SCHOOL_URL)).toHaveValue('https://northfield.example.org'),
+      );
+      expect(screen.queryByLabelText('School')).not.toBeInTheDocument();
+    });
+
+    it('shows the server’s refusal of the school under the School select', async () => {
+      const detail = 'You may not act for that school: your account is limited to other schools.';
+      server.use(
+        http.get('/api/operations/schools', () => HttpResponse.json(sendSchools(true))),
+        http.post('/api/operations/pushNoti', () =>
+          problemJson(problem(403, detail, { errors: { schoolId: detail }, callId: 45 })),
+        ),
+      );
+      const { user } = renderApp('/send/pushNoti');
+      const select = await screen.findByLabelText('School');
+      await waitFor(() => expect(within(select).getAllByRole('option')).toHaveLength(3));
+      await user.selectOptions(select, 'Riverside School');
+      await user.click(screen.getByRole('button', { name: 'Send' }));
+      await waitFor(() => expect(select).toHaveAccessibleDescription(new RegExp(detail.slice(0, 30))));
+      expect(select).toHaveAttribute('aria-invalid', 'true');
+    });
   });
 
   it('keeps what was typed when the session ends under way, back after logging in; never the auth code', async () => {
