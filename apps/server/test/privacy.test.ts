@@ -413,4 +413,36 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
       .executeTakeFirstOrThrow();
     expect(JSON.parse(reportHash.details ?? '{}').hash).toBe(details.hash);
   });
+
+  it('waits for a code being sent, then erases it with the provider’s answer', async () => {
+    // The fallback takes a second to answer: the code is with it when the erasure begins.
+    fallback.delayMs = 1000;
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/AuthCodeSending.asmx/AuthCode?code=9191&phone=07458913276',
+    });
+    expect(res.statusCode).toBe(200);
+    await waitUntil(async () => {
+      const row = await t.app.store.db
+        .selectFrom('deliveries')
+        .select(['status', 'provider'])
+        .where('recipient', '=', PHONE)
+        .executeTakeFirst();
+      return row?.status === 'sending' && row.provider === 'http-fallback';
+    });
+    const started = Date.now();
+    const erase = await t.inject({ method: 'POST', url: '/api/privacy/erase', payload: { phone: PHONE } });
+    expect(erase.statusCode, erase.body).toBe(200);
+    // It waited for the attempt under way, which sent the code (it was with the provider already).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(erase.json()).toMatchObject({ calls: 1, deliveries: 1, cancelled: 0 });
+    const sentTo = fallback.sent.map((m) => m.to);
+    // The four codes of the start, and this one.
+    expect(sentTo.filter((to) => to === PHONE)).toHaveLength(5);
+    fallback.delayMs = 0;
+    const all = await everyText();
+    expect(all).not.toMatch(ANY_SPELLING);
+    const [delivery] = (await json<DeliveryList>('/api/deliveries?status=sent&limit=1')).items;
+    expect(delivery).toMatchObject({ recipient: '[erased]' });
+  });
 });

@@ -138,7 +138,8 @@ export async function cancelOnTheirWay(
     return { ids: batch.map((k) => k.id), from, to };
   });
   for (;;) {
-    let sending: DeliveryKey[] = [];
+    const sending: DeliveryKey[] = [];
+    let pending = false;
     for (const g of groups) {
       const at = now();
       const expired = await db
@@ -157,17 +158,22 @@ export async function cancelOnTheirWay(
         .where('status', '=', 'pending')
         .executeTakeFirst();
       cancelled += Number(expired.numUpdatedRows);
-      sending = sending.concat(
-        await db
-          .selectFrom('deliveries')
-          .select(['id', 'created_at'])
-          .where('id', 'in', g.ids)
-          .where('created_at', '>=', g.from)
-          .where('created_at', '<=', g.to)
-          .where('status', '=', 'sending')
-          .execute(),
-      );
+      // Still on its way: being sent, or pending again since (an attempt that ended in a retry
+      // between the update and this read), expired at the next look.
+      const left = await db
+        .selectFrom('deliveries')
+        .select(['id', 'created_at', 'status'])
+        .where('id', 'in', g.ids)
+        .where('created_at', '>=', g.from)
+        .where('created_at', '<=', g.to)
+        .where('status', 'in', ['pending', 'sending'])
+        .execute();
+      for (const row of left) {
+        if (row.status === 'pending') pending = true;
+        else sending.push({ id: row.id, created_at: row.created_at });
+      }
     }
+    if (pending) continue;
     if (sending.length === 0) return cancelled;
     if (now() - started >= options.waitMs) {
       cancelled += await cutShort(db, sending, now());
@@ -258,14 +264,19 @@ export async function eraseFromDeliveries(
         row.recipient === scrubber.e164 || scrubber.holds(row.recipient)
           ? ERASED
           : scrubber.scrub(row.recipient);
+      // Cancelled already (cancelOnTheirWay); one pending still, queued meanwhile, is expired here
+      // too: without its sealed text it could only be sent empty.
+      const expire = row.status === 'pending';
       const changes = {
         recipient,
         payload: scrubber.scrub(row.payload),
         secret: row.kind === 'sms' ? null : row.secret,
-        last_error: text(row.last_error),
+        last_error: expire ? CANCELLED : text(row.last_error),
         provider_status: text(row.provider_status),
+        status: expire ? ('expired' as const) : row.status,
       };
       const changed =
+        changes.status !== row.status ||
         changes.recipient !== row.recipient ||
         changes.payload !== row.payload ||
         changes.secret !== row.secret ||
