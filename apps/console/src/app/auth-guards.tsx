@@ -5,7 +5,7 @@ import { Navigate, Outlet, useLocation, useSearchParams } from 'react-router';
 import { ErrorState, Loading } from '../components/ui/status';
 import { paths } from '../config/paths';
 import { safeNextPath } from '../lib/next-path';
-import { sessionEnded, useSession } from '../lib/session';
+import { isOrganisationAdmin, sessionEnded, useSession } from '../lib/session';
 
 /** While the session loads: a quiet line, shown only if the wait is noticeable (app/layout.css). */
 function SessionLoading() {
@@ -74,19 +74,25 @@ export function PublicOnly({ children }: { children: ReactNode }) {
   return children;
 }
 
-/** The admins' pages (books, schools, templates, users, audit, privacy): others are told so. */
+/**
+ * The pages of admins of every school (books, schools, templates, users, privacy): others, and an
+ * admin limited to schools, are told so.
+ */
 export function RequireAdmin() {
   const { data } = useSession();
-  if (data?.user.role === 'admin') return <Outlet />;
+  if (isOrganisationAdmin(data)) return <Outlet />;
+  const limited = data?.user.role === 'admin';
   return (
     <div className="page">
       <title>Not allowed · School Messaging</title>
       <h1>You cannot open this page</h1>
       <div className="status status-error" role="alert">
-        <p className="status-title">This page is for admins only.</p>
+        <p className="status-title">
+          {limited ? 'This page is for admins of every school.' : 'This page is for admins only.'}
+        </p>
         <p>
-          Your account can use Send, History, Deliveries, Dashboard and Service. If you need more, ask an
-          admin.
+          {limited ? 'Your account is limited to some schools: it' : 'Your account'} can use Send, History,
+          Deliveries, Dashboard, Service and the audit of your own actions. If you need more, ask an admin.
         </p>
       </div>
     </div>

@@ -35,13 +35,34 @@ describe('The header', () => {
     server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
     renderApp('/service');
     await screen.findByRole('heading', { name: 'Service', level: 1 });
-    expect(navLinks()).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Service']);
+    // Audit: the entries of their own actions.
+    expect(navLinks()).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Audit', 'Service']);
+  });
+
+  it('shows an admin limited to schools what an operator sees, and tells them why the rest is not theirs', async () => {
+    const requests = recordRequests();
+    server.use(http.get('/api/session', () => HttpResponse.json(session({ schoolIds: [1] }))));
+    const view = renderApp('/service');
+    await screen.findByRole('heading', { name: 'Service', level: 1 });
+    expect(navLinks()).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Audit', 'Service']);
+    view.unmount();
+    for (const path of ['/users', '/privacy', '/books', '/schools', '/templates']) {
+      const page = renderApp(path);
+      expect(await screen.findByRole('heading', { name: 'You cannot open this page' })).toBeInTheDocument();
+      expect(screen.getByRole('alert')).toHaveTextContent('This page is for admins of every school.');
+      expect(screen.getByRole('alert')).toHaveTextContent('Your account is limited to some schools');
+      page.unmount();
+    }
+    // Nothing asked that the server would refuse them.
+    expect(
+      requests.map((r) => new URL(r.url).pathname).filter((p) => p === '/api/schools' || p === '/api/users'),
+    ).toEqual([]);
   });
 
   it('tells an operator who opens an admin page that it is not for them, without asking the API', async () => {
     const requests = recordRequests();
     server.use(http.get('/api/session', () => HttpResponse.json(operatorSession())));
-    for (const path of ['/users', '/audit', '/privacy', '/books', '/schools', '/templates']) {
+    for (const path of ['/users', '/privacy', '/books', '/schools', '/templates']) {
       const view = renderApp(path);
       expect(await screen.findByRole('heading', { name: 'You cannot open this page' })).toBeInTheDocument();
       expect(screen.getByRole('alert')).toHaveTextContent('This page is for admins only.');

@@ -5,7 +5,7 @@ import { Loading } from '../components/ui/status';
 import { paths } from '../config/paths';
 import { UserMenu } from '../features/auth/components/user-menu';
 import { useServiceInfo } from '../lib/service-info';
-import { useSession } from '../lib/session';
+import { isOrganisationAdmin, useSession } from '../lib/session';
 import { pages, startOpening } from './pages';
 
 const links = [
@@ -17,7 +17,7 @@ const links = [
   { to: paths.schools.href(), label: 'Schools', adminOnly: true, page: pages.schools },
   { to: paths.templates.href(), label: 'Templates', adminOnly: true, page: pages.templates },
   { to: paths.users.href(), label: 'Users', adminOnly: true, page: pages.users },
-  { to: paths.audit.href(), label: 'Audit', adminOnly: true, page: pages.audit },
+  { to: paths.audit.href(), label: 'Audit', adminOnly: false, page: pages.audit },
   { to: paths.privacy.href(), label: 'Privacy', adminOnly: true, page: pages.privacy },
   { to: paths.service.href(), label: 'Service', adminOnly: false, page: pages.service },
 ] as const;
@@ -25,7 +25,8 @@ const links = [
 /** The pages of someone logged in: the header (navigation for their role, their menu) and the page. */
 export function Layout() {
   const session = useSession().data;
-  const isAdmin = session?.user.role === 'admin';
+  // Managing schools, books, templates, users and privacy requests: admins of every school only.
+  const isAdmin = isOrganisationAdmin(session);
   const { pathname } = useLocation();
   const queryClient = useQueryClient();
   // On a phone the links fold behind one button, which names the page you are on; a new page,

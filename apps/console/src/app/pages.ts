@@ -11,6 +11,7 @@ import { prefetchSchools } from '../features/schools/api/prefetch';
 import { prefetchTemplates } from '../features/templates/api/prefetch';
 import { prefetchUsers } from '../features/users/api/prefetch';
 import { recordId } from '../lib/record-id';
+import { isOrganisationAdmin } from '../lib/session';
 import { mustSetUpSecondFactor } from './auth-guards';
 
 /** Where a page is opened: its route's params and the address's search (a list's filters). */
@@ -77,7 +78,8 @@ export function startOpening(page: LazyPage, queryClient: QueryClient, at: Openi
   void page.load();
 }
 
-const isAdmin = (session: Session) => session.user.role === 'admin';
+/** Managing schools, books, templates and users: admins of every school only (lib/session.ts). */
+const isAdmin = (session: Session) => isOrganisationAdmin(session);
 
 /**
  * Every lazily loaded page. The first bundle is the shell (layout, guards, session) and these
@@ -85,8 +87,7 @@ const isAdmin = (session: Session) => session.user.role === 'admin';
  * components: each page is its own chunk, costing nothing until it is opened, and the landing
  * page (the Dashboard, with uPlot) is the shell plus its own chunk (bench/bundle-size.mjs).
  * Service and Account ask for nothing the shell has not (the service's description, the session),
- * nor does Send but for the schools it offers an admin on an operation that takes one, which it
- * asks for itself; the login and setup pages are opened logged out, when nothing is prefetched.
+ * nor does Send but for the schools it offers (those one may send for), which it asks for itself; the login and setup pages are opened logged out, when nothing is prefetched.
  */
 export const pages = {
   dashboard: lazyPage(
@@ -147,7 +148,7 @@ export const pages = {
   audit: lazyPage(
     () => import('../features/audit/components/audit-page'),
     (m) => m.AuditPage,
-    (queryClient, { search }) => prefetchAudit(queryClient, search),
+    (queryClient, { search }, session) => prefetchAudit(queryClient, search, isAdmin(session)),
   ),
   // Asks for nothing as it opens: a report is made when asked for (and audited), never ahead.
   privacy: lazyPage(

@@ -51,12 +51,13 @@ export function AppRoutes() {
           <Route path={paths.dashboard.pattern} element={<Page page={pages.dashboard} />} />
           <Route path={paths.service.pattern} element={<Page page={pages.service} />} />
           <Route path={paths.account.pattern} element={<Page page={pages.account} />} />
+          {/* Everyone's for admins of every school, one's own for anyone else. */}
+          <Route path={paths.audit.pattern} element={<Page page={pages.audit} />} />
           <Route element={<RequireAdmin />}>
             <Route path={paths.books.pattern} element={<Page page={pages.books} />} />
             <Route path={paths.schools.pattern} element={<Page page={pages.schools} />} />
             <Route path={paths.templates.pattern} element={<Page page={pages.templates} />} />
             <Route path={paths.users.pattern} element={<Page page={pages.users} />} />
-            <Route path={paths.audit.pattern} element={<Page page={pages.audit} />} />
             <Route path={paths.privacy.pattern} element={<Page page={pages.privacy} />} />
           </Route>
           <Route path="*" element={<NotFound />} />

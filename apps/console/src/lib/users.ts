@@ -16,4 +16,6 @@ export const getUsersQueryOptions = () =>
     queryFn: ({ signal }) => getUsers(signal),
   });
 
-export const useUsers = () => useQuery(getUsersQueryOptions());
+/** `enabled: false` for someone who may not list them (anyone but an admin of every school). */
+export const useUsers = ({ enabled = true }: { enabled?: boolean } = {}) =>
+  useQuery({ ...getUsersQueryOptions(), enabled });

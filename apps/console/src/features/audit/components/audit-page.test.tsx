@@ -1,7 +1,7 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { auditEntry, auditList } from '../../../testing/data';
+import { auditEntry, auditList, operatorSession, session } from '../../../testing/data';
 import { renderApp } from '../../../testing/render';
 import { recordRequests, server } from '../../../testing/server';
 
@@ -244,5 +244,26 @@ describe('Audit', () => {
     expect(second?.get('action')).toBe('school-update');
     expect(screen.queryByRole('button', { name: 'Load more' })).not.toBeInTheDocument();
     expect(screen.getByText('All 2 entries are shown.')).toBeInTheDocument();
+  });
+
+  it('shows anyone but an admin of every school their own actions, without a user to pick', async () => {
+    for (const who of [operatorSession(), session({ schoolIds: [1] })]) {
+      const requests = recordRequests();
+      server.use(
+        http.get('/api/session', () => HttpResponse.json(who)),
+        http.get('/api/audit', () =>
+          HttpResponse.json(auditList([auditEntry({ userId: who.user.id, username: who.user.username })])),
+        ),
+      );
+      const view = renderApp('/audit');
+      const table = await screen.findByRole('table', { name: 'Audit log, newest first' });
+      expect(within(table).getAllByRole('row')).toHaveLength(2);
+      expect(screen.getByText(/What you did in the console, newest first/)).toBeInTheDocument();
+      expect(screen.queryByLabelText('User')).not.toBeInTheDocument();
+      expect(screen.getByLabelText('Action')).toBeInTheDocument();
+      // The users' list is the admins' of every school: not asked for.
+      expect(requests.some((r) => new URL(r.url).pathname === '/api/users')).toBe(false);
+      view.unmount();
+    }
   });
 });

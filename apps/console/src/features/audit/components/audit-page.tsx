@@ -1,5 +1,6 @@
 import { useSearchParams } from 'react-router';
 import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
+import { isOrganisationAdmin, useSession } from '../../../lib/session';
 import { useUsers } from '../../../lib/users';
 import { useAudit } from '../api/get-audit';
 import { type AuditFilters, filtersFromSearch, filtersToSearch, hasFilters } from '../utils/filters';
@@ -13,18 +14,22 @@ export function AuditPage() {
   const audit = useAudit(filters);
   const setFilters = (next: AuditFilters) => setSearchParams(filtersToSearch(next));
   const entries = audit.data?.pages.flatMap((page) => page.items) ?? [];
+  // Everyone's entries for an admin of every school; anyone else's own only (the server's rule).
+  const everyone = isOrganisationAdmin(useSession().data);
   // To name people by their display names, and to pick one in the filter.
-  const users = useUsers().data?.items ?? [];
+  const users = useUsers({ enabled: everyone }).data?.items ?? [];
 
   return (
     <div className="page audit-page">
       <title>Audit · School Messaging</title>
       <h1>Audit</h1>
       <p className="hint">
-        Who did what in the console, newest first: logins, sends, and every change to books, schools,
-        templates, deliveries and users. Passwords are never recorded.
+        {everyone
+          ? 'Who did what in the console, newest first: logins, sends, and every change to books, schools, templates, deliveries and users.'
+          : 'What you did in the console, newest first: your logins, sends and retries.'}{' '}
+        Passwords are never recorded.
       </p>
-      <FiltersForm filters={filters} onChange={setFilters} users={users} />
+      <FiltersForm filters={filters} onChange={setFilters} users={everyone ? users : undefined} />
 
       {audit.isPending ? (
         <Loading>Loading the audit log…</Loading>

@@ -43,16 +43,16 @@ export function FiltersForm({
   onChange,
   users,
 }: UrlFiltersProps<AuditFilters> & {
-  /** Staff to pick from, by display name and username. */
-  users: readonly User[];
+  /** Staff to pick from, by display name and username; undefined: one's own actions only, no choice. */
+  users: readonly User[] | undefined;
 }) {
   const userOptions = [
     { value: '', label: 'Anyone' },
-    ...[...users]
+    ...[...(users ?? [])]
       .sort((a, b) => a.displayName.localeCompare(b.displayName))
       .map((u) => ({ value: u.username, label: `${u.displayName} (${u.username})` })),
     // A name in the URL that is no user's (a failed login's, as typed): still a choice.
-    ...(filters.user && !users.some((u) => u.username === filters.user?.toLowerCase())
+    ...(filters.user && !(users ?? []).some((u) => u.username === filters.user?.toLowerCase())
       ? [{ value: filters.user, label: `${filters.user} (no such user)` }]
       : []),
   ];
@@ -65,7 +65,9 @@ export function FiltersForm({
       label="Filter the audit log"
       apply
     >
-      <SelectField name="user" label="User" options={userOptions} registerOptions={applyChoice} />
+      {users ? (
+        <SelectField name="user" label="User" options={userOptions} registerOptions={applyChoice} />
+      ) : null}
       <SelectField name="action" label="Action" options={actionOptions} registerOptions={applyChoice} />
       <TimeRangeFields />
     </UrlFiltersForm>

@@ -6,7 +6,7 @@ import { EmptyState, ErrorState, Loading } from '../../../components/ui/status';
 import { useRefusalWords } from '../../../lib/provider-refusal';
 import { useSchools } from '../../../lib/schools';
 import { getServiceInfoQueryOptions } from '../../../lib/service-info';
-import { useSession } from '../../../lib/session';
+import { isOrganisationAdmin, useSession } from '../../../lib/session';
 import { useStats } from '../api/get-stats';
 import { useOpenedAt } from '../api/prefetch';
 import { formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
@@ -38,7 +38,7 @@ export function DashboardPage() {
   const providers = service.data?.providers;
   const refusalWords = useRefusalWords();
   // A console with no school yet: an admin is shown what to do first.
-  const isAdmin = useSession().data?.user.role === 'admin';
+  const isAdmin = isOrganisationAdmin(useSession().data);
   const schools = useSchools({ enabled: isAdmin });
   const firstSteps = isAdmin && schools.data !== undefined && schools.data.length === 0;
   const data = useMemo(
