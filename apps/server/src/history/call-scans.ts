@@ -23,8 +23,8 @@ export interface RowScan {
 /**
  * A pg query whose rows go to its `row` listeners only. pg keeps every row in its result as well
  * whenever the query has a callback (and with the pool's `query_timeout` it always has one, its
- * timer's): kept so, an export's rows reached the old generation, ~1 MB of them each young GC
- * (docs/performance.md).
+ * timer's): kept so, an export's rows outlived young GCs and reached the old generation, driving
+ * the RSS up (docs/performance.md#exports-of-all-calls).
  */
 class RowByRow extends pg.Query {
   handleRowDescription(message: unknown): void {

@@ -19,8 +19,8 @@ const DEFAULT_MAX_JOBS = 8;
 /**
  * Whether one of a call's text columns contains the pattern (call-filters.ts's likePattern, in
  * lower case). Each column has its ASCII letters put in lower case and nothing else changed, as
- * SQLite's LIKE compares them: under the "C" collation PostgreSQL's lower() folds A–Z only (and is
- * about 40 times faster than translate()).
+ * SQLite's LIKE compares them: under the "C" collation PostgreSQL's lower() folds A–Z only, and
+ * is much faster than translate() (docs/performance.md#what-was-tried).
  */
 const textHit = (pattern: string) =>
   sql<boolean>`(${sql.join(

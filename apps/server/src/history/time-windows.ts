@@ -7,8 +7,8 @@ const MAX_SPAN = 16;
 /**
  * A newest-first read of calls cut into windows of time, newest first, so that on PostgreSQL each
  * query the read makes is planned over the few partitions its window covers rather than over all
- * of them (docs/performance.md#history-on-partitions). Planning a query over a hundred daily
- * partitions took 5–8 ms and its Merge Append another 3 ms; over one, 0.2 ms in all.
+ * of them (docs/performance.md#history-on-partitions): planning a query over a hundred daily
+ * partitions, and its Merge Append over all of them, cost many times its work over one.
  *
  * Each window is the query with `from` and `to` narrowed, so the filters run as they are. The
  * first holds the current period (or the cursor's) and everything after it; then windows of 1, 2,

@@ -12,8 +12,9 @@
  * success here.
  *
  * An outcome costs the same whatever the send rate: the window is counted in WINDOW_BUCKETS
- * buckets of a second (OutcomeWindow), never as a list of outcomes re-read on each attempt (at
- * 2 300 SMS/s such a list held 23 000 entries and took a fifth of the CPU).
+ * buckets of a second (OutcomeWindow), never as a list of outcomes re-read on each attempt: such
+ * a list grows with the send rate, and at saturation re-reading it took a large part of the
+ * CPU (docs/performance.md#what-was-tried).
  */
 export type CircuitState = 'closed' | 'half-open' | 'open';
 

@@ -162,10 +162,11 @@ function outboxMigrations(dialect: DialectName) {
       // PostgreSQL: the deliveries on their way (pending or sending) by when they were queued,
       // for the oldest of them (the delivery roll-ups' limit, stats/delivery-rollups.ts). Without
       // it the planner read `created_at`'s index of every partition for the first one on its way,
-      // and when none was, that was every delivery kept: 45 ms for 400 000, a minute's work at a
-      // country's scale, once a minute. With it, one entry per partition at most. A delivery has
-      // an entry while it is on its way only. SQLite finds them through `deliveries_due`
-      // (status first), as many as are on their way, and gets no new index on its write path.
+      // and when none was, that was every delivery kept, once a minute and at every step of a
+      // catch-up (docs/performance.md#the-outbox-on-partitions). With it, one entry per partition
+      // at most. A delivery has an entry while it is on its way only. SQLite finds them through
+      // `deliveries_due` (status first), as many as are on their way, and gets no new index on
+      // its write path.
       // Built over the existing deliveries, holding their writes meanwhile, like 0021's.
       async up(db: Kysely<unknown>) {
         if (!pg) return;

@@ -6,8 +6,8 @@ import { ON_THEIR_WAY } from './states.js';
  * When the oldest delivery on its way (ON_THEIR_WAY) was queued, null when none is, for the
  * outbox's queries that read only those: given as their `created_at` bound on PostgreSQL, it leaves out of
  * their plans the partitions before it. Planned over a country's 90 days of daily partitions, the
- * claim cost 9 ms of planning at every poll of every lane, nothing to claim or not, and 0.4 ms
- * bounded (docs/performance.md#the-outbox-on-partitions). Read through the index of the
+ * claim's planning cost far more than its work at every poll of every lane, nothing to claim or
+ * not (docs/performance.md#the-outbox-on-partitions). Read through the index of the
  * deliveries on their way (0022) in a statement planned once per connection.
  *
  * A delivery that goes on its way older than this after it is read (a resend) is missed by that

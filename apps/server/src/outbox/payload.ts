@@ -109,13 +109,13 @@ const payloadOf = (item: NewDelivery): DeliveryPayload =>
  * then 74 random bits. As unique as a random UUID for the providers' deduplication, and ordered by
  * time, so each new key goes at the end of the unique index rather than on a random page of it:
  * with random keys every delivery dirtied a page of that index of its own, which each commit then
- * wrote (bench/commit-batch.mjs: SQLite's work per call about halves).
+ * wrote (bench/commit-batch.mjs; docs/performance.md#what-was-tried).
  */
 export function idempotencyKey(now: number): string {
   const time = (Math.max(0, Math.floor(now)) % 2 ** 48).toString(16).padStart(12, '0');
   // A random UUID (version 4) with its first 48 bits replaced by the time and its version digit by
   // 7: its other 74 random bits stay. randomUUID draws from a pool it refills once per 128 UUIDs;
-  // randomBytes per key went to the system's generator every time (5 % of a busy server's CPU).
+  // randomBytes per key went to the system's generator every time, a call each delivery pays.
   return `${time.slice(0, 8)}-${time.slice(8)}-7${randomUUID().slice(15)}`;
 }
 
