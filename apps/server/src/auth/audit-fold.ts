@@ -1,10 +1,10 @@
 /**
  * Refusals anyone can cause without an account (a single sign-on callback with a made-up code and
- * state) would let a stranger fill the audit log: 300 rows in 7 s. Per address, the first refusal
- * of a window is written as it comes; the ones after it in the window are counted and written as
- * one row with their number when the window is over (or at close). Bounded: at most MAX_ADDRESSES
- * addresses are followed; past that, and past MAX_ROWS_PER_WINDOW first rows in all, refusals are
- * only counted, in one row of their own per window.
+ * state) would let a stranger fill the audit log as fast as they can send requests. Per address,
+ * the first refusal of a window is written as it comes; the ones after it in the window are
+ * counted and written as one row with their number when the window is over (or at close).
+ * Bounded: at most MAX_ADDRESSES addresses are followed; past that, and past MAX_ROWS_PER_WINDOW
+ * first rows in all, refusals are only counted, in one row of their own per window.
  */
 export const FOLD_WINDOW_MS = 10 * 60_000;
 const MAX_ADDRESSES = 1000;

@@ -5,7 +5,7 @@ import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:c
  * free). The cost is stored with each hash, so it can be raised later without breaking old ones:
  * `scrypt$N$r$p$salt$hash`, salt and hash in base64url.
  *
- * N = 2^15, r = 8, p = 1 costs 32 MiB and about 50-100 ms per hash on our 2-core machines:
+ * N = 2^15, r = 8, p = 1 costs 32 MiB (128 × N × r bytes) per hash, and time on a pool thread:
  * OWASP's minimum for scrypt is N = 2^17 at p = 1 *or* equivalent work; we keep 2^15 so that a
  * burst of logins cannot take the server's memory (each hash holds 32 MiB while it runs), and
  * rely on the login limits for online guessing.

@@ -43,7 +43,7 @@ export interface DiskSpace {
 
 /**
  * Free space is read this often (and at once when a write finds the disk full): at full load
- * SQLite's files grow by about 15 MB a second, far less than REFUSE_FREE_DISK_MB's 64 MB.
+ * SQLite's files grow by far less in a second than REFUSE_FREE_DISK_MB's 64 MB.
  */
 export const DISK_CHECK_MS = 1000;
 /**

@@ -43,11 +43,12 @@ const agents = {
 } as const;
 
 /**
- * Sends one request (node:http with keep-alive; fetch's web streams cost a fifth of a busy
- * dispatcher's CPU). A network error, a timeout or an abort comes back as a transient failure
- * (the request may or may not have reached the provider, so it is worth trying again, with the
- * same idempotency key); it never throws. Redirects are not followed: a provider API that
- * redirects is misconfigured, and following one could carry credentials to another host.
+ * Sends one request (node:http with keep-alive; fetch's web streams cost a busy dispatcher much
+ * of its CPU: docs/performance.md#what-was-tried). A network error, a timeout or an abort comes
+ * back as a transient failure (the request may or may not have reached the provider, so it is
+ * worth trying again, with the same idempotency key); it never throws. Redirects are not followed:
+ * a provider API that redirects is misconfigured, and following one could carry credentials to
+ * another host.
  */
 export function httpRequest(request: HttpRequest): Promise<HttpResponse | Failure> {
   return new Promise((resolve) => {

@@ -169,10 +169,10 @@ function openSqlite(options: DbOptions): OpenedDatabase & { dialect: 'sqlite' } 
 
 /**
  * Kysely's SQLite driver prepares every query it runs: for the outbox's claims and finishes, many
- * a second, that was 5 % of a busy server's CPU. The same SQL text gets the same prepared
- * statement here (one connection, statements run one at a time; one still iterating is not
- * handed out again). A statement that finds the disk full says so (`onDiskFull`) and fails as
- * SQLite made it fail: its transaction is rolled back whole.
+ * a second, that was a measurable part of a busy server's CPU (docs/performance.md#what-was-tried).
+ * The same SQL text gets the same prepared statement here (one connection, statements run one at
+ * a time; one still iterating is not handed out again). A statement that finds the disk full says
+ * so (`onDiskFull`) and fails as SQLite made it fail: its transaction is rolled back whole.
  */
 function withStatementCache(sqlite: SQLite.Database, onDiskFull: () => void) {
   type Cached = { readonly statement: SQLite.Statement; readonly guarded: SQLite.Statement };

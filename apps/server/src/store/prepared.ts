@@ -4,8 +4,8 @@ import { type RawBuilder, sql } from 'kysely';
  * Statements PostgreSQL plans once per connection: each runs as a named prepared statement, and
  * one without parameters keeps its first plan for as long as the connection lives (PostgreSQL
  * re-plans it by itself when a partition comes or goes). For a statement asked often that no
- * partition bound can narrow: planned each time over a country's partitions, a one-row read cost
- * 10 ms of planning for 0.2 ms of work (docs/performance.md#the-outbox-on-partitions).
+ * partition bound can narrow: planned each time over a country's partitions, a one-row read spent
+ * far longer planning than working (docs/performance.md#the-outbox-on-partitions).
  *
  * Only for statements whose result keeps its columns whatever the schema becomes (never `*`),
  * and few of them: each connection keeps the plans of those it has run. SQLite ignores the name.

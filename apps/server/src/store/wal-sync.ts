@@ -41,7 +41,7 @@ export function createWalSync(walPath: string): WalSync {
     await (file ?? (await open())).datasync();
     // SQLite keeps its WAL file (truncating or reusing it) while a connection is open. Should the
     // path ever name another file, flush that one too, and keep it from now on (looked at once a
-    // second at most: a stat per flush was 1 % of a busy server's CPU).
+    // second at most: a stat per flush is a system call every commit pays).
     if (Date.now() - checkedAt < 1000) return;
     checkedAt = Date.now();
     const now = await fs.stat(walPath).catch(() => undefined);
