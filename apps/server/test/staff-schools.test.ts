@@ -1,5 +1,5 @@
 /**
- * Staff limited to schools, the user side (docs/security.md#schools-staff-see): `schoolIds` on the
+ * Staff limited to schools, the user side (docs/security.md#who-sees-what): `schoolIds` on the
  * users' API, read fresh with every request; an admin limited to schools acts as an operator for
  * them and is refused everything organisation-wide; the audit of one's own actions; Send from the
  * console, where staff are not callers (a school's allowedIps do not apply) and a limited user

@@ -16,7 +16,7 @@ export const ROLE_LABELS: Record<Role, string> = {
 
 /**
  * The schools a user is limited to, by id: null (or, as input, absent or empty) is
- * organisation-wide, every school (docs/security.md#schools-staff-see).
+ * organisation-wide, every school (docs/security.md#who-sees-what).
  */
 export const schoolIdsSchema = z
   .array(z.number().int().positive())

@@ -40,7 +40,7 @@ export const roleAllows = (role: Role, access: Access): boolean => RANK[role] >=
 /**
  * The role a user acts with: an admin limited to schools acts as an operator does, for their
  * schools, and nothing organisation-wide (schools, templates, books, users, the service's set-up;
- * docs/security.md#schools-staff-see).
+ * docs/security.md#who-sees-what).
  */
 export const actingRole = (staff: {
   readonly role: Role;

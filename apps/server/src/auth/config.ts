@@ -50,7 +50,7 @@ export const identityConfigShape = {
   OIDC_OPERATOR_GROUPS: optional(list(/,/).default([])),
   /**
    * The claim whose values limit a user to schools, each a school's topic key, set at every
-   * single sign-on; unset: schools are set on the Users page (docs/security.md#schools-staff-see).
+   * single sign-on; unset: schools are set on the Users page (docs/security.md#who-sees-what).
    */
   OIDC_SCHOOLS_CLAIM: optional(claimPath.optional()),
   /** Values of OIDC_SCHOOLS_CLAIM that make a user organisation-wide (every school). */

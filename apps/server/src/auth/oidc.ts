@@ -209,7 +209,7 @@ export function roleOf(
 }
 
 /**
- * The schools a sign-on's OIDC_SCHOOLS_CLAIM values give (docs/security.md#schools-staff-see):
+ * The schools a sign-on's OIDC_SCHOOLS_CLAIM values give (docs/security.md#who-sees-what):
  * `every` when one is in OIDC_ALL_SCHOOLS_GROUPS (compared without regard to case), else the ids
  * of the schools whose topic key is one of them exactly (topic keys are told apart by case), else
  * `none`: values that name no school never grant anything.

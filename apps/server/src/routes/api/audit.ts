@@ -30,7 +30,7 @@ export function toAuditEntry(row: AuditRow): AuditEntry {
 /**
  * The audit log, what staff did in the console: all of it for admins of every school; anyone else
  * (operators, staff limited to schools) sees the entries of their own actions only
- * (docs/security.md#schools-staff-see).
+ * (docs/security.md#who-sees-what).
  */
 export const auditRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
