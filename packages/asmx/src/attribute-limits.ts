@@ -3,10 +3,9 @@
  * either reader sees it (read-soap.ts), and says where a limit is passed: a tag with more than
  * `perElement` (namespace declarations are attributes too), or more than `perMessage` in all.
  *
- * Why: fast-xml-parser's validator and parser spend microseconds on each attribute (a name check,
- * an object key, entity decoding): 88 000 attributes on one element took the general reader
- * 1.6 s, and 256 on each of 600 elements half a second, both well under the body limit. ASMX
- * clients send a handful.
+ * Why: fast-xml-parser's validator and parser do work for each attribute (a name check, an object
+ * key, entity decoding), so a body well under the size limit made of attributes held the event
+ * loop for a long time (docs/performance.md#what-was-tried). ASMX clients send a handful.
  *
  * The count must hold whichever way a reader delimits markup. Start tags, comments and
  * `<![CDATA[…]]>` are delimited alike by the validator and the parser: a `>` or a quote inside a
@@ -21,9 +20,9 @@
  * also an upper bound on what the validator checks before it stops at a malformed attribute.
  *
  * Cost: a start tag of the common shape (plainTag) is delimited and counted in one pass, and long
- * runs (a 56 KB name, 60 KB of whitespace) are crossed by a native search, not a character at a
- * time: forty 64 KiB bodies of 256 attributes on each element, or of one long name, at once held
- * /healthz past 0.1 s before (docs/performance.md).
+ * runs (a long name, a stretch of whitespace) are crossed by a native search, not a character at
+ * a time: forty bodies at the size cap of many attributes on each element, or of one long name,
+ * at once held /healthz up before (docs/performance.md, `bench/hostile-requests.mjs`).
  */
 export type AttributeBreach =
   /** A tag with too many; `index` is where its `<` is. */
@@ -312,7 +311,7 @@ function plainTag(xml: string, from: number, max: number): number {
 /**
  * RUN_LENGTH attributes in a row as plainTag reads them, each with a quoted value: separators, a
  * name, `=` (whitespace around it), the value up to its partner. A regular expression crosses them
- * about three times faster than the loop; tried once a tag has RUN_AFTER attributes, so that a tag
+ * faster than the loop; tried once a tag has RUN_AFTER attributes, so that a tag
  * of a few is read by the loop alone.
  */
 const RUN_LENGTH = 32;
@@ -333,9 +332,8 @@ ASCII_KINDS[GT] = TAG_END;
 
 const kindOf = (c: number): number => (c < 0x80 ? (ASCII_KINDS[c] as number) : isSpace(c) ? SEPARATOR : NAME);
 
-// Runs of one kind of character: a loop over the first few, a regular expression (native, several
-// times faster a character) over the rest of a long one: a 64 KiB name costs microseconds, not a
-// millisecond. Each looks in `[from, to)` and says `to` when the run reaches it.
+// Runs of one kind of character: a loop over the first few, a regular expression (native, faster a
+// character) over the rest of a long one, so that a name as long as the body allows stays cheap. Each looks in `[from, to)` and says `to` when the run reaches it.
 
 /** How many characters a loop looks at before it hands over to the regular expression. */
 const LOOP = 32;

@@ -10,7 +10,7 @@ import { type Element, elementView, ROOT_SCOPE, type Scope, scopeOf } from './xm
  * general reader (validator, then parser) reads the message and words any error. It only ever
  * accepts well-formed XML, so it never accepts what the general reader would refuse.
  *
- * Why: reading the envelope was 12 % of the server's CPU under SOAP load, most of it the
+ * Why: reading the envelope was a large part of the server's CPU under SOAP load, most of it the
  * validator's and the parser's passes over messages of this shape (docs/performance.md).
  */
 export function scanEnvelope(xml: string, maxDepth: number): Element | undefined {
@@ -141,8 +141,8 @@ const reserved = (name: string): boolean =>
   RESERVED.test(name);
 
 /**
- * A long text is looked at by a regular expression (native, several times faster a character than
- * a loop): 64 KiB of whitespace in an envelope cost the loops half a millisecond.
+ * A long text is looked at by a regular expression (native, faster a character than a loop), so
+ * that an envelope padded with whitespace up to the body cap stays cheap.
  */
 const LONG = 32;
 /** What plainText refuses besides '&': a control character other than tab and LF (CR included), U+FFFE, U+FFFF. */

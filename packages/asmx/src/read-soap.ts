@@ -33,8 +33,9 @@ export interface SoapLimits {
    * Longest message (in characters) read in a shape the one-pass reader declines (a comment,
    * CDATA, a processing instruction, a reference, a carriage return…: fast-envelope.ts). The
    * general reader's work on the event loop grows with each character, faster with references:
-   * forty 64 KiB messages at once (the .asmx body cap) held every other request past 0.1 s. A real
-   * client's message is a few KB in either shape.
+   * forty messages at the .asmx body cap at once held every other request up
+   * (docs/performance.md, `bench/hostile-requests.mjs`). A real client's message is a few KB in
+   * either shape.
    */
   readonly maxGeneralChars: number;
 }
@@ -478,8 +479,8 @@ function countElements(xml: string, limit: number): number {
  * allows a `&` nowhere else but in CDATA sections, comments and processing instructions; counting
  * those too makes the count hold however a reader delimits markup (attribute-limits.ts), and no
  * client sends thousands of them. Why: fast-xml-parser's validator checks each reference and its
- * parser decodes each into a piece of a joined string; 200 000 of them (1 MiB) held the event loop
- * 0.1 to 0.2 s, eight at once a second (docs/faults.md#reading-the-request).
+ * parser decodes each into a piece of a joined string, so a body of nothing else held the event
+ * loop (docs/faults.md#reading-the-request).
  */
 function countReferences(xml: string, limit: number): number {
   let count = 0;

@@ -169,8 +169,9 @@ export function phoneKind(phone: string): { country: string | undefined; type: N
 
 /**
  * Numbers checkParam has just found valid, by E.164, for phoneKind to read without parsing them
- * again: parsing is most of a number's cost (tens of µs with full metadata), and AuthCode asks
- * both, one after the other. Bounded (the oldest go first) and emptied as they are read.
+ * again: parsing is most of a number's cost (with full metadata: docs/performance.md), and
+ * AuthCode asks both, one after the other. Bounded (the oldest go first) and emptied as they are
+ * read.
  */
 const justValidated = new Map<string, PhoneNumber>();
 const JUST_VALIDATED_MAX = 256;
