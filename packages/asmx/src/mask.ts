@@ -28,7 +28,10 @@ const token = {
   kind: 'other' as Kind,
   /** Where the tag's qualified name, as written, starts and ends (start and end tags; else both `end`). */
   nameStart: 0,
+  /** LONG_NAME: a start tag's long name whose end is not yet known (isSecretToken). */
   nameEnd: 0,
+  /** A start tag's first quote or `>` after its name (the text's length if none). */
+  nameBound: 0,
   /** One past the token's last character; the text's length when it is unterminated. */
   end: 0,
   /** False when the text ends before the token does. */
@@ -83,7 +86,6 @@ function isNameChar(c: number): boolean {
 const LOOP = 32;
 /** A character isNameChar refuses. */
 const NOT_NAME_CHAR = /[^-.0-:A-Z_a-z\u00b7\u00c0-\u00d6\u00d8-\u00f6\u00f8-\uffff]/g;
-const QUOTE_OR_GT = /["'>]/g;
 
 /** The first match of `re` (global, one character long) at or after `from`, or the text's length. */
 function search(re: RegExp, xml: string, from: number): number {
@@ -100,12 +102,21 @@ function readName(xml: string, from: number): number {
 
 /** The first `"`, `'` or `>` at or after `from`, or the text's length. */
 function quoteOrGt(xml: string, from: number): number {
-  const limit = Math.min(xml.length, from + LOOP);
+  const n = xml.length;
+  const limit = Math.min(n, from + LOOP);
   for (let i = from; i < limit; i++) {
     const c = xml.charCodeAt(i);
     if (c === 0x22 /* " */ || c === 0x27 /* ' */ || c === 0x3e /* > */) return i;
   }
-  return search(QUOTE_OR_GT, xml, limit);
+  if (limit === n) return n;
+  // Three searches for one character (each many times faster than one for any of three): the
+  // quotes looked for only up to the `>`, so that none reads past it.
+  const gt = xml.indexOf('>', limit);
+  const before = gt === -1 ? xml.slice(limit) : xml.slice(limit, gt);
+  const double = before.indexOf('"');
+  const single = before.indexOf("'");
+  if (double === -1 && single === -1) return gt === -1 ? n : gt;
+  return limit + (double === -1 ? single : single === -1 ? double : Math.min(double, single));
 }
 
 /**
@@ -154,15 +165,21 @@ function markupAt(xml: string, lt: number): Token {
     const gt = xml.indexOf('>', nameEnd);
     return setToken('end', lt + 2, nameEnd, gt === -1 ? n : gt + 1, gt !== -1);
   }
-  const nameEnd = readName(xml, lt + 1);
+  const nameEnd = shortNameEnd(xml, lt + 1);
   // `<` not followed by a name is not markup: a stray character of text.
   if (nameEnd === lt + 1) return other(lt + 1, true);
-  for (let i = nameEnd; ; ) {
+  // A long name's end is not needed to find the tag's: no quote or `>` is a name's character.
+  let i = nameEnd === LONG_NAME ? lt + 1 + LOOP : nameEnd;
+  let bound = -1;
+  for (;;) {
     i = quoteOrGt(xml, i);
+    if (bound === -1) bound = i;
     if (i >= n) break;
     if (xml.charCodeAt(i) === 0x3e /* > */) {
       const selfClosing = xml.charCodeAt(i - 1) === 0x2f; /* / */
-      return setToken('start', lt + 1, nameEnd, i + 1, true, selfClosing);
+      setToken('start', lt + 1, nameEnd, i + 1, true, selfClosing);
+      token.nameBound = bound;
+      return token;
     }
     // A quoted value, and the values after it, crossed by the regular expression (twice as fast as
     // a loop on a tag of hundreds of attributes); no progress: the quote has no partner.
@@ -171,7 +188,44 @@ function markupAt(xml: string, lt: number): Token {
     if (QUOTED.lastIndex === i) break;
     i = QUOTED.lastIndex;
   }
-  return setToken('start', lt + 1, nameEnd, n, false);
+  setToken('start', lt + 1, nameEnd, n, false);
+  token.nameBound = bound;
+  return token;
+}
+
+/** A start tag's nameEnd when its name is longer than LOOP characters and its end not yet looked for. */
+const LONG_NAME = -1;
+
+/** Where the name at `from` ends, as readName says, or LONG_NAME past LOOP characters. */
+function shortNameEnd(xml: string, from: number): number {
+  const limit = Math.min(xml.length, from + LOOP);
+  for (let i = from; i < limit; i++) if (!isNameChar(xml.charCodeAt(i))) return i;
+  return limit === xml.length ? limit : LONG_NAME;
+}
+
+/**
+ * Whether the tag markupAt read last is a secret's (isSecretName). A long start tag's name is read
+ * to its end — a search of up to 64 KiB — only when it may be one: when a `:` stands before the
+ * tag's first quote or `>` (a prefix, perhaps), or the name begins with a secret's.
+ */
+function isSecretToken(xml: string, secret: readonly string[], shortest: number): boolean {
+  if (token.nameEnd === LONG_NAME) {
+    const start = token.nameStart;
+    const prefixed = xml.slice(start, token.nameBound).indexOf(':') !== -1;
+    if (!prefixed && !secret.some((name) => name.length >= LOOP || beginsWith(xml, start, name)))
+      return false;
+    token.nameEnd = search(NOT_NAME_CHAR, xml, start + LOOP);
+  }
+  return (
+    token.nameEnd - token.nameStart >= shortest && isSecretName(xml, token.nameStart, token.nameEnd, secret)
+  );
+}
+
+/** Whether `xml` has `name` (lower-case) at `at`, in any case. */
+function beginsWith(xml: string, at: number, name: string): boolean {
+  for (let k = 0; k < name.length; k++)
+    if (asciiLower(xml.charCodeAt(at + k)) !== name.charCodeAt(k)) return false;
+  return true;
 }
 
 /**
@@ -288,10 +342,7 @@ export function maskXmlElements(
     markupAt(xml, lt);
     i = token.end;
     if (token.kind === 'other') continue;
-    if (
-      token.nameEnd - token.nameStart < shortest ||
-      !isSecretName(xml, token.nameStart, token.nameEnd, secret)
-    ) {
+    if (!isSecretToken(xml, secret, shortest)) {
       tagEnd = token.end;
       continue;
     }
