@@ -155,7 +155,7 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
     await form.getByRole('button', { name: 'Add user' }).click();
     await page
       .getByRole('status')
-      .filter({ hasText: `Added ${operator.username} (Operator).` })
+      .filter({ hasText: `Added ${operator.username} (Operator, All schools).` })
       .waitFor();
     const row = page
       .getByRole('table', { name: 'Staff accounts' })
@@ -179,7 +179,8 @@ describe.skipIf(!browserAvailable())('staff accounts (real server, Chromium)', (
     await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
     await logIn(page, operator);
     expect(new URL(page.url()).pathname).toBe('/dashboard');
-    expect(await navLinks(page)).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Service']);
+    // Audit: the entries of their own actions.
+    expect(await navLinks(page)).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Audit', 'Service']);
     await page.getByRole('button', { name: /^Olivia Operator\s+Operator$/ }).waitFor();
 
     // Opening an admin page directly: the console says it is not for them.
