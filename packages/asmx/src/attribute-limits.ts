@@ -337,9 +337,7 @@ const kindOf = (c: number): number => (c < 0x80 ? (ASCII_KINDS[c] as number) : i
 
 /** How many characters a loop looks at before it hands over to the regular expression. */
 const LOOP = 32;
-const SPACE = /\s/g;
 const NOT_SPACE = /\S/g;
-const TAG_NAME_END = /[\s"'>]/g;
 const NAME_END_IN_TAG = /[\s="'>]/g;
 const NAME_END = /[\s=]/g;
 const NOT_SEPARATOR = /[^\s=]/g;
@@ -348,7 +346,7 @@ const NOT_SEPARATOR = /[^\s=]/g;
 function spaceFrom(xml: string, from: number, to: number): number {
   const limit = Math.min(to, from + LOOP);
   for (let k = from; k < limit; k++) if (isSpace(xml.charCodeAt(k))) return k;
-  return search(SPACE, xml, limit, to);
+  return limit >= to ? to : firstOf(xml, limit, to, SPACES);
 }
 
 /** The first character that is not whitespace. */
@@ -365,7 +363,34 @@ function tagNameEnd(xml: string, from: number, to: number): number {
     const c = xml.charCodeAt(k);
     if (c === GT || c === DOUBLE_QUOTE || c === SINGLE_QUOTE || isSpace(c)) return k;
   }
-  return search(TAG_NAME_END, xml, limit, to);
+  if (limit >= to) return to;
+  // A long name (a hostile body is one): the characters that end it are few, and indexOf finds
+  // each many times faster than an expression finds any of them — up to the tag's `>`, so that no
+  // search reads past the tag.
+  const gt = xml.indexOf('>', limit);
+  return firstOf(xml, limit, gt === -1 || gt > to ? to : gt, TAG_NAME_STOPS);
+}
+
+/** JavaScript's whitespace (`\s`, isSpace), one string a character. */
+const SPACES = [
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+  0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff,
+].map((c) => String.fromCharCode(c));
+const TAG_NAME_STOPS = ['"', "'", ...SPACES];
+
+/** The first of `chars` (one character each) in `[from, to)`, or `to`. */
+function firstOf(xml: string, from: number, to: number, chars: readonly string[]): number {
+  // One search a character, each only up to the first found so far.
+  let text = xml.slice(from, to);
+  let first = to;
+  for (const c of chars) {
+    const at = text.indexOf(c);
+    if (at !== -1) {
+      first = from + at;
+      text = text.slice(0, at);
+    }
+  }
+  return first;
 }
 
 /**
