@@ -57,7 +57,7 @@ describe('the log', () => {
 
   it('writes one line per request in JSON, every request, with the auth code and the phone masked', async () => {
     const { app, requestLines } = await appLogging('json');
-    await app.inject({ method: 'GET', url: '/healthz' });
+    await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'probe-1' } });
     await app.inject({
       method: 'GET',
       url: '/AuthCodeSending.asmx/AuthCode?code=482913&phone=%2B447911123456',
@@ -69,6 +69,8 @@ describe('the log', () => {
       '/AuthCodeSending.asmx/AuthCode?code=***&phone=%2B44•••••••456',
     ]);
     expect(lines.map((l) => (l.res as { statusCode: number }).statusCode)).toEqual([200, 200]);
+    // A probe's logger is made only as it writes (lazyRequestLogger), its request id bound all the same.
+    expect(lines[0]?.reqId).toBe('probe-1');
     expect(JSON.stringify(lines)).not.toContain('482913');
     expect(JSON.stringify(lines)).not.toContain('7911123456');
   });

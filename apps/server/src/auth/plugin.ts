@@ -1,6 +1,8 @@
 import cookie from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { problem, sendProblem } from '../http/problem.js';
+import type { Access } from './access.js';
 import {
   actingRole,
   keepRouteTable,
@@ -98,24 +100,37 @@ export const authPlugin = fp(
     );
 
     // Every request, in this order: Host, Origin, session, role, second factor. Every rule reads
-    // the route the router chose (its config), never the URL's text.
-    app.addHook('onRequest', async (request, reply) => {
+    // the route the router chose (its config), never the URL's text. Synchronous (callback style)
+    // up to the session: a public route (the .asmx endpoints, the probes) goes on without the
+    // promise and the turn of the microtask queue an async hook costs every request.
+    app.addHook('onRequest', (request, reply, done) => {
       const route = request.is404 ? undefined : request.routeOptions.config;
       if (allowedHosts && !route?.anyHost && !allowedHosts.has(hostName(request.host))) {
         request.log.warn({ host: request.host.slice(0, 200) }, 'Host not allowed (see ALLOWED_HOSTS)');
-        return reply
-          .code(421)
-          .header('connection', 'close')
-          .type('text/plain; charset=utf-8')
-          .send(HOST_REFUSED);
+        reply.code(421).header('connection', 'close').type('text/plain; charset=utf-8').send(HOST_REFUSED);
+        return;
       }
       if (route?.consoleOnly) {
         const refusal = crossSiteRefusal(request, config.PUBLIC_BASE_URL);
-        if (refusal) return sendProblem(reply, problem(403, refusal));
+        if (refusal) {
+          sendProblem(reply, problem(403, refusal));
+          return;
+        }
       }
       // Paths no route matches get their 404 (or the console's page) without a session.
       const access = route ? (route.access ?? 'admin') : 'public';
-      if (access === 'public') return;
+      if (access === 'public') return done();
+      // Fastify waits for the promise, as for an async hook.
+      return staffChecks(request, reply, route, access);
+    });
+
+    /** The session, the role, the second factor: for a route that is not public. */
+    async function staffChecks(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      route: FastifyRequest['routeOptions']['config'] | undefined,
+      access: Exclude<Access, 'public'>,
+    ) {
       const staff = await sessions.read(request);
       if (!staff) {
         if (route?.loginPage && request.method === 'GET' && wantsPage(request.headers.accept)) {
@@ -129,7 +144,7 @@ export const authPlugin = fp(
       if (staff.mustSetUpSecondFactor && !route?.secondFactorSetup) {
         return sendProblem(reply, problem(403, SECOND_FACTOR_FIRST, { secondFactorSetupRequired: true }));
       }
-    });
+    }
 
     setUpFirstAdmin(app);
     sweepEndedSessions(app, config.SESSION_IDLE_TIMEOUT);

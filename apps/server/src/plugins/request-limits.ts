@@ -35,10 +35,14 @@ export const requestLimitsPlugin = fp(
     let inFlight = 0;
     let refusedSinceLog = 0;
     let lastLog = 0;
-    app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.config.streamsBody) return;
-      const declared = Number(request.headers['content-length'] ?? 0);
-      if (!Number.isFinite(declared) || declared <= 0) return;
+    // Both hooks are synchronous (callback style): an async hook costs every request a promise
+    // and a turn of the microtask queue, whether or not it has a body.
+    app.addHook('onRequest', (request, reply, done) => {
+      // Most requests declare no body (every GET): nothing to count, the route's options unread.
+      const length = request.headers['content-length'];
+      if (length === undefined || request.routeOptions.config.streamsBody) return done();
+      const declared = Number(length);
+      if (!Number.isFinite(declared) || declared <= 0) return done();
       if (inFlight + declared > budget) {
         refusedSinceLog++;
         const now = Date.now();
@@ -50,10 +54,12 @@ export const requestLimitsPlugin = fp(
           lastLog = now;
           refusedSinceLog = 0;
         }
-        return reply
+        // Answered here: the request goes no further (done is not called).
+        reply
           .code(503)
           .headers({ 'retry-after': '5', connection: 'close', 'content-type': 'text/plain; charset=utf-8' })
           .send('The server is busy receiving other requests. Try again in a few seconds.');
+        return;
       }
       inFlight += declared;
       let released = false;
@@ -65,15 +71,16 @@ export const requestLimitsPlugin = fp(
       // Held until the exchange is over, answered or cut off.
       reply.raw.once('close', release);
       reply.raw.once('finish', release);
+      done();
     });
 
     // A body without a declared length (chunked) is counted as it arrives instead.
-    app.addHook('preParsing', async (request, reply, payload) => {
+    app.addHook('preParsing', (request, reply, payload, done) => {
       // Only a body sent in chunks is counted here; without one the request is left alone (piping
       // it would end it, and a live tail with it).
       const chunked =
         request.headers['transfer-encoding'] !== undefined && request.headers['content-length'] === undefined;
-      if (request.routeOptions.config.streamsBody || !chunked) return payload;
+      if (!chunked || request.routeOptions.config.streamsBody) return done(null, payload);
       let counted = 0;
       reply.raw.once('close', () => {
         inFlight -= counted;
@@ -92,11 +99,14 @@ export const requestLimitsPlugin = fp(
       });
       payload.on('error', (err) => counter.destroy(err));
       // Fastify checks its body limits on this count.
-      return Object.assign(payload.pipe(counter), {
-        get receivedEncodedLength() {
-          return counted;
-        },
-      });
+      done(
+        null,
+        Object.assign(payload.pipe(counter), {
+          get receivedEncodedLength() {
+            return counted;
+          },
+        }),
+      );
     });
   },
   { name: 'request-limits', dependencies: ['config'] },

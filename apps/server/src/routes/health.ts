@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import { lazyRequestLogger } from '../logging.js';
+import type { ReadinessReport } from '../plugins/readiness.js';
 import { PROBE_HEADERS } from '../plugins/security-headers.js';
 import type { ReplicaStatus } from '../store/index.js';
 
@@ -28,8 +30,14 @@ function replicaState(replica: ReplicaStatus) {
   };
 }
 
-/** A probe's route settings: any Host (docs/security.md), a probe's headers. */
-const PROBE = { anyHost: true, securityHeaders: PROBE_HEADERS } as const;
+/**
+ * A probe's route options: any Host (docs/security.md), a probe's headers, and a logger made only
+ * when the probe writes a line (lazyRequestLogger).
+ */
+const PROBE = {
+  config: { anyHost: true, securityHeaders: PROBE_HEADERS },
+  childLoggerFactory: lazyRequestLogger,
+} as const;
 
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   // The embedded database is always reachable; a query still tells whether it can be read. It is
@@ -37,28 +45,37 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
   // say what the last query found.
   let readable = true;
   let pingedAt = Number.NEGATIVE_INFINITY;
-  app.get('/healthz', { config: PROBE }, async (request) => {
+  const ping = async (log: FastifyBaseLogger) => {
+    try {
+      await app.store.ping();
+      readable = true;
+    } catch (err) {
+      log.error({ err }, 'the database does not answer a query');
+      readable = false;
+    }
+  };
+  const answer = (report: ReadinessReport, database: 'up' | 'down') => ({
+    status: 'ok',
+    database: database === 'up' && !readable ? 'failing' : database,
+    disk: report.disk,
+  });
+  // Answered synchronously but once a second (when it pings): an async handler costs every probe
+  // a promise and a turn of the microtask queue.
+  app.get('/healthz', PROBE, (request) => {
     const report = app.readiness.report();
-    let database: 'up' | 'down' | 'failing' = report.database && report.migrations ? 'up' : 'down';
+    const database = report.database && report.migrations ? 'up' : 'down';
     if (database === 'up' && app.store.dialect === 'sqlite') {
       const now = Date.now();
       if (now - pingedAt >= PING_EVERY_MS) {
         pingedAt = now;
-        try {
-          await app.store.ping();
-          readable = true;
-        } catch (err) {
-          request.log.error({ err }, 'the database does not answer a query');
-          readable = false;
-        }
+        return ping(request.log).then(() => answer(report, database));
       }
-      if (!readable) database = 'failing';
     }
-    return { status: 'ok', database, disk: report.disk };
+    return answer(report, database);
   });
 
   // Once closing has begun, Fastify answers every request 503 itself (return503OnClosing).
-  app.get('/readyz', { config: PROBE }, async (_request, reply) => {
+  app.get('/readyz', PROBE, async (_request, reply) => {
     const report = app.readiness.report();
     const { reasons } = report;
     const state = {
