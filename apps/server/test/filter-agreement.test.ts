@@ -46,6 +46,7 @@ function callArb(alphabet: readonly string[]): fc.Arbitrary<NewCall> {
       outcome: fc.constantFrom(...OUTCOMES),
       ip: fc.constantFrom(...IPS),
       phone: fc.option(fc.constantFrom(...PHONES), { nil: null }),
+      school: fc.constantFrom(1, 2, 1, 2, null),
       params: fc.option(fc.dictionary(fc.constantFrom('code', 'phone', 'id'), text, { maxKeys: 2 }), {
         nil: null,
       }),
@@ -72,6 +73,7 @@ function callArb(alphabet: readonly string[]): fc.Arbitrary<NewCall> {
         request_bytes: 1,
         response: `HTTP/1.1 200 OK\r\n\r\n${c.answer}`,
         response_bytes: 1,
+        school_id: c.school,
       }),
     );
 }
@@ -103,7 +105,7 @@ function qArb(calls: readonly NewCall[], alphabet: readonly string[]): fc.Arbitr
   return fc.oneof(fc.constant(''), short, piece, piece);
 }
 
-/** One value for every filter; each test below tries all 256 subsets of it. */
+/** One value for every filter and a school scope; each test below tries all 256 subsets of it. */
 function fullQueryArb(calls: readonly NewCall[], alphabet: readonly string[]) {
   const time = fc.integer({ min: -1, max: 11 }).map((m) => T0 + m * MINUTE);
   return fc.record({
@@ -122,19 +124,29 @@ function fullQueryArb(calls: readonly NewCall[], alphabet: readonly string[]) {
     ip: fc.constantFrom(...IPS, '203.0.113.2'),
     phone: fc.constantFrom(...PHONES, '+12025550123'),
     q: qArb(calls, alphabet),
+    // Whose calls a member of staff limited to schools reads (store/school-scope.ts).
+    scope: fc.constantFrom<readonly number[]>([1], [2], [1, 2], [1, 2], [2, 1], []),
   });
 }
 
 const KEYS = ['operation', 'binding', 'outcome', 'from', 'to', 'ip', 'phone', 'q'] as const;
-type FullQuery = { [K in (typeof KEYS)[number]]-?: NonNullable<CallQuery[K]> };
+type FullQuery = { [K in (typeof KEYS)[number] | 'scope']-?: NonNullable<CallQuery[K]> };
 
-/** Every combination of the filters: the subset of KEYS named by each bit of 0…255. */
+/**
+ * Every combination of the filters: the subset of KEYS named by each bit of 0…255; a quarter of
+ * them (those of 1, 5 or 9 filters) read within the school scope too.
+ */
 function* subsets(full: FullQuery): Generator<CallQuery> {
   for (let mask = 0; mask < 1 << KEYS.length; mask++) {
     const query: Record<string, unknown> = {};
+    let count = 0;
     KEYS.forEach((key, bit) => {
-      if (mask & (1 << bit)) query[key] = full[key];
+      if (mask & (1 << bit)) {
+        query[key] = full[key];
+        count++;
+      }
     });
+    if (count % 4 === 1) query.scope = full.scope;
     yield query as CallQuery;
   }
 }

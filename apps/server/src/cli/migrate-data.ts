@@ -64,6 +64,9 @@ const NOT_COPIED: Partial<Record<keyof Database, string>> = {
   call_error_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied calls',
   call_rollup_state: 'the roll-ups’ watermark: left unset on the target, so it rolls from the oldest call',
   delivery_hours: 'the Dashboard’s roll-ups: the target’s server makes them from the copied deliveries',
+  school_call_hours: 'the roll-ups per school: the target’s server makes them from the copied calls',
+  school_call_error_hours: 'the roll-ups per school: the target’s server makes them from the copied calls',
+  school_delivery_hours: 'the roll-ups per school: the target’s server makes them from the copied deliveries',
   delivery_rollup_state:
     'the roll-ups’ watermark: left unset on the target, so it rolls from the oldest delivery',
 };

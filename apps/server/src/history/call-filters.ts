@@ -1,7 +1,14 @@
 import { UNKNOWN_OPERATION } from '@school/contract';
-import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely';
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { CALL_HAS_FAILED_DELIVERY_SQL, callHasFailedDelivery } from '../outbox/index.js';
-import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
+import {
+  type Binding,
+  type CallRow,
+  type Database,
+  inScope,
+  type Outcome,
+  type SchoolScope,
+} from '../store/index.js';
 
 /**
  * History's call filter, defined once. CALL_FILTERS describes each filter; the functions below
@@ -11,7 +18,9 @@ import type { Binding, CallRow, Database, Outcome } from '../store/index.js';
  *     untyped JavaScript in a thread of its own (search-worker.mjs) and cannot import this module;
  *   - `matchesCall`: a just-recorded row in memory, for the live tail.
  * The delivery filter is not a column of calls but a condition the outbox gives, in each form
- * (outbox/call-conditions.ts).
+ * (outbox/call-conditions.ts). The school scope (`scope`: whose calls the reader sees,
+ * store/school-scope.ts) is a membership of the calls' `school_id` in each form alike: every read
+ * of History goes through one of them, so the scope the route puts in the query holds in all.
  * Free text (`q`) is searched in TEXT_COLUMNS, with `likePattern` in SQL and `containsText` in
  * memory. Adding a filter is a field of CallQuery and an entry of CALL_FILTERS (the compiler
  * refuses one without the other); test/filter-agreement.test.ts checks that the forms agree.
@@ -32,6 +41,12 @@ export interface CallQuery {
   readonly delivery?: 'failed' | undefined;
   /** Free text: a case-insensitive substring of the parameters, the raw request or response. */
   readonly q?: string | undefined;
+  /**
+   * Whose calls: the schools of a member of staff limited to some (the calls of one of them),
+   * or null or undefined for organisation-wide staff (every call). Set by the route from the
+   * session, never from the query string.
+   */
+  readonly scope?: SchoolScope | undefined;
 }
 
 /** A position in the newest-first order: the last row of the previous page. */
@@ -40,7 +55,7 @@ export interface CallCursor {
   readonly id: number;
 }
 
-type IndexedKey = Exclude<keyof CallQuery, 'q' | 'delivery'>;
+type IndexedKey = Exclude<keyof CallQuery, 'q' | 'delivery' | 'scope'>;
 
 interface CallFilter {
   readonly key: IndexedKey;
@@ -109,6 +124,16 @@ export function applyFilters<O>(
     const { from, to } = query;
     out = out.where((eb) => callHasFailedDelivery(eb, { from, to }));
   }
+  const schools = query.scope;
+  if (schools) {
+    // One school (the usual scope): an equality, which seeks calls_school_at (migration 0025).
+    out =
+      schools.length === 0
+        ? out.where(sql<boolean>`1 = 0`)
+        : schools.length === 1
+          ? out.where('school_id', '=', schools[0] as number)
+          : out.where('school_id', 'in', schools);
+  }
   return out;
 }
 
@@ -131,12 +156,21 @@ export function sqliteFilter(query: Omit<CallQuery, 'q'>): SqliteFilter {
     }
   }
   if (query.delivery === 'failed') where.push(CALL_HAS_FAILED_DELIVERY_SQL);
+  const schools = query.scope;
+  if (schools) {
+    const names = schools.map((_, i) => `school${i}`);
+    schools.forEach((id, i) => {
+      params[names[i] as string] = id;
+    });
+    where.push(names.length === 0 ? '1 = 0' : `school_id IN (${names.map((n) => `@${n}`).join(', ')})`);
+  }
   return { where, params };
 }
 
 /** Whether a just-recorded call passes the filters, with the same meaning as the SQL forms. */
 export function matchesCall(query: CallQuery, row: CallRow): boolean {
   if (query.delivery !== undefined) return false;
+  if (!inScope(query.scope, row.school_id)) return false;
   for (const { filter, value } of present(query)) {
     const stored = row[filter.column];
     if (value === null || filter.test === '=') {

@@ -1,4 +1,11 @@
-import { CALL_SUMMARY_COLUMNS, type CallRow, type CallSummaryRow, type Store } from '../store/index.js';
+import {
+  CALL_SUMMARY_COLUMNS,
+  type CallRow,
+  type CallSummaryRow,
+  inScope,
+  type SchoolScope,
+  type Store,
+} from '../store/index.js';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
 import { type Alongside, deleteCallsOlderThan } from './call-retention.js';
 import { type RowScan, type ScanSource, scanBy, scanRowsBy } from './call-scans.js';
@@ -24,7 +31,11 @@ export interface TextSearchPage {
 }
 
 export interface History {
-  findById(id: number): Promise<CallRow | undefined>;
+  /**
+   * One call; undefined when there is none, or when it is not in `scope` (another school's, or no
+   * school's for staff limited to schools): the same answer, so that an id tells nothing.
+   */
+  findById(id: number, scope?: SchoolScope): Promise<CallRow | undefined>;
   /**
    * Newest first (by time, then id), after `cursor`; keyset pagination, never OFFSET. Free text
    * (`q`) is searched in the search worker, to the end (no time budget: see `searchText`).
@@ -161,7 +172,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
   const source: ScanSource = { store, reads, windowsOf };
 
   return {
-    async findById(id) {
+    async findById(id, scope) {
       const byId = (from: typeof db, since?: number) => {
         const qb = from.selectFrom('calls').selectAll().where('id', '=', id);
         return (since === undefined ? qb : qb.where('at', '>=', since)).executeTakeFirst();
@@ -169,10 +180,10 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
       // Most call pages are of recent calls: on PostgreSQL the last two days' few partitions are
       // looked in first, then all of them (each partition's key index: ms per hundred).
       const recent = partitions ? await byId(reads, Date.now() - RECENT_CALL_MS) : undefined;
-      const row = recent ?? (await byId(reads));
+      let row = recent ?? (await byId(reads));
       // Asked right after its call, the replica may not have it yet: the primary has.
-      if (row || reads === db) return row;
-      return byId(db, partitions ? Date.now() - RECENT_CALL_MS : undefined);
+      if (!row && reads !== db) row = await byId(db, partitions ? Date.now() - RECENT_CALL_MS : undefined);
+      return row && inScope(scope, row.school_id) ? row : undefined;
     },
     async search(query, page) {
       if (hasText(query)) {

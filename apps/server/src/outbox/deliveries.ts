@@ -1,6 +1,6 @@
 import { type CallDelivery, type CallDeliveryState, LOG_PROVIDER, SHOWN_FIRST } from '@school/contract';
 import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database } from '../store/index.js';
+import { type Database, inScope, type SchoolScope } from '../store/index.js';
 import {
   applyDeliveryFilters,
   type DeliveryCursor,
@@ -31,7 +31,11 @@ export interface OutboxState {
  * later. Every change of a delivery's state is a transition of states.ts, in sql.ts.
  */
 export interface DeliveryRepository {
-  findById(id: number): Promise<DeliveryRow | undefined>;
+  /**
+   * One delivery; undefined when there is none or it is not in `scope` (another school's, or no
+   * school's for staff limited to schools): the same answer, so that an id tells nothing.
+   */
+  findById(id: number, scope?: SchoolScope): Promise<DeliveryRow | undefined>;
   attemptsOf(id: number): Promise<AttemptRow[]>;
   /** Newest first by (created_at, id), after the cursor `after`. */
   search(
@@ -144,8 +148,9 @@ export function createDeliveryRepository(
       }
       return false;
     },
-    findById(id) {
-      return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+    async findById(id, scope) {
+      const row = await db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && inScope(scope, row.school_id) ? row : undefined;
     },
     attemptsOf(id) {
       return db

@@ -1,12 +1,13 @@
-import { type QueryCreator, type RawBuilder, sql } from 'kysely';
-import type { Database } from '../store/index.js';
+import { type QueryCreator, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type Database, type SchoolScope, schoolCondition } from '../store/index.js';
 import { ON_THEIR_WAY } from './states.js';
 
 /**
  * The deliveries as the Dashboard counts them (stats/delivery-rollups.ts): grouped by when they
  * were queued, by status and by whether the `log` provider took them, and how far back the
  * deliveries on their way go. The statistics make their roll-ups and counts from these reads; the
- * outbox alone queries its tables.
+ * outbox alone queries its tables. A `scope` reads the deliveries of those schools only (a member
+ * of staff limited to schools: store/school-scope.ts); undefined or null, every delivery.
  */
 
 /** 1 when the `log` provider took a delivery (written to the log, nothing sent), else 0. */
@@ -14,6 +15,12 @@ const loggedSql = sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 EL
 
 /** The statuses on their way as literals: the planner matches them to migration 0022's index. */
 const onTheirWay = () => ON_THEIR_WAY.map((s) => sql.lit(s));
+
+/** The deliveries of `scope`'s schools (all of them when it is undefined or null). */
+const inScopeOf = <O>(qb: SelectQueryBuilder<Database, 'deliveries', O>, scope: SchoolScope | undefined) => {
+  const schools = schoolCondition(scope);
+  return schools ? qb.where(schools) : qb;
+};
 
 /** The caller's buckets of time: the SQL of the bucket a time column's value falls in. */
 export type BucketOf = (column: 'created_at') => RawBuilder<number>;
@@ -27,9 +34,9 @@ export const deliveryGroupsQueued = (
   bucket: BucketOf,
   from: number,
   to: number,
+  scope?: SchoolScope,
 ) =>
-  db
-    .selectFrom('deliveries')
+  inScopeOf(db.selectFrom('deliveries'), scope)
     .select((eb) => [
       bucket('created_at').as('bucket'),
       'status',
@@ -59,10 +66,34 @@ export const hourlyDeliveryGroups = (db: QueryCreator<Database>, hour: BucketOf,
     .where('created_at', '<', to)
     .groupBy([sql`1`, 'status', sql`3`]);
 
-/** The deliveries queued since `since`, counted by status and `logged` (column `n`). */
-export const countsQueuedSince = (db: QueryCreator<Database>, since: number) =>
+/**
+ * The same per school, for the roll-ups per school: the rows of `hour`, `school_id`, status,
+ * `logged`, `count`, `attempts`, of the deliveries that belong to a school.
+ */
+export const hourlySchoolDeliveryGroups = (
+  db: QueryCreator<Database>,
+  hour: BucketOf,
+  from: number,
+  to: number,
+) =>
   db
     .selectFrom('deliveries')
+    .select((eb) => [
+      hour('created_at').as('hour'),
+      sql<number>`school_id`.as('school_id'),
+      'status',
+      loggedSql.as('logged'),
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.coalesce(eb.fn.sum<number>('attempts'), sql.lit(0)).as('attempts'),
+    ])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .where('school_id', 'is not', null)
+    .groupBy([sql`1`, 'school_id', 'status', sql`4`]);
+
+/** The deliveries queued since `since`, counted by status and `logged` (column `n`). */
+export const countsQueuedSince = (db: QueryCreator<Database>, since: number, scope?: SchoolScope) =>
+  inScopeOf(db.selectFrom('deliveries'), scope)
     .select((eb) => ['status', loggedSql.as('logged'), eb.fn.countAll<number>().as('n')])
     .where('created_at', '>=', since)
     .groupBy(['status', sql`2`]);
@@ -71,9 +102,8 @@ export const countsQueuedSince = (db: QueryCreator<Database>, since: number) =>
  * The deliveries on their way queued before `before`, counted by status (`logged` 0), found
  * through the index of the deliveries on their way (PostgreSQL, 0022).
  */
-export const onTheirWayQueuedBefore = (db: QueryCreator<Database>, before: number) =>
-  db
-    .selectFrom('deliveries')
+export const onTheirWayQueuedBefore = (db: QueryCreator<Database>, before: number, scope?: SchoolScope) =>
+  inScopeOf(db.selectFrom('deliveries'), scope)
     .select((eb) => ['status', sql.lit(0).as('logged'), eb.fn.countAll<number>().as('n')])
     .where('status', 'in', onTheirWay())
     .where('created_at', '<', before)

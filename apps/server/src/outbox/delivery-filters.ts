@@ -1,6 +1,6 @@
 import { type DeliveryState, LOG_PROVIDER } from '@school/contract';
 import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
-import type { Database } from '../store/index.js';
+import { type Database, type SchoolScope, schoolCondition } from '../store/index.js';
 import type { DeliveriesTable, DeliveryKind, DeliveryStatus } from './schema.js';
 
 /** Filters over deliveries; times in epoch milliseconds (when queued), `to` exclusive. */
@@ -14,6 +14,12 @@ export interface DeliveryQuery {
   readonly recipient?: string | undefined;
   readonly from?: number | undefined;
   readonly to?: number | undefined;
+  /**
+   * Whose deliveries: those of the schools of a member of staff limited to some (a delivery is its
+   * call's school's), or null or undefined for organisation-wide staff. From the session, never
+   * from the query string.
+   */
+  readonly scope?: SchoolScope | undefined;
 }
 
 /** A position in the newest-first order: the last row of the previous page. */
@@ -84,6 +90,9 @@ export function applyDeliveryFilters<O>(
   if (query.callId !== undefined) out = out.where('call_id', '=', query.callId);
   if (query.from !== undefined) out = out.where('created_at', '>=', query.from);
   if (query.to !== undefined) out = out.where('created_at', '<', query.to);
+  // A school's deliveries newest first through deliveries_school_created_at (migration 0025).
+  const schools = schoolCondition(query.scope);
+  if (schools) out = out.where(schools);
   const needles = recipientNeedles(query.recipient ?? '');
   if (needles.length > 0) {
     const recipient =

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { PushProvider, SmsProvider } from '../providers/types.js';
 import type { Sealer } from '../secrets/sealer.js';
-import type { Store } from '../store/index.js';
+import type { SchoolScope, Store } from '../store/index.js';
 import type { CircuitChange, CircuitState } from './circuit.js';
 import { createDeliveryRepository, type DeliveryRepository, deleteForCalls } from './deliveries.js';
 import { Dispatcher } from './dispatcher.js';
@@ -41,8 +41,11 @@ export interface Outbox {
   idle(): Promise<void>;
   /** Staff send a dead delivery again; false when it is not dead or cannot be sent again. */
   resend(id: number): Promise<boolean>;
-  /** Every dead delivery that can be sent again; returns how many. */
-  resendAllDead(): Promise<number>;
+  /**
+   * Every dead delivery that can be sent again, of the schools of `scope` (undefined or null:
+   * every school's and none's); returns how many.
+   */
+  resendAllDead(scope?: SchoolScope): Promise<number>;
   /** Each provider's circuit, for the Service page and /metrics. */
   circuits(): ProviderCircuit[];
 }
@@ -186,8 +189,8 @@ export function createOutbox(options: OutboxOptions): Outbox {
       if (done) d.mayBeDue();
       return done;
     },
-    async resendAllDead() {
-      const count = await sql.resendAllDead(Date.now());
+    async resendAllDead(scope) {
+      const count = await sql.resendAllDead(Date.now(), scope);
       if (count > 0) d.mayBeDue();
       return count;
     },
@@ -221,6 +224,7 @@ export {
   countsQueuedSince,
   deliveryGroupsQueued,
   hourlyDeliveryGroups,
+  hourlySchoolDeliveryGroups,
   oldestOnTheirWayAt,
   oldestQueuedAt,
   onTheirWayQueuedBefore,

@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool, Transaction } from 'kysely';
-import type { Database } from '../store/index.js';
+import { type Database, type SchoolScope, schoolCondition } from '../store/index.js';
 import { onTheirWaySince } from './on-their-way.js';
 import { from, type OutboxSqlContext, to } from './sql-context.js';
 
@@ -68,9 +68,10 @@ export function resendSql({ store, db }: OutboxSqlContext, onResend: ResendHook 
       return (await resend(now, (eb) => eb('id', '=', id))) === 1;
     },
 
-    /** `resend` of every dead delivery that can be sent again. Returns how many. */
-    resendAllDead(now: number): Promise<number> {
-      return resend(now, (eb) => eb.lit(true));
+    /** `resend` of every dead delivery that can be sent again, of `scope`'s schools. Returns how many. */
+    resendAllDead(now: number, scope?: SchoolScope): Promise<number> {
+      const schools = schoolCondition(scope);
+      return resend(now, (eb) => schools ?? eb.lit(true));
     },
   };
 }

@@ -1,5 +1,5 @@
 import { type Kysely, type QueryCreator, sql } from 'kysely';
-import type { Database, DialectName } from '../store/index.js';
+import { type Database, type DialectName, type SchoolScope, schoolCondition } from '../store/index.js';
 
 /**
  * Hourly roll-ups of the calls, for the Dashboard (docs/performance.md#the-dashboard): per hour,
@@ -13,6 +13,11 @@ import type { Database, DialectName } from '../store/index.js';
  * moving with the rows in the same commit. The hot path is untouched, and several instances
  * never count an hour twice (one rolls at a time, and a step only moves the watermark from where
  * it found it). Statistics read the roll-ups up to the watermark and the calls after it.
+ *
+ * The same per school (`school_call_hours`, `school_call_error_hours`, migration 0025), of the
+ * calls that belong to one, in the same steps: a member of staff limited to schools reads their
+ * schools' rows; the organisation's tables keep their size, and the Dashboard of organisation-wide
+ * staff its speed (docs/performance.md#staff-scoped-to-schools).
  */
 
 export const HOUR_MS = 3_600_000;
@@ -48,9 +53,15 @@ export const errorTextSql = sql<string | null>`substr(${sql.ref('error')}, 1, ${
 export const bucketOf = (column: string, bucketMs: number) =>
   sql<number>`(${sql.ref(column)} / ${sql.lit(Math.trunc(bucketMs))}) * ${sql.lit(Math.trunc(bucketMs))}`;
 
-/** The calls of [from, to), times in epoch ms: what every statistic and roll-up counts. */
-export const callsBetween = (db: QueryCreator<Database>, from: number, to: number) =>
-  db.selectFrom('calls').where('at', '>=', from).where('at', '<', to);
+/**
+ * The calls of [from, to), times in epoch ms: what every statistic and roll-up counts; those of
+ * `scope`'s schools only when it is given (through calls_school_at for one school).
+ */
+export const callsBetween = (db: QueryCreator<Database>, from: number, to: number, scope?: SchoolScope) => {
+  const calls = db.selectFrom('calls').where('at', '>=', from).where('at', '<', to);
+  const schools = schoolCondition(scope);
+  return schools ? calls.where(schools) : calls;
+};
 
 export interface CallRollups {
   /** Hours before this (epoch ms) are rolled up; null while none is. */
@@ -125,6 +136,43 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
             .groupBy([sql`1`, 'operation', 'status', 'outcome', sql`5`]),
         )
         .execute();
+      // Per school, of the calls that belong to one.
+      await trx
+        .insertInto('school_call_hours')
+        .columns(['hour', 'school_id', 'operation', 'outcome', 'bin', 'count'])
+        .expression(
+          callsBetween(trx, from, to)
+            .select((eb) => [
+              bucketOf('at', HOUR_MS).as('hour'),
+              sql<number>`school_id`.as('school_id'),
+              'operation',
+              'outcome',
+              latencyBinSql.as('bin'),
+              eb.fn.countAll<number>().as('count'),
+            ])
+            .where('school_id', 'is not', null)
+            .groupBy([sql`1`, 'school_id', 'operation', 'outcome', sql`5`]),
+        )
+        .execute();
+      await trx
+        .insertInto('school_call_error_hours')
+        .columns(['hour', 'school_id', 'operation', 'status', 'outcome', 'error', 'count'])
+        .expression(
+          callsBetween(trx, from, to)
+            .select((eb) => [
+              bucketOf('at', HOUR_MS).as('hour'),
+              sql<number>`school_id`.as('school_id'),
+              'operation',
+              'status',
+              'outcome',
+              errorTextSql.as('error'),
+              eb.fn.countAll<number>().as('count'),
+            ])
+            .where('school_id', 'is not', null)
+            .where('outcome', 'in', ['client-error', 'server-error'])
+            .groupBy([sql`1`, 'school_id', 'operation', 'status', 'outcome', sql`6`]),
+        )
+        .execute();
       return true;
     });
 
@@ -156,8 +204,13 @@ export function createCallRollups(db: Kysely<Database>, dialect: DialectName): C
     },
     async deleteOlderThan(before) {
       const hour = floorHour(before);
-      await db.deleteFrom('call_hours').where('hour', '<', hour).execute();
-      await db.deleteFrom('call_error_hours').where('hour', '<', hour).execute();
+      for (const table of [
+        'call_hours',
+        'call_error_hours',
+        'school_call_hours',
+        'school_call_error_hours',
+      ] as const)
+        await db.deleteFrom(table).where('hour', '<', hour).execute();
     },
   };
 }

@@ -1,5 +1,11 @@
-import type { Kysely } from 'kysely';
-import type { Database, DialectName, Outcome } from '../store/index.js';
+import type { Kysely, QueryCreator, SelectQueryBuilder } from 'kysely';
+import {
+  type Database,
+  type DialectName,
+  type Outcome,
+  type SchoolScope,
+  schoolCondition,
+} from '../store/index.js';
 import {
   bucketOf,
   callsBetween,
@@ -118,10 +124,12 @@ interface Totals {
   readonly deliveries: Map<number, { -readonly [K in keyof DeliveryStatsRow]: DeliveryStatsRow[K] }>;
 }
 
-/** What a slice reads from the raw tables: the calls, the deliveries, or both. */
+/** What a slice reads from the raw tables: the calls, the deliveries, or both; and whose. */
 interface Parts {
   readonly calls: boolean;
   readonly deliveries: boolean;
+  /** The schools of a member of staff limited to some; undefined or null: the organisation. */
+  readonly scope?: SchoolScope | undefined;
 }
 
 /**
@@ -140,7 +148,7 @@ async function addSlice(
   const [counts, bins, errors, deliveries] = await Promise.all([
     !parts.calls
       ? none
-      : callsBetween(db, from, to)
+      : callsBetween(db, from, to, parts.scope)
           .select((eb) => [
             bucketOf('at', bucketMs).as('bucket'),
             'operation',
@@ -151,7 +159,7 @@ async function addSlice(
           .execute(),
     !parts.calls
       ? none
-      : callsBetween(db, from, to)
+      : callsBetween(db, from, to, parts.scope)
           .select((eb) => [
             bucketOf('at', bucketMs).as('bucket'),
             latencyBinSql.as('bin'),
@@ -161,7 +169,7 @@ async function addSlice(
           .execute(),
     !parts.calls
       ? none
-      : callsBetween(db, from, to)
+      : callsBetween(db, from, to, parts.scope)
           .select((eb) => [
             'operation',
             'status',
@@ -172,7 +180,7 @@ async function addSlice(
           .where('outcome', 'in', ['client-error', 'server-error'])
           .groupBy(['operation', 'status', 'outcome', errorTextSql])
           .execute(),
-    parts.deliveries ? deliveryGroups(db, bucketMs, from, to) : none,
+    parts.deliveries ? deliveryGroups(db, bucketMs, from, to, parts.scope) : none,
   ]);
 
   for (const r of counts) addCount(totals, Number(r.bucket), r.operation, r.outcome, Number(r.count));
@@ -248,11 +256,32 @@ function addError(
   else totals.errors.set(key, { operation, status, outcome, error, count: n });
 }
 
-/** Adds the calls of the whole hours [from, to) from the roll-ups (call-rollups.ts). */
-async function addRolled(db: Kysely<Database>, bucketMs: number, from: number, to: number, totals: Totals) {
+/**
+ * The roll-ups `scope` reads: the organisation's, or with a limited scope its schools' rows of the
+ * tables per school, which have the same columns and `school_id`: read as the organisation's are.
+ */
+function rolled<T extends 'call_hours' | 'call_error_hours'>(
+  db: QueryCreator<Database>,
+  table: T,
+  scope: SchoolScope | undefined,
+): SelectQueryBuilder<Database, T, object> {
+  const schools = schoolCondition(scope);
+  if (!schools) return db.selectFrom(table) as SelectQueryBuilder<Database, T, object>;
+  const perSchool = table === 'call_hours' ? 'school_call_hours' : 'school_call_error_hours';
+  return db.selectFrom(perSchool).where(schools) as unknown as SelectQueryBuilder<Database, T, object>;
+}
+
+/** Adds the calls of the whole hours [from, to) from the roll-ups (call-rollups.ts), of `scope`. */
+async function addRolled(
+  db: Kysely<Database>,
+  bucketMs: number,
+  from: number,
+  to: number,
+  totals: Totals,
+  scope: SchoolScope | undefined,
+) {
   const [hours, errors] = await Promise.all([
-    db
-      .selectFrom('call_hours')
+    rolled(db, 'call_hours', scope)
       .select((eb) => [
         bucketOf('hour', bucketMs).as('bucket'),
         'operation',
@@ -264,8 +293,7 @@ async function addRolled(db: Kysely<Database>, bucketMs: number, from: number, t
       .where('hour', '<', to)
       .groupBy(['bucket', 'operation', 'outcome', 'bin'])
       .execute(),
-    db
-      .selectFrom('call_error_hours')
+    rolled(db, 'call_error_hours', scope)
       .select((eb) => ['operation', 'status', 'outcome', 'error', eb.fn.sum<number>('count').as('count')])
       .where('hour', '>=', from)
       .where('hour', '<', to)
@@ -322,8 +350,15 @@ export async function callStats(
     rolledUntil?: number | null;
     /** The deliveries' (delivery-rollups.ts), alike. */
     deliveriesRolledUntil?: number | null;
+    /**
+     * Whose figures: the schools of a member of staff limited to some (their calls' and
+     * deliveries', from the roll-ups per school and the raw tables), or undefined or null for the
+     * organisation's.
+     */
+    scope?: SchoolScope | undefined;
   } = {},
 ): Promise<CallStats> {
+  const { scope } = options;
   const totals: Totals = { counts: new Map(), bins: new Map(), errors: new Map(), deliveries: new Map() };
   /** [from, to) from the raw tables, sliced on SQLite (see above). */
   const raw = async (from: number, to: number, parts: Parts) => {
@@ -356,20 +391,20 @@ export async function callStats(
   const rolledCalls = rolled(options.rolledUntil);
   const rolledDeliveries = rolled(options.deliveriesRolledUntil);
   if (!rolledCalls && !rolledDeliveries) {
-    await raw(range.from, range.to, { calls: true, deliveries: true });
+    await raw(range.from, range.to, { calls: true, deliveries: true, scope });
   } else {
     if (rolledCalls) {
       const [start, end] = rolledCalls;
-      await raw(range.from, start, { calls: true, deliveries: false });
-      await addRolled(db, range.bucketMs, start, end, totals);
-      await raw(end, range.to, { calls: true, deliveries: false });
-    } else await raw(range.from, range.to, { calls: true, deliveries: false });
+      await raw(range.from, start, { calls: true, deliveries: false, scope });
+      await addRolled(db, range.bucketMs, start, end, totals, scope);
+      await raw(end, range.to, { calls: true, deliveries: false, scope });
+    } else await raw(range.from, range.to, { calls: true, deliveries: false, scope });
     if (rolledDeliveries) {
       const [start, end] = rolledDeliveries;
-      await raw(range.from, start, { calls: false, deliveries: true });
-      addDeliveries(totals, await rolledDeliveryGroups(db, range.bucketMs, start, end));
-      await raw(end, range.to, { calls: false, deliveries: true });
-    } else await raw(range.from, range.to, { calls: false, deliveries: true });
+      await raw(range.from, start, { calls: false, deliveries: true, scope });
+      addDeliveries(totals, await rolledDeliveryGroups(db, range.bucketMs, start, end, scope));
+      await raw(end, range.to, { calls: false, deliveries: true, scope });
+    } else await raw(range.from, range.to, { calls: false, deliveries: true, scope });
   }
 
   const rows = [...totals.counts.values()].sort(

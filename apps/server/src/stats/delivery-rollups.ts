@@ -1,14 +1,21 @@
 import { DELIVERY_STATES, type DeliveryState } from '@school/contract';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, QueryCreator, SelectQueryBuilder, Transaction } from 'kysely';
 import {
   countsQueuedSince,
   deliveryGroupsQueued,
   hourlyDeliveryGroups,
+  hourlySchoolDeliveryGroups,
   oldestOnTheirWayAt,
   oldestQueuedAt,
   onTheirWayQueuedBefore,
 } from '../outbox/index.js';
-import type { Database, DeliveryStatus, DialectName } from '../store/index.js';
+import {
+  type Database,
+  type DeliveryStatus,
+  type DialectName,
+  type SchoolScope,
+  schoolCondition,
+} from '../store/index.js';
 import {
   bucketOf,
   floorHour,
@@ -32,6 +39,11 @@ import {
  * from there in its own transaction, and the hours are rolled up again once what was resent has
  * settled. Both take the watermark's row first, so a step and a resend never interleave. Steps are
  * made as the calls' are (call-rollups.ts), by the same job.
+ *
+ * The same per school (`school_delivery_hours`, migration 0025), of the deliveries that belong to
+ * one, made, dropped and read back alike in the same steps and under the same watermark: a member
+ * of staff limited to schools reads their schools' rows (a `scope`), organisation-wide staff and
+ * /metrics the organisation's.
  */
 
 /** One group of deliveries of a bucket, as the Dashboard counts them (raw or rolled up alike). */
@@ -55,26 +67,39 @@ const toGroups = (
     attempts: Number(r.attempts ?? 0),
   }));
 
-/** The deliveries queued in [from, to), grouped by bucket, status and `logged`, from their table. */
+/**
+ * The deliveries queued in [from, to), grouped by bucket, status and `logged`, from their table;
+ * those of `scope`'s schools only when it is given.
+ */
 export async function deliveryGroups(
   db: Kysely<Database>,
   bucketMs: number,
   from: number,
   to: number,
+  scope?: SchoolScope,
 ): Promise<DeliveryGroup[]> {
-  const rows = await deliveryGroupsQueued(db, (column) => bucketOf(column, bucketMs), from, to).execute();
+  const rows = await deliveryGroupsQueued(
+    db,
+    (column) => bucketOf(column, bucketMs),
+    from,
+    to,
+    scope,
+  ).execute();
   return toGroups(rows);
 }
 
-/** The same, for whole hours [from, to) before the watermark, from the roll-ups. */
+/**
+ * The same, for whole hours [from, to) before the watermark, from the roll-ups: the
+ * organisation's, or with a limited `scope` its schools' (`school_delivery_hours`).
+ */
 export async function rolledDeliveryGroups(
   db: Kysely<Database>,
   bucketMs: number,
   from: number,
   to: number,
+  scope?: SchoolScope,
 ): Promise<DeliveryGroup[]> {
-  const rows = await db
-    .selectFrom('delivery_hours')
+  const rows = await rolledHours(db, scope)
     .select((eb) => [
       bucketOf('hour', bucketMs).as('bucket'),
       'status',
@@ -87,6 +112,30 @@ export async function rolledDeliveryGroups(
     .groupBy(['bucket', 'status', 'logged'])
     .execute();
   return toGroups(rows);
+}
+
+/**
+ * The roll-ups `scope` reads: the organisation's (`delivery_hours`), or with a limited scope its
+ * schools' rows of `school_delivery_hours`, which has the same columns and `school_id`: read as
+ * the organisation's are, its columns named alike.
+ */
+function rolledHours(
+  db: QueryCreator<Database>,
+  scope: SchoolScope | undefined,
+): SelectQueryBuilder<Database, 'delivery_hours', object> {
+  const schools = schoolCondition(scope);
+  if (!schools) return db.selectFrom('delivery_hours');
+  return db.selectFrom('school_delivery_hours').where(schools) as unknown as SelectQueryBuilder<
+    Database,
+    'delivery_hours',
+    object
+  >;
+}
+
+/** Drops the roll-ups (the organisation's and the schools') of the hours from `hour` on. */
+async function dropHoursFrom(trx: Transaction<Database>, hour: number): Promise<void> {
+  await trx.deleteFrom('delivery_hours').where('hour', '>=', hour).execute();
+  await trx.deleteFrom('school_delivery_hours').where('hour', '>=', hour).execute();
 }
 
 /** The watermark as `db` has it (a replica's goes with the roll-ups it has). */
@@ -124,7 +173,7 @@ export async function lockDeliveryRollupsForResend(
         .set({ rolled_until: hour })
         .where('id', '=', 1)
         .execute();
-      await trx.deleteFrom('delivery_hours').where('hour', '>=', hour).execute();
+      await dropHoursFrom(trx, hour);
     },
   };
 }
@@ -148,9 +197,10 @@ export interface DeliveryRollups {
    * which are `logged`), read in one snapshot: the rolled-up hours' counts, and the deliveries
    * queued since the watermark counted one by one. So the cost is the deliveries of the last hour
    * or so (longer while some wait out an outage: the watermark waits for them), not every
-   * delivery kept (docs/performance.md#the-outbox-on-partitions).
+   * delivery kept (docs/performance.md#the-outbox-on-partitions). With a limited `scope`, the
+   * deliveries of its schools only (their roll-ups, and theirs since the watermark).
    */
-  stateCounts(): Promise<Record<DeliveryState, number>>;
+  stateCounts(scope?: SchoolScope): Promise<Record<DeliveryState, number>>;
 }
 
 /** Before every delivery's `created_at`: the watermark when none is rolled up yet. */
@@ -183,15 +233,21 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
           .set({ rolled_until: held })
           .where('id', '=', 1)
           .execute();
-        await trx.deleteFrom('delivery_hours').where('hour', '>=', held).execute();
+        await dropHoursFrom(trx, held);
         return null;
       }
       if (held !== null) to = Math.min(to, held);
       if (to <= from) return null;
+      const hour = (column: 'created_at') => bucketOf(column, HOUR_MS);
       await trx
         .insertInto('delivery_hours')
         .columns(['hour', 'status', 'logged', 'count', 'attempts'])
-        .expression(hourlyDeliveryGroups(trx, (column) => bucketOf(column, HOUR_MS), from, to))
+        .expression(hourlyDeliveryGroups(trx, hour, from, to))
+        .execute();
+      await trx
+        .insertInto('school_delivery_hours')
+        .columns(['hour', 'school_id', 'status', 'logged', 'count', 'attempts'])
+        .expression(hourlySchoolDeliveryGroups(trx, hour, from, to))
         .execute();
       await trx.updateTable('delivery_rollup_state').set({ rolled_until: to }).where('id', '=', 1).execute();
       return (to - from) / HOUR_MS;
@@ -220,12 +276,11 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
       // up to a PARTITION_PERIOD after `before`.
       const oldest = await oldestQueuedAt(db);
       const kept = oldest !== null ? floorHour(oldest) : Number.POSITIVE_INFINITY;
-      await db
-        .deleteFrom('delivery_hours')
-        .where('hour', '<', Math.min(floorHour(before), kept))
-        .execute();
+      const end = Math.min(floorHour(before), kept);
+      await db.deleteFrom('delivery_hours').where('hour', '<', end).execute();
+      await db.deleteFrom('school_delivery_hours').where('hour', '<', end).execute();
     },
-    stateCounts() {
+    stateCounts(scope) {
       // The watermark, then the counts it splits, in one snapshot (a resend in between moves it
       // back); as a value, not a subquery, so that the planner leaves out the partitions before
       // it (a subquery's value prunes only as the query runs, and is planned over every one).
@@ -234,17 +289,16 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
         .setIsolationLevel('repeatable read')
         .execute(async (trx) => {
           const watermark = (await readDeliveriesRolledUntil(trx)) ?? BEFORE_ALL;
-          const rows = await trx
+          const rows = await rolledHours(trx, scope)
             // The hours rolled up: none of their deliveries is on its way (the watermark waits).
-            .selectFrom('delivery_hours')
             .select((eb) => ['status', 'logged', eb.fn.sum<number>('count').as('n')])
             .where('hour', '<', watermark)
             .groupBy(['status', 'logged'])
             // The deliveries queued since, one by one (on PostgreSQL, their partitions alone).
-            .unionAll(countsQueuedSince(trx, watermark))
+            .unionAll(countsQueuedSince(trx, watermark, scope))
             // Deliveries on their way in hours rolled up: none but those copied in since (the
             // next step moves the watermark back to them).
-            .unionAll(onTheirWayQueuedBefore(trx, watermark))
+            .unionAll(onTheirWayQueuedBefore(trx, watermark, scope))
             .execute();
           const byState = Object.fromEntries(DELIVERY_STATES.map((s) => [s, 0])) as Record<
             DeliveryState,

@@ -45,6 +45,7 @@ export type {
   SessionMethod,
 } from './schema.js';
 export { CALL_COLUMNS, CALL_SUMMARY_COLUMNS, COPIED_TABLES } from './schema.js';
+export { inScope, type SchoolScope, schoolCondition } from './school-scope.js';
 export type { SessionWithUser } from './sessions.js';
 // The embedded database copied while the server writes, for `pnpm admin backup` (cli/backup.ts).
 export * from './sqlite-backup.js';

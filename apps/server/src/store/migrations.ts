@@ -409,7 +409,7 @@ function storeMigrations(
     },
     '0025_call_schools': {
       // Staff scoped to schools (docs/security.md#who-sees-what): the school a call belongs to,
-      // decided as it is recorded (recording/call-school.ts), in an index that serves a school's
+      // decided as it is recorded (operations/call-school.ts), in an index that serves a school's
       // History newest first; null for a call of no school, and for every call recorded before
       // (seen organisation-wide only). A nullable column is a catalogue change; the index holds
       // the calls that have a school only, so it is built over nothing on an existing database

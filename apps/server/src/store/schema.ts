@@ -40,7 +40,7 @@ export interface CallsTable {
   /** The id the request was answered and logged under (null for calls recorded before it was kept). */
   request_id: string | null;
   /**
-   * The school the call belongs to, decided as it was recorded (recording/call-school.ts): whose
+   * The school the call belongs to, decided as it was recorded (operations/call-school.ts): whose
    * staff see it (school-scope.ts). Null when it belongs to none (seen organisation-wide only),
    * and for calls recorded before it was kept (migration 0025).
    */

@@ -1,3 +1,5 @@
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+
 /**
  * Whose data a member of staff reads (docs/security.md#who-sees-what): null, organisation-wide,
  * every call, delivery and figure; or the ids of the schools they are limited to, and then only
@@ -14,6 +16,17 @@ export function inScope(scope: SchoolScope | undefined, schoolId: number | null)
   return schoolId !== null && scope.includes(schoolId);
 }
 
-/** A limited scope as a list (undefined when organisation-wide): for the SQL forms' `IN`. */
-export const scopedSchools = (scope: SchoolScope | undefined): readonly number[] | undefined =>
-  scope === null || scope === undefined ? undefined : scope;
+/**
+ * The SQL condition of a limited scope over a table's `school_id` column (`column`: another name
+ * or a qualified one), or undefined when organisation-wide: one school an equality (which seeks a
+ * `(school_id, …)` index), several an `IN`, none a condition nothing passes.
+ */
+export function schoolCondition(
+  scope: SchoolScope | undefined,
+  column = 'school_id',
+): RawBuilder<SqlBool> | undefined {
+  if (scope === null || scope === undefined) return undefined;
+  if (scope.length === 0) return sql<SqlBool>`1 = 0`;
+  if (scope.length === 1) return sql<SqlBool>`${sql.ref(column)} = ${scope[0]}`;
+  return sql<SqlBool>`${sql.ref(column)} IN (${sql.join(scope)})`;
+}

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { type CallFilters, exportQuerySchema } from '@school/contract';
+import type { FastifyRequest } from 'fastify';
 import { endWithSession } from '../../auth/session-watch.js';
 import type { CallQuery, RowScan } from '../../history/index.js';
 import type { CallRow, CallSummaryRow } from '../../store/index.js';
@@ -56,8 +57,8 @@ export function exportRoute({
   budgetMs,
 }: {
   readonly app: ZodApp;
-  /** The filters as History searches them (calls.ts). */
-  readonly queryOf: (filters: CallFilters) => { query: CallQuery };
+  /** The filters as History searches them, within the staff user's schools (calls.ts). */
+  readonly queryOf: (filters: CallFilters, request: FastifyRequest) => { query: CallQuery };
   /** SEARCH_BUDGET_MS: the Retry-After of a 503 when the search worker is busy. */
   readonly budgetMs: number;
 }): void {
@@ -76,7 +77,7 @@ export function exportRoute({
     },
     (request, reply) => {
       const { format, ...filters } = request.query;
-      const { query } = queryOf(filters);
+      const { query } = queryOf(filters, request);
       const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
       // Pull-based: a batch is read only when the client has taken the previous one (one push per
       // read()), and each row is written into the batch's Buffer as the database hands it over:

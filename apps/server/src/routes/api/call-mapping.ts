@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { type CallCursor, type CallQuery, SearchBusyError, SearchClosedError } from '../../history/index.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { type DeliveryRepository, recipientNeedles } from '../../outbox/index.js';
-import type { CallRow, CallSummaryRow } from '../../store/index.js';
+import type { CallRow, CallSummaryRow, SchoolScope } from '../../store/index.js';
 
 /**
  * How a stored value becomes a JSON value and a CSV cell. `plain` is for numbers and the contract's
@@ -110,16 +110,21 @@ export function toDetail(row: CallRow): CallDetail {
 }
 
 // The API's filters (the contract) and History's (history/call-filters.ts) are one set: a filter
-// added to either fails to compile here until the other has it.
+// added to either fails to compile here until the other has it. The school scope is History's
+// alone: it comes from the session, never from the query string.
 type UnmatchedFilter =
   | Exclude<keyof CallFilters, keyof CallQuery>
-  | Exclude<keyof CallQuery, keyof CallFilters>;
+  | Exclude<keyof CallQuery, keyof CallFilters | 'scope'>;
 const everyFilterOnBothSides: [UnmatchedFilter] extends [never] ? true : UnmatchedFilter = true;
 void everyFilterOnBothSides;
 
-/** The API's filters as History's query: times from ISO text to epoch milliseconds. */
-export function toQuery(filters: CallFilters): CallQuery {
+/**
+ * The API's filters as History's query, read within `scope` (the staff user's schools, or null
+ * organisation-wide: staffScope): times from ISO text to epoch milliseconds.
+ */
+export function toQuery(filters: CallFilters, scope: SchoolScope): CallQuery {
   return {
+    scope,
     operation: filters.operation,
     binding: filters.binding,
     outcome: filters.outcome,

@@ -10,7 +10,7 @@ import {
   problemSchema,
   type TextSearch,
 } from '@school/contract';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { endWithSession } from '../../auth/session-watch.js';
@@ -29,6 +29,7 @@ import {
   toSummary,
   withDeliveries,
 } from './call-mapping.js';
+import { staffScope } from './staff-scope.js';
 import type { ZodApp } from './zod-app.js';
 
 const HEARTBEAT_MS = 15_000;
@@ -37,10 +38,11 @@ const HEARTBEAT_MS = 15_000;
 interface CallRouteContext {
   readonly app: ZodApp;
   /**
-   * The filters as History searches them: a phone number typed as the search text is the Phone
-   * filter's lookup (`phone`: the number, E.164), another text free text (history/typed-phone.ts).
+   * The filters as History searches them, within the staff user's schools (staffScope): a phone
+   * number typed as the search text is the Phone filter's lookup (`phone`: the number, E.164),
+   * another text free text (history/typed-phone.ts).
    */
-  readonly queryOf: (filters: CallFilters) => { query: CallQuery; phone?: string };
+  readonly queryOf: (filters: CallFilters, request: FastifyRequest) => { query: CallQuery; phone?: string };
   /** SEARCH_BUDGET_MS: how long a free-text search page scans; the Retry-After of a 503 when the worker is busy. */
   readonly budgetMs: number;
   /** Open live tails, ended before the server closes so that shutdown is not held up by them. */
@@ -67,9 +69,9 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const ctx: CallRouteContext = {
     app,
-    queryOf: (filters) => {
+    queryOf: (filters, request) => {
       const read = searchedAs(filters, app.config.DEFAULT_PHONE_REGION);
-      return { query: toQuery(read.filters), phone: read.phone };
+      return { query: toQuery(read.filters, staffScope(request)), phone: read.phone };
     },
     budgetMs: app.config.SEARCH_BUDGET_MS,
     tails: new Set(),
@@ -130,7 +132,7 @@ function listRoute({ app, queryOf, budgetMs }: CallRouteContext): void {
           problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
         );
       }
-      const { query, phone } = queryOf(filters);
+      const { query, phone } = queryOf(filters, request);
       if (query.q) {
         let found: TextSearchPage;
         try {
@@ -176,7 +178,7 @@ function countRoute({ app, queryOf }: CallRouteContext): void {
       },
     },
     async (request, reply) => {
-      const { query } = queryOf(request.query);
+      const { query } = queryOf(request.query, request);
       if (query.q) {
         return sendProblem(
           reply,
@@ -204,7 +206,7 @@ function liveTailRoute({ app, queryOf, tails }: CallRouteContext): void {
       },
     },
     (request, reply) => {
-      const { query } = queryOf(request.query);
+      const { query } = queryOf(request.query, request);
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -251,7 +253,8 @@ function callPageRoute({ app }: CallRouteContext): void {
       },
     },
     async (request, reply) => {
-      const row = await history.findById(request.params.id);
+      // Another school's call is not there for a user limited to schools: the same 404.
+      const row = await history.findById(request.params.id, staffScope(request));
       if (!row) return sendProblem(reply, problem(404, `There is no call ${request.params.id}.`));
       const delivery = (await outbox.deliveries.ofCalls([row])).get(row.id) ?? null;
       return { ...toDetail(row), delivery };

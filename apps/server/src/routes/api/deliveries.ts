@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { problem, sendProblem } from '../../http/problem.js';
 import { type DeliveryCursor, deliveryState } from '../../outbox/index.js';
 import { toAttempt, toDelivery } from './row-mapping.js';
+import { staffScope } from './staff-scope.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
 
@@ -23,7 +24,10 @@ function decodeCursor(text: string): DeliveryCursor | undefined {
   return { createdAt: Number(match[1]), id: Number(match[2]) };
 }
 
-/** The outbox: deliveries with their attempts, and retries of dead ones. */
+/**
+ * The outbox: deliveries with their attempts, and retries of dead ones; for a member of staff
+ * limited to schools, their schools' only (staffScope): another school's delivery is a 404.
+ */
 export const deliveryRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { outbox, deliveryRollups } = app;
@@ -34,7 +38,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         summary: 'List deliveries, newest first',
         description:
-          'Filters combine with AND. `status=logged` lists what the `log` provider wrote to the server log (nothing was sent); `status=sent` what a real provider accepted. `recipient` matches part of the phone or topic, any case. Pass `nextCursor` back as `cursor` for the next page. `counts` covers every delivery, whatever the filters.',
+          'Filters combine with AND. `status=logged` lists what the `log` provider wrote to the server log (nothing was sent); `status=sent` what a real provider accepted. `recipient` matches part of the phone or topic, any case. Pass `nextCursor` back as `cursor` for the next page. `counts` covers every delivery the user may see (their schools’ when their account is limited to some), whatever the filters.',
         tags: ['deliveries'],
         querystring: deliveryListQuerySchema,
         response: { 200: deliveryListSchema, 400: problemSchema },
@@ -49,10 +53,12 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
           problem(400, 'The cursor is not one this API gave out.', { errors: { cursor: 'is invalid' } }),
         );
       }
+      const scope = staffScope(request);
       const query = {
         ...filters,
         from: from === undefined ? undefined : Date.parse(from),
         to: to === undefined ? undefined : Date.parse(to),
+        scope,
       };
       const rows = await outbox.deliveries.search(query, { limit: limit + 1, after });
       const page = rows.slice(0, limit);
@@ -61,7 +67,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         items: page.map(toDelivery),
         nextCursor:
           rows.length > limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-        counts: await deliveryRollups.stateCounts(),
+        counts: await deliveryRollups.stateCounts(scope),
       };
     },
   );
@@ -77,7 +83,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      const row = await outbox.deliveries.findById(request.params.id);
+      const row = await outbox.deliveries.findById(request.params.id, staffScope(request));
       if (!row) return sendProblem(reply, problem(404, `There is no delivery ${request.params.id}.`));
       const attempts = await outbox.deliveries.attemptsOf(row.id);
       return { ...toDelivery(row), attemptLog: attempts.map(toAttempt) };
@@ -98,7 +104,8 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const row = await outbox.deliveries.findById(id);
+      const scope = staffScope(request);
+      const row = await outbox.deliveries.findById(id, scope);
       if (!row) return sendProblem(reply, problem(404, `There is no delivery ${id}.`));
       if (row.status === 'dead' && row.kind === 'sms' && row.secret === null) {
         return sendProblem(
@@ -116,7 +123,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
         );
       }
       await app.audit(request, { action: 'delivery-retry', target: `delivery ${id} (${row.recipient})` });
-      const updated = await outbox.deliveries.findById(id);
+      const updated = await outbox.deliveries.findById(id, scope);
       const attempts = await outbox.deliveries.attemptsOf(id);
       return { ...toDelivery(updated ?? row), attemptLog: attempts.map(toAttempt) };
     },
@@ -132,7 +139,7 @@ export const deliveryRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request) => {
-      const retried = await outbox.resendAllDead();
+      const retried = await outbox.resendAllDead(staffScope(request));
       await app.audit(request, { action: 'delivery-retry-dead', details: { retried } });
       return { retried };
     },

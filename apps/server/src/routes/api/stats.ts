@@ -5,6 +5,7 @@ import { problem, sendProblem } from '../../http/problem.js';
 import { readRolledUntil } from '../../stats/call-rollups.js';
 import { callStats } from '../../stats/call-stats.js';
 import { readDeliveriesRolledUntil } from '../../stats/delivery-rollups.js';
+import { staffScope } from './staff-scope.js';
 
 const BUCKET_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 const MAX_BUCKETS = 5000;
@@ -56,6 +57,8 @@ export const statsRoutes: FastifyPluginAsync = async (base) => {
         {
           rolledUntil: await readRolledUntil(store.reads),
           deliveriesRolledUntil: await readDeliveriesRolledUntil(store.reads),
+          // A member of staff limited to schools sees their schools' figures.
+          scope: staffScope(request),
         },
       );
       const iso = (ms: number) => new Date(ms).toISOString();
