@@ -99,6 +99,7 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
       db.selectFrom('delivery_attempts').selectAll().execute(),
       db.selectFrom('audit').selectAll().execute(),
       db.selectFrom('call_error_hours').selectAll().execute(),
+      db.selectFrom('school_call_error_hours').selectAll().execute(),
       db.selectFrom('limit_slots').selectAll().execute(),
     ]);
     return JSON.stringify(parts);
@@ -175,17 +176,20 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
       .executeTakeFirstOrThrow();
     legacyCall = legacy.id;
     await waitUntil(() => fallback.sent.length >= 5, { what: 'every code sent' });
-    // The Dashboard's errors by text, rolled up, quoting the number.
+    // The Dashboard's errors by text, rolled up, quoting the number: the organisation's, and a
+    // school's (the roll-ups per school).
+    const rolledError = {
+      hour: 1_790_000_000_000 - (1_790_000_000_000 % 3_600_000),
+      operation: 'AuthCode',
+      status: 400,
+      outcome: 'client-error',
+      error: 'Invalid phone: 07458-913-276 was refused.',
+      count: 3,
+    } as const;
+    await app.store.db.insertInto('call_error_hours').values(rolledError).execute();
     await app.store.db
-      .insertInto('call_error_hours')
-      .values({
-        hour: 1_790_000_000_000 - (1_790_000_000_000 % 3_600_000),
-        operation: 'AuthCode',
-        status: 400,
-        outcome: 'client-error',
-        error: 'Invalid phone: 07458-913-276 was refused.',
-        count: 3,
-      })
+      .insertInto('school_call_error_hours')
+      .values({ ...rolledError, school_id: 1, count: 2 })
       .execute();
   }, 60_000);
 
@@ -326,7 +330,7 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
       cancelled: 1,
       audit: 1,
       limitSlots: 0,
-      rollups: 1,
+      rollups: 2,
     });
     expect(erased.attempts).toBeGreaterThanOrEqual(4);
     expect(erased.hash).toMatch(/^[0-9a-f]{64}$/);

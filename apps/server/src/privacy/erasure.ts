@@ -10,7 +10,7 @@ import {
   smsRecipients,
 } from '../outbox/erasure.js';
 import type { Sealer } from '../secrets/sealer.js';
-import { eraseFromRollups } from '../stats/erasure.js';
+import { ERROR_TEXT_ROLLUPS, eraseFromRollups } from '../stats/erasure.js';
 import type { AuditRow, CallRow, Database, Store } from '../store/index.js';
 import { type PhoneForms, phoneForms } from './phone-forms.js';
 
@@ -157,7 +157,7 @@ export async function eraseNumber(deps: PrivacyDeps, typed: string): Promise<Pri
           ...fromDeliveries.tables,
           ...(audit > 0 ? ['audit'] : []),
           ...(slots.numDeletedRows > 0n ? ['limit_slots'] : []),
-          ...(rollups > 0 ? ['call_error_hours'] : []),
+          ...(rollups > 0 ? ERROR_TEXT_ROLLUPS : []),
         ]),
       ],
     };
