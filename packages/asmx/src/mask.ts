@@ -81,8 +81,8 @@ function isNameChar(c: number): boolean {
 }
 
 // A run of characters is read by a loop for its first few, then by a native search (indexOf, or a
-// regular expression: several times faster a character): a 64 KiB name costs microseconds, not a
-// millisecond.
+// regular expression: faster a character than the loop), so that a name as long as the body
+// allows stays cheap.
 /** How many characters a loop looks at before it hands over to a native search. */
 const LOOP = 32;
 /** A character isNameChar refuses. */
@@ -182,8 +182,8 @@ function markupAt(xml: string, lt: number): Token {
       token.nameBound = bound;
       return token;
     }
-    // A quoted value, and the values after it, crossed by the regular expression (twice as fast as
-    // a loop on a tag of hundreds of attributes); no progress: the quote has no partner.
+    // A quoted value, and the values after it, crossed by the regular expression (faster than a
+    // loop on a tag of many attributes); no progress: the quote has no partner.
     QUOTED.lastIndex = i;
     QUOTED.test(xml);
     if (QUOTED.lastIndex === i) break;
@@ -206,7 +206,7 @@ function shortNameEnd(xml: string, from: number): number {
 
 /**
  * Whether the tag markupAt read last is a secret's (isSecretName). A long start tag's name is read
- * to its end — a search of up to 64 KiB — only when it may be one: when a `:` stands before the
+ * to its end — a search as long as the name — only when it may be one: when a `:` stands before the
  * tag's first quote or `>` (a prefix, perhaps), or the name begins with a secret's.
  */
 function isSecretToken(xml: string, secret: readonly string[], shortest: number): boolean {
