@@ -15,6 +15,7 @@ import {
   DELIVERY_COLUMNS,
   ipOf,
   OPS,
+  schoolOf,
   seedCallsPostgres,
   seedDeliveriesPostgres,
 } from './seed-calls.mjs';
@@ -60,6 +61,10 @@ const PG_CHUNK = Number(process.env.BENCH_PG_CHUNK ?? 1_000_000);
 // BENCH_ONLY: `dashboard` (the Dashboard alone), `lists` (the Dashboard and the lists, no export) or
 // `export` (the exports alone); all by default.
 const ONLY = process.env.BENCH_ONLY;
+// BENCH_SCHOOLS: the schools the seeded calls belong to, in turn (call i: school i % n + 1; 0: none),
+// and History, the Dashboard and Deliveries measured again as a user limited to one of them and to
+// two (docs/performance.md#staff-scoped-to-schools). 20 by default.
+const SCHOOLS = Number(process.env.BENCH_SCHOOLS ?? 20);
 // BENCH_SERVER: another build's dist/server.js measured in place of ours (its parent, say).
 const SERVER = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-bench-'));
@@ -107,14 +112,38 @@ async function replicaInUse(url) {
   throw new Error(`the server does not read from the replica: ${JSON.stringify(body.replica)}`);
 }
 
-async function login(url) {
+async function login(url, username = BENCH_ADMIN.ADMIN_USERNAME, password = BENCH_ADMIN.ADMIN_PASSWORD) {
   const res = await fetch(`${url}/api/session`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: url },
-    body: JSON.stringify({ username: BENCH_ADMIN.ADMIN_USERNAME, password: BENCH_ADMIN.ADMIN_PASSWORD }),
+    body: JSON.stringify({ username, password }),
   });
   if (!res.ok) throw new Error(`login failed: ${res.status}`);
   return (res.headers.get('set-cookie') ?? '').split(';')[0];
+}
+
+/**
+ * The server as a user limited to `schoolIds` sees it: the user made by the admin (once: a kept
+ * database has it already), then logged in.
+ */
+async function asScopedUser(server, username, schoolIds) {
+  const password = 'bench scoped password';
+  const res = await fetch(`${server.url}/api/users`, {
+    method: 'POST',
+    headers: {
+      ...server.headers,
+      'content-type': 'application/json',
+      origin: server.url,
+      'x-requested-with': 'school-console',
+    },
+    body: JSON.stringify({ username, displayName: username, password, role: 'operator', schoolIds }),
+  });
+  if (!res.ok && res.status !== 409) throw new Error(`making ${username}: ${res.status} ${await res.text()}`);
+  return {
+    url: server.url,
+    child: server.child,
+    headers: { cookie: await login(server.url, username, password) },
+  };
 }
 
 const stop = stopProcess;
@@ -146,14 +175,36 @@ const cursorOf = (row) => Buffer.from(`${row.at}.${row.id}`).toString('base64url
 /** Call i's id: both stores number a fresh table from 1, in insertion order (oldest first). */
 const deepId = (total) => Math.floor(total / 10) + 1;
 
+/** The schools of the seeded calls, 1 … SCHOOLS (one school's staff are measured). */
+const schoolRows = () =>
+  Array.from({ length: SCHOOLS }, (_, k) => [
+    `Bench school ${k + 1}`,
+    `https://school-${k + 1}.bench.example`,
+    `bench${k + 1}`,
+  ]);
+const SCHOOL_INSERT =
+  'INSERT INTO schools (id, name, base_url, topic_key, allowed_ips, created_at, updated_at) VALUES ';
+
+function seedSchoolsSqlite(db) {
+  const insert = db.prepare(`${SCHOOL_INSERT} (?, ?, ?, ?, NULL, 0, 0)`);
+  for (const [k, row] of schoolRows().entries()) insert.run(k + 1, ...row);
+}
+
+async function seedSchoolsPostgres(client) {
+  for (const [k, row] of schoolRows().entries())
+    await client.query(`${SCHOOL_INSERT} ($1, $2, $3, $4, NULL, 0, 0)`, [k + 1, ...row]);
+  if (SCHOOLS > 0) await client.query(`SELECT setval(pg_get_serial_sequence('schools', 'id'), ${SCHOOLS})`);
+}
+
 /** SQLite: straight into the file the server created, one transaction per 20 000 rows. */
 function seedSqlite(file, total) {
   const db = new SQLite(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   const insert = db.prepare(
-    `INSERT INTO calls (${CALL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO calls (${CALL_COLUMNS}, school_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  seedSchoolsSqlite(db);
   const now = Date.now();
   const seed = db.transaction((from, to) => {
     for (let i = from; i < to; i++) {
@@ -178,16 +229,17 @@ function seedSqlite(file, total) {
         200,
         // The phone column is AuthCode's (recording/record.ts).
         op === 'AuthCode' ? phone : null,
+        schoolOf(i, SCHOOLS),
       );
     }
   });
   for (let i = 0; i < total; i += 20_000) seed(i, Math.min(total, i + 20_000));
   // Each AuthCode call's SMS (calls are numbered from 1 in insertion order), one in DEAD_EVERY dead.
   db.prepare(
-    `INSERT INTO deliveries (${DELIVERY_COLUMNS})
+    `INSERT INTO deliveries (${DELIVERY_COLUMNS}, school_id)
      SELECT id, 'sms', 'http', '+447911100000', '{}',
        CASE WHEN (id - 1) / 5 % ${DEAD_EVERY} = 0 THEN 'dead' ELSE 'sent' END,
-       1, at, 'key-' || id, at, at
+       1, at, 'key-' || id, at, at, school_id
      FROM calls WHERE operation = 'AuthCode' ORDER BY id`,
   ).run();
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -262,10 +314,18 @@ async function seedPostgres(url, total) {
     const now = Date.now();
     const made = await makePartitions(client, now - SPAN, now);
     console.log(`PostgreSQL: ${made} partitions made (a ${PERIOD} each) for the 90 days seeded`);
+    await seedSchoolsPostgres(client);
     const started = performance.now();
     for (let first = 0; first < total; first += PG_CHUNK) {
       const count = Math.min(PG_CHUNK, total - first);
-      await seedCallsPostgres(client, { total, from: now - SPAN, span: SPAN, first, count });
+      await seedCallsPostgres(client, {
+        total,
+        from: now - SPAN,
+        span: SPAN,
+        first,
+        count,
+        schools: SCHOOLS,
+      });
       // The chunk's AuthCode calls' SMS, one in DEAD_EVERY dead: the calls of its time span.
       const timeOf = (i) => now - SPAN + Math.floor((i / total) * SPAN);
       await seedDeliveriesPostgres(client, {
@@ -412,6 +472,60 @@ async function timeOutbox(server, url, name) {
   }
 }
 
+/**
+ * History, its count, the Dashboard and Deliveries as a user limited to school 1, and to schools 1
+ * and 2 (BENCH_SCHOOLS): each school holds 1/BENCH_SCHOOLS of every kind of call. Their caller,
+ * phone and deep page are school 1's.
+ */
+async function measureScoped(server, name, total, { now, deepCursor, oneDay }) {
+  const out = new Map();
+  const say = (what, m) =>
+    console.log(`  ${name}: ${what}: p50 / p95 ${num(m.p50)} / ${num(m.p95)} ms, load ${m.load}`);
+  // School 1's calls are those of floor(i / 5) % SCHOOLS = 0 (seed-calls.mjs): its caller, and a
+  // parent's phone (i % 100 000 = 100, an AuthCode: i % 5 = 0) of its (with 20 schools or a divisor).
+  const ip = ipOf(Math.floor(Math.min(197_121, total / 2) / (5 * SCHOOLS)) * 5 * SCHOOLS);
+  const phone = '+447911100100';
+  const filters = {
+    'no filter': '',
+    'operation=AuthCode': 'operation=AuthCode',
+    'binding=soap12': 'binding=soap12',
+    'outcome=client-error': 'outcome=client-error',
+    'delivery=failed': 'delivery=failed',
+    'ip (one caller)': `ip=${ip}`,
+    'from/to (one day)': oneDay,
+    'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,
+    'deep keyset page (90 % back)': `cursor=${deepCursor}`,
+    "phone (a parent's)": `phone=${encodeURIComponent(phone)}`,
+    'q (free text, common): first page': 'q=4479111',
+  };
+  for (const [who, schoolIds] of [
+    ['1 school', [1]],
+    ['2 schools', [1, 2]],
+  ]) {
+    const scoped = await asScopedUser(server, `bench-${schoolIds.join('-')}`, schoolIds);
+    for (const [filter, query] of Object.entries(filters)) {
+      const m = await timeList(scoped, query, { warm: 10, samples: SAMPLES, mustFind: true });
+      out.set(`${who}: ${filter}`, m);
+      say(`scoped to ${who}, ${filter}`, m);
+    }
+    for (const [what, url] of [
+      ['count', '/api/calls/count?operation=AuthCode'],
+      ['Deliveries page', '/api/deliveries?limit=50'],
+      ['Dashboard, 24 hours by hour', statsUrl(now, 1, 'hour')],
+      ['Dashboard, 30 days by day', statsUrl(now, 30, 'day')],
+      ['Dashboard, 90 days by day', statsUrl(now, 90, 'day')],
+    ]) {
+      const m = await timeGet(scoped, url, Math.min(SAMPLES, 60));
+      out.set(`${who}: ${what}`, m);
+      say(`scoped to ${who}, ${what}`, m);
+    }
+  }
+  return out;
+}
+
+const statsUrl = (now, days, bucket) =>
+  `/api/stats?from=${new Date(now - days * 86_400_000).toISOString()}&to=${new Date(now).toISOString()}&bucket=${bucket}`;
+
 /** The day the day filters pick: a whole UTC day a month back (with PARTITION_PERIOD=day, one partition). */
 const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
 
@@ -420,7 +534,7 @@ const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
  * seeding. Each figure is said as it is had (a long run stopped half-way keeps what it measured).
  */
 async function measure(name, env, total, { now, deepCursor }) {
-  const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null };
+  const out = { lists: new Map(), budget: null, exports: new Map(), dashboard: null, scoped: null };
   const say = (what, m) =>
     console.log(`  ${name}: ${what}: p50 / p95 ${num(m.p50)} / ${num(m.p95)} ms, load ${m.load}`);
   const dayStart = dayStartOf(now);
@@ -497,6 +611,8 @@ async function measure(name, env, total, { now, deepCursor }) {
         `  ${name}: q (no match) followed: ${scanned.toLocaleString('en')} calls examined in ${out.budget.seconds.toFixed(1)} s`,
       );
     }
+    if (ONLY !== 'export' && SCHOOLS > 0)
+      out.scoped = await measureScoped(server, name, total, { now, deepCursor, oneDay });
     if (ONLY === 'lists') return out;
 
     // Exports of everything and of one day, read to the end as a client would, the server's peak RSS sampled.
@@ -791,6 +907,23 @@ function printDashboardAndLists() {
     });
     const ratio = a ? num(b.lists.get(name)?.p95 / a.lists.get(name)?.p95) : '';
     console.log(name.padEnd(40), cells.join(''), ratio.padStart(ratioWidth));
+  }
+
+  if (results[0].scoped) {
+    console.log();
+    console.log(
+      `As a user limited to schools (of ${SCHOOLS})`.padEnd(48),
+      results.map((r) => `${`${r.name} p50 / p95 ms`.padStart(width)}  p95 / target  load`).join(''),
+    );
+    for (const name of results[0].scoped.keys()) {
+      // The lists' target, or the Dashboard's.
+      const target = name.includes('Dashboard') ? STATS_TARGET_MS : TARGET_MS;
+      const cells = results.map((r) => {
+        const m = r.scoped?.get(name);
+        return `${`${num(m?.p50)} / ${num(m?.p95)}`.padStart(width)}  ${`${num(m && m.p95 / target)} / ${target}`.padStart(12)}  ${m?.load ?? ''}`;
+      });
+      console.log(name.padEnd(48), cells.join(''));
+    }
   }
 
   for (const r of results) {

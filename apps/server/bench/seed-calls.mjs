@@ -16,18 +16,28 @@ export const CALL_COLUMNS =
   'at, group_name, operation, binding, caller_ip, user_agent, params, outcome, status, error, duration_ms, request, request_bytes, response, response_bytes, phone';
 export const DELIVERY_COLUMNS =
   'call_id, kind, provider, recipient, payload, status, attempts, next_attempt_at, idempotency_key, created_at, updated_at';
+/**
+ * Call i's school with `schools` schools (1 … schools), five calls at a time in turn (one of each
+ * operation, of every binding): each school a 1/schools share of every kind of call and of every
+ * day; null without schools.
+ */
+export const schoolOf = (i, schools) => (schools > 0 ? (Math.floor(i / 5) % schools) + 1 : null);
 
 const list = (values) => `ARRAY[${values.map((v) => `'${v}'`).join(', ')}]`;
 
 /**
  * `total` calls spread evenly over [from, from + span) (epoch ms), oldest first, into `calls`
  * (PostgreSQL routes them to the partitions of their times): call i is OPS[i % 5], one in 17 a
- * client error. `client` is a connected pg.Client. `first` and `count` seed calls first …
- * first + count - 1 of them only (a chunk: the same rows, a statement at a time).
+ * client error, of school schoolOf(i, schools). `client` is a connected pg.Client. `first` and
+ * `count` seed calls first … first + count - 1 of them only (a chunk: the same rows, a statement
+ * at a time).
  */
-export async function seedCallsPostgres(client, { total, from, span, first = 0, count = total - first }) {
+export async function seedCallsPostgres(
+  client,
+  { total, from, span, first = 0, count = total - first, schools = 0 },
+) {
   await client.query(
-    `INSERT INTO calls (${CALL_COLUMNS})
+    `INSERT INTO calls (${CALL_COLUMNS}, school_id)
      SELECT $1::bigint + floor(i::float8 / $3::bigint * $2::bigint)::bigint,
        g.name, g.op,
        (${list(BINDINGS)})[(i * 7) % 5 + 1],
@@ -46,28 +56,29 @@ export async function seedCallsPostgres(client, { total, from, span, first = 0, 
        E'HTTP/1.1 200\\r\\nContent-Type: text/xml; charset=utf-8\\r\\n\\r\\n<soap:Envelope><soap:Body><'
          || g.op || 'Response xmlns="http://tempuri.org/" /></soap:Body></soap:Envelope>',
        200,
-       CASE WHEN g.op = 'AuthCode' THEN g.phone END
+       CASE WHEN g.op = 'AuthCode' THEN g.phone END,
+       CASE WHEN $6::int > 0 THEN (i / 5) % $6::int + 1 END
      FROM generate_series($4::bigint, $5::bigint) AS i,
        LATERAL (SELECT (${list(OPS.map((o) => o[0]))})[i % 5 + 1] AS name,
          (${list(OPS.map((o) => o[1]))})[i % 5 + 1] AS op,
          '+4479111' || lpad((i % 100000)::text, 5, '0') AS phone) AS g
      ORDER BY i`,
-    [from, span, total, first, first + count - 1],
+    [from, span, total, first, first + count - 1, schools],
   );
 }
 
 /**
  * Each AuthCode call of [from, to) gets its SMS, settled: `sent`, or `dead` for one in `deadEvery`
  * (by call id, every fifth call being an AuthCode: numbered from 1, the first is dead); 0 for none.
- * With `attempts`, each delivery gets the one attempt that settled it.
+ * With `attempts`, each delivery gets the one attempt that settled it. Each is its call's school's.
  */
 export async function seedDeliveriesPostgres(client, { from, to, deadEvery = 0, attempts = false }) {
   const dead = deadEvery > 0 ? `(id - 1) / 5 % ${deadEvery} = 0` : 'false';
   await client.query(
-    `INSERT INTO deliveries (${DELIVERY_COLUMNS})
+    `INSERT INTO deliveries (${DELIVERY_COLUMNS}, school_id)
      SELECT id, 'sms', 'http', '+447911100000', '{}',
        CASE WHEN ${dead} THEN 'dead' ELSE 'sent' END,
-       1, at, 'key-' || id, at, at
+       1, at, 'key-' || id, at, at, school_id
      FROM calls WHERE operation = 'AuthCode' AND at >= $1::bigint AND at < $2::bigint ORDER BY id`,
     [from, to],
   );

@@ -627,6 +627,45 @@ describe.each(DIALECTS)('what staff limited to a school see of another’s (%s)'
     });
   }
 
+  it('shows a user limited to two schools both, and nothing of no school’s', async () => {
+    await t.app.store.users.create({
+      username: 'nick',
+      display_name: 'nick',
+      role: 'operator',
+      password_hash: await hashPassword(PASSWORD),
+      school_ids: JSON.stringify([north, south]),
+    });
+    const cookie = await t.login('nick', PASSWORD);
+    const both = async (from: number, to: number) => {
+      const row = await t.app.store.db
+        .selectFrom('calls')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('school_id', 'in', [north, south])
+        .where('at', '>=', from)
+        .where('at', '<', to)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    };
+    const list = await as(cookie, { method: 'GET', url: '/api/calls?limit=200' });
+    for (const mark of ['+447911100111', '+447911100222']) expect(list.body).toContain(mark);
+    expect(list.body).not.toContain('+447911100333');
+    const count = await as(cookie, { method: 'GET', url: '/api/calls/count?operation=AuthCode' });
+    const authCodes = await t.app.store.db
+      .selectFrom('calls')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('school_id', 'in', [north, south])
+      .where('operation', '=', 'AuthCode')
+      .executeTakeFirstOrThrow();
+    expect(count.json()).toEqual({ count: Number(authCodes.n), more: false });
+    const from = now - 4 * 86_400_000;
+    const stats = await as(cookie, {
+      method: 'GET',
+      url: `/api/stats?from=${new Date(from).toISOString()}&to=${new Date(now + 60_000).toISOString()}&bucket=hour`,
+    });
+    const rows = (stats.json() as { rows: { count: number }[] }).rows;
+    expect(rows.reduce((n, r) => n + r.count, 0)).toBe(await both(from, now + 60_000));
+  });
+
   it('shows organisation-wide staff every school’s and none’s', async () => {
     const res = await t.inject({ method: 'GET', url: '/api/calls?limit=200' });
     for (const mark of [...NORTH_MARKS.slice(0, 3), ...SOUTH_MARKS.slice(0, 3), '+447911100333'])

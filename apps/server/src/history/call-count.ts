@@ -4,12 +4,27 @@ import { applyFilters, type CallQuery } from './call-filters.js';
 
 // History's count (GET /api/calls/count): the calls a filter matches, bounded.
 
-/** How many calls match the filters, counting no further than `bound`: `more` when there are more. */
+/**
+ * How many calls match the filters, counting no further than `bound`: `more` when there are more.
+ * Within several schools, school by school: each an equality on the school's index, which carries
+ * the filters (migration 0025), where SQLite would take another filter's index for an `IN` and
+ * read every call of it (a count of 2 schools' AuthCode calls: 240 ms for 1 M calls).
+ */
 export async function countCalls(
   db: Kysely<Database>,
   query: Omit<CallQuery, 'q'>,
   bound: number,
 ): Promise<{ count: number; more: boolean }> {
+  const { scope } = query;
+  if (scope && scope.length > 1) {
+    let count = 0;
+    for (const school of scope) {
+      const part = await countCalls(db, { ...query, scope: [school] }, bound - count);
+      count += part.count;
+      if (part.more) return { count: bound, more: true };
+    }
+    return { count, more: false };
+  }
   const row = await db
     .selectFrom(
       applyFilters(db.selectFrom('calls').select('id'), query)

@@ -16,9 +16,16 @@ const loggedSql = sql<number>`CASE WHEN ${sql.ref('provider')} = 'log' THEN 1 EL
 /** The statuses on their way as literals: the planner matches them to migration 0022's index. */
 const onTheirWay = () => ON_THEIR_WAY.map((s) => sql.lit(s));
 
-/** The deliveries of `scope`'s schools (all of them when it is undefined or null). */
-const inScopeOf = <O>(qb: SelectQueryBuilder<Database, 'deliveries', O>, scope: SchoolScope | undefined) => {
-  const schools = schoolCondition(scope);
+/**
+ * The deliveries of `scope`'s schools (all of them when it is undefined or null); `seek: false`
+ * when another index finds the few deliveries to test (schoolCondition).
+ */
+const inScopeOf = <O>(
+  qb: SelectQueryBuilder<Database, 'deliveries', O>,
+  scope: SchoolScope | undefined,
+  seek = true,
+) => {
+  const schools = schoolCondition(scope, { seek });
   return schools ? qb.where(schools) : qb;
 };
 
@@ -103,7 +110,8 @@ export const countsQueuedSince = (db: QueryCreator<Database>, since: number, sco
  * through the index of the deliveries on their way (PostgreSQL, 0022).
  */
 export const onTheirWayQueuedBefore = (db: QueryCreator<Database>, before: number, scope?: SchoolScope) =>
-  inScopeOf(db.selectFrom('deliveries'), scope)
+  // The few on their way through their index (deliveries_due, 0022's), the school tested on them.
+  inScopeOf(db.selectFrom('deliveries'), scope, false)
     .select((eb) => ['status', sql.lit(0).as('logged'), eb.fn.countAll<number>().as('n')])
     .where('status', 'in', onTheirWay())
     .where('created_at', '<', before)

