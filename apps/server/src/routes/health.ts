@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
-import { lazyRequestLogger } from '../logging.js';
+import { lazyRequestLogger } from '../http/lazy-logger.js';
 import type { ReadinessReport } from '../plugins/readiness.js';
 import { PROBE_HEADERS } from '../plugins/security-headers.js';
 import type { ReplicaStatus } from '../store/index.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { lazyRequestLogger } from '../logging.js';
+import { lazyRequestLogger } from '../http/lazy-logger.js';
 import { ipAllowList } from '../net/ip-allow-list.js';
 import { PROBE_HEADERS } from '../plugins/security-headers.js';
 
