@@ -541,7 +541,7 @@ export const deliveryListSchema = z
     items: z.array(deliverySchema),
     /** Pass as `cursor` for the next (older) page; null on the last page. */
     nextCursor: z.string().nullable(),
-    /** How many deliveries are in each status (all of them, whatever the filters); `sent` leaves out `logged`. */
+    /** How many deliveries are in each status (all the user may see, whatever the filters: their schools' when limited to some); `sent` leaves out `logged`. */
     counts: z.record(deliveryStateSchema, z.number().int()),
   })
   .meta({ id: 'DeliveryList' });
