@@ -107,7 +107,14 @@ describe.skipIf(!browserAvailable())('signing in (real server, identity provider
       const { page } = await suite.open(consoleUrl);
       await signIn(page, 'otto');
       await page.getByRole('navigation', { name: 'Main' }).waitFor();
-      expect(await navLinks(page)).toEqual(['Dashboard', 'Send', 'History', 'Deliveries', 'Audit', 'Service']);
+      expect(await navLinks(page)).toEqual([
+        'Dashboard',
+        'Send',
+        'History',
+        'Deliveries',
+        'Audit',
+        'Service',
+      ]);
       await page.getByRole('button', { name: /^Otto Operator\s+Operator$/ }).waitFor();
     });
 

@@ -389,6 +389,13 @@ describe('Send from the console', () => {
       'You may not send for https://south.example.org: your account is limited to other schools.',
     );
     expect(refused.json().errors).toEqual({ baseUrlSchool: refused.json().detail });
+    // Recorded as no school's: South's staff do not see North's refused attempt, nor it South's.
+    const refusedCall = await t.app.store.db
+      .selectFrom('calls')
+      .select('school_id')
+      .where('id', '=', refused.json().callId)
+      .executeTakeFirstOrThrow();
+    expect(refusedCall.school_id).toBeNull();
     const marks = await send(northOffice, 'SendMarkNotes', {
       id: '1',
       id_class: '3A',

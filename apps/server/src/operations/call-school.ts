@@ -10,13 +10,19 @@ import { allowedRanges, normalizeBaseUrl } from './schools.js';
  *   3. otherwise, for the operations that name no school (AuthCode, GetBookPdfByTerm, pushNoti),
  *      the school whose `allowedIps` hold the caller's address, when exactly one school's do:
  *      an address several schools share, or none, tells nothing, and the call belongs to none.
- * A call that belongs to no school is seen by organisation-wide staff only.
+ * A console call of a user limited to schools belongs only to one of theirs: a send refused for
+ * another school belongs to none. A call that belongs to no school is seen by organisation-wide
+ * staff only.
  *
  * It is decided from a copy of the schools kept in memory (SchoolDirectory), not a query per call.
  */
 
 /** The operations whose calls name no school: their caller's address may tell whose they are. */
 const BY_CALLER = new Set(['AuthCode', 'GetBookPdfByTerm', 'pushNoti']);
+
+/** A school a staff user's call may belong to: one of theirs, or none (organisation-wide staff's). */
+const theirs = (call: CallForSchool, id: number): number | null =>
+  !call.staffSchoolIds || call.staffSchoolIds.includes(id) ? id : null;
 
 /** What a call's school is decided from. */
 export interface CallForSchool {
@@ -30,6 +36,11 @@ export interface CallForSchool {
    * `.asmx` doors.
    */
   readonly actingForSchoolId?: number | null | undefined;
+  /**
+   * From the console: the schools the staff user is limited to (null: organisation-wide). A call of
+   * theirs belongs only to one of these: a send refused for another school is not that school's.
+   */
+  readonly staffSchoolIds?: readonly number[] | null | undefined;
   /**
    * The operation found the school its `baseUrlSchool` names registered (it answered, or refused
    * the caller for that school): a copy that does not know it yet is read again, once.
@@ -143,9 +154,10 @@ export function createSchoolDirectory(
           schools = copy?.snapshot ?? schools;
           id = schools.byBaseUrl.get(baseUrl);
         }
-        if (id !== undefined) return id;
+        if (id !== undefined) return theirs(call, id);
       }
-      if (call.actingForSchoolId !== undefined) return call.actingForSchoolId;
+      if (call.actingForSchoolId !== undefined)
+        return call.actingForSchoolId === null ? null : theirs(call, call.actingForSchoolId);
       return call.operation !== null && BY_CALLER.has(call.operation)
         ? byCaller(schools, call.callerIp)
         : null;

@@ -62,6 +62,7 @@ export function createOperationRunner(options: OperationRunnerOptions): Operatio
       params,
       callerIp: context.callerIp,
       actingForSchoolId: context.actingForSchoolId,
+      staffSchoolIds: context.staffSchoolIds,
       schoolFound: found,
     });
   // Named, as the other steps of a call are, for CPU profiles (bench/stages.mjs).

@@ -86,6 +86,7 @@ export async function recordExchange(
             callerIp: request.ip,
             // From the console without an operation run: no school was acted for.
             actingForSchoolId: ex.binding === 'console' ? null : undefined,
+            staffSchoolIds: ex.binding === 'console' ? (request.staff?.schoolIds ?? null) : undefined,
           });
     id = await app.recorder.record(
       callRecord(request, reply, app.diskSpace.recordBytes(), facts, schoolId),
