@@ -8,7 +8,7 @@ import { applyFilters, type CallQuery } from './call-filters.js';
  * How many calls match the filters, counting no further than `bound`: `more` when there are more.
  * Within several schools, school by school: each an equality on the school's index, which carries
  * the filters (migration 0025), where SQLite would take another filter's index for an `IN` and
- * read every call of it (a count of 2 schools' AuthCode calls: 240 ms for 1 M calls).
+ * read every call it holds (docs/performance.md#staff-scoped-to-schools).
  */
 export async function countCalls(
   db: Kysely<Database>,

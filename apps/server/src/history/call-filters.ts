@@ -146,8 +146,8 @@ export function applyFilters<O>(
  * Whether a query is read through its caller's or its phone's index, whatever the school scope:
  * a caller's or a parent's calls are few, so the school is then tested on them (`school_id + 0`,
  * which no index serves). Without statistics SQLite would as soon take the school's index
- * (school_id, at, id) and read every call of the school for the few of that caller: 50 ms for a
- * school of 50 000 calls, where the caller's index takes 2 (docs/performance.md).
+ * (school_id, at, id) and read every call of the school for the few of that caller
+ * (docs/performance.md#staff-scoped-to-schools).
  */
 const byOwnIndex = (query: Omit<CallQuery, 'q'>): boolean =>
   query.ip !== undefined || query.phone !== undefined;

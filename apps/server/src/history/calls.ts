@@ -152,8 +152,8 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
   const partitions = store.partitions;
   /**
    * The query in time windows, newest first (time-windows.ts); one window on SQLite. The delivery
-   * filter too: in one query each failed delivery's call is looked up in every partition (96 ms
-   * for the 800 of 2 million calls, growing with them), in a window only in the window's
+   * filter too: in one query each failed delivery's call would be looked up in every partition, a
+   * cost that grows with the calls kept; in a window, only in the window's
    * (docs/performance.md#history-on-partitions). Its windows are days whatever the partitions:
    * each reads its failed deliveries first (through `deliveries_failed_at`, migration 0021), and
    * then each one's call, so a month's window would look up a month's; a day inside a month's

@@ -171,8 +171,9 @@ export function createDeliveryRepository(
       // One query for a page of calls, through the deliveries' call_id index, within the times
       // their deliveries were queued (QUEUED_WITHIN_MS), a part for each stretch of the page's
       // time: on PostgreSQL each is planned over its own partitions. A page of one caller's calls
-      // may span 90 days; bounded by its oldest and newest call, the lookup was planned over the
-      // 99 daily partitions between (7 ms), and with one OR of the stretches, as much again.
+      // may span 90 days; bounded by its oldest and newest call, the lookup would be planned over
+      // every daily partition between, and with one OR of the stretches each partition would weigh
+      // every stretch (docs/performance.md#the-outbox-on-partitions).
       const parts = stretchesOf(calls).map(({ from, to, ids }) =>
         db
           .selectFrom('deliveries')

@@ -415,7 +415,7 @@ function storeMigrations(
       // the calls that have a school only, so it is built over nothing on an existing database
       // and costs nothing for a call of none. It carries the operation, outcome and binding too:
       // a school's calls under one of those filters are told apart in the index, without reading
-      // each call (a school's count of one operation: 55 → 5 ms for 50 000 calls on SQLite).
+      // each call (docs/performance.md#staff-scoped-to-schools).
       // The outbox's part gives the deliveries their call's.
       // And the Dashboard's roll-ups per school (stats/call-rollups.ts, delivery-rollups.ts), for
       // a scoped user's figures: beside the organisation's, which keep their size and speed; made

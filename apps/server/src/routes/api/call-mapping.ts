@@ -27,7 +27,7 @@ const isoTime = (ms: unknown): string => new Date(ms as number).toISOString();
  * A value as String() writes it. A finite number is written by JSON.stringify, which gives the
  * same text without going through V8's number-to-string cache: a string kept there is referenced
  * from the old generation, so each call id's string written by String() outlived young-generation
- * GCs and a CSV export's heap grew by ~3 MB/s until a full GC (docs/performance.md).
+ * GCs and a CSV export's heap grew until a full GC (docs/performance.md#exports-of-all-calls).
  */
 const plainText = (v: unknown): string =>
   typeof v === 'number' && Number.isFinite(v) ? JSON.stringify(v) : String(v);
@@ -190,8 +190,8 @@ const JSON_FIELDS = CALL_COLUMNS.map((c, i) => ({
  * A call as CallDetail JSON text, for exports. Written field by field, with no object per row:
  * the stored parameters are already JSON text and are spliced in as they are. Parsing them back
  * into objects, or building intermediate objects, for a million rows is what made the export's
- * memory climb (the objects outlive young-generation collections): spreads of intermediate objects
- * alone took a JSON export of 1M calls from 125 to 231 MB peak RSS.
+ * memory climb: the objects outlive young-generation collections
+ * (docs/performance.md#exports-of-all-calls).
  */
 export function detailJson(row: CallRow): string {
   const fields = row as Readonly<Record<string, unknown>>;
