@@ -1,14 +1,14 @@
 import type { Delivery, ProviderInfo } from '@school/contract';
 import { useRef } from 'react';
-import { Link, useLocation } from 'react-router';
+import { useLocation } from 'react-router';
+import { DeliveryKindAndProvider, DeliveryStatusBadge } from '../../../components/ui/delivery';
+import { RecordLink } from '../../../components/ui/record-link';
 import { Timestamp } from '../../../components/ui/timestamp';
-import { paths } from '../../../config/paths';
-import { DELIVERY_KIND_LABELS, truncate } from '../../../lib/format';
+import { truncate } from '../../../lib/format';
 import { plainFailure } from '../../../lib/plain-failure';
 import { useFocusOnReturn } from '../../../lib/return-focus';
 import { useServiceInfo } from '../../../lib/service-info';
 import { pausedProvider } from '../utils/failure';
-import { DeliveryStatusBadge } from './delivery-status';
 import { RetryDelivery } from './retry-delivery';
 
 function Message({ delivery }: { delivery: Delivery }) {
@@ -85,12 +85,15 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
             <tr key={d.id}>
               <td data-label="ID">
                 {/* The list's filters travel with the link, so "Back to Deliveries" returns to this view. */}
-                <Link to={paths.delivery.href(d.id)} state={{ search: location.search }} data-record={d.id}>
-                  <span className="visually-hidden">Delivery</span> #{d.id}
-                </Link>
+                <RecordLink
+                  record="delivery"
+                  id={d.id}
+                  state={{ search: location.search }}
+                  data-record={d.id}
+                />
               </td>
               <td data-label="Kind">
-                {DELIVERY_KIND_LABELS[d.kind]} <span className="muted">via {d.provider}</span>
+                <DeliveryKindAndProvider delivery={d} />
               </td>
               <td data-label="Recipient">
                 <code className="key">{d.recipient}</code>
@@ -121,9 +124,7 @@ export function DeliveriesTable({ deliveries }: { deliveries: readonly Delivery[
                 )}
               </td>
               <td className="col-optional" data-label="Call">
-                <Link to={paths.call.href(d.callId)}>
-                  <span className="visually-hidden">Call</span> #{d.callId}
-                </Link>
+                <RecordLink record="call" id={d.callId} />
               </td>
               <td className="cell-actions">
                 <RetryDelivery delivery={d} />

@@ -1,12 +1,13 @@
 import type { Attempt, DeliveryDetail } from '@school/contract';
 import { Link } from 'react-router';
 import { CodeBlock } from '../../../components/ui/code-block';
+import { DeliveryStatusBadge } from '../../../components/ui/delivery';
 import { RecordPage, RecordQuery } from '../../../components/ui/record-page';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
 import { DELIVERY_KIND_LABELS, formatDuration } from '../../../lib/format';
 import { useDelivery } from '../api/get-delivery';
-import { DeliveryStatusBadge, STATUS_EXPLANATIONS } from './delivery-status';
+import { STATUS_EXPLANATIONS } from './delivery-status';
 import { DeliveryVerdict } from './delivery-verdict';
 import { RetryDelivery } from './retry-delivery';
 import '../deliveries.css';

@@ -1,9 +1,4 @@
 import type { DeliveryState } from '@school/contract';
-import { DELIVERY_STATUS_LABELS } from '../../../lib/format';
-
-export function DeliveryStatusBadge({ status }: { status: DeliveryState }) {
-  return <span className={`badge badge-delivery-${status}`}>{DELIVERY_STATUS_LABELS[status]}</span>;
-}
 
 /** What each status means, for the detail view. */
 export const STATUS_EXPLANATIONS: Record<DeliveryState, string> = {

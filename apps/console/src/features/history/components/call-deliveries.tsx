@@ -1,9 +1,10 @@
 import type { Delivery } from '@school/contract';
 import { Link } from 'react-router';
+import { DeliveryStatusBadge } from '../../../components/ui/delivery';
 import { ErrorState, Loading } from '../../../components/ui/status';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { paths } from '../../../config/paths';
-import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS, truncate } from '../../../lib/format';
+import { DELIVERY_KIND_LABELS, truncate } from '../../../lib/format';
 import { useCallDeliveries } from '../api/get-call-deliveries';
 
 /** The SMS and pushes a call queued, oldest first, each linking to its attempts in Deliveries. */
@@ -40,7 +41,7 @@ function DeliveryItem({ delivery: d }: { delivery: Delivery }) {
         <Link to={paths.delivery.href(d.id)}>
           Delivery #{d.id}: {DELIVERY_KIND_LABELS[d.kind]} to {d.recipient}
         </Link>{' '}
-        <span className={`badge badge-delivery-${d.status}`}>{DELIVERY_STATUS_LABELS[d.status]}</span>
+        <DeliveryStatusBadge status={d.status} />
       </h3>
       <p className="timeline-meta">
         Queued <Timestamp iso={d.createdAt} variant="clock" />

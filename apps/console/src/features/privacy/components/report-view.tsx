@@ -6,13 +6,12 @@ import {
   type PrivacyReport,
 } from '@school/contract';
 import { useId } from 'react';
-import { Link } from 'react-router';
+import { DeliveryKindAndProvider, DeliveryStatusBadge } from '../../../components/ui/delivery';
+import { RecordLink } from '../../../components/ui/record-link';
 import { EmptyState } from '../../../components/ui/status';
 import { Timestamp } from '../../../components/ui/timestamp';
 import { VerdictBadge } from '../../../components/ui/verdict';
-import { paths } from '../../../config/paths';
 import { verdictOfDeliveries } from '../../../lib/call-verdict';
-import { DELIVERY_KIND_LABELS, DELIVERY_STATUS_LABELS } from '../../../lib/format';
 import { privacyReportUrl } from '../api/find-report';
 import { ATTEMPT_OUTCOME_LABELS, count, heldInWords } from '../utils/words';
 
@@ -89,60 +88,48 @@ export function ReportView({
   );
 }
 
-function CallsHeld({
-  calls,
-  deliveries,
+/**
+ * One kind of record that holds the number: a heading with how many, and their table (cards on a
+ * phone, each cell labelled by its column), or a line saying none does.
+ */
+function HeldTable({
+  title,
+  count,
+  none,
+  className,
+  columns,
+  children,
 }: {
-  calls: readonly PrivacyCall[];
-  deliveries: readonly DeliveryDetail[];
+  title: string;
+  count: number;
+  /** What to say when no record of this kind holds the number. */
+  none: string;
+  className: string;
+  columns: readonly string[];
+  /** The rows, a `<td data-label>` per column. */
+  children: React.ReactNode;
 }) {
   const id = useId();
   return (
     <>
-      <h3 id={id}>Calls ({calls.length})</h3>
-      {calls.length === 0 ? (
-        <p className="muted">No call holds it.</p>
+      <h3 id={id}>
+        {title} ({count})
+      </h3>
+      {count === 0 ? (
+        <p className="muted">{none}</p>
       ) : (
         <div className="table-wrap">
-          <table className="cards privacy-calls" aria-labelledby={id}>
+          <table className={`cards ${className}`} aria-labelledby={id}>
             <thead>
               <tr>
-                <th scope="col">Call</th>
-                <th scope="col">Time</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Protocol</th>
-                <th scope="col">Number found in</th>
-                <th scope="col">Result</th>
+                {columns.map((column) => (
+                  <th key={column} scope="col">
+                    {column}
+                  </th>
+                ))}
               </tr>
             </thead>
-            <tbody>
-              {calls.map((call) => (
-                <tr key={call.id}>
-                  <td data-label="Call">
-                    <Link to={paths.call.href(call.id)}>
-                      <span className="visually-hidden">Call</span> #{call.id}
-                    </Link>
-                  </td>
-                  <td data-label="Time">
-                    <Timestamp iso={call.at} variant="absolute" />
-                  </td>
-                  <td data-label="Operation">
-                    {call.operation ?? <span className="muted">Unknown operation ({call.group})</span>}
-                  </td>
-                  <td data-label="Protocol">{BINDING_LABELS[call.binding]}</td>
-                  <td data-label="Number found in">{heldInWords(call.heldIn)}</td>
-                  <td data-label="Result">
-                    {/* From its deliveries in the report: the call's own summary is not filled here. */}
-                    <VerdictBadge
-                      verdict={verdictOfDeliveries(
-                        call,
-                        deliveries.filter((d) => d.callId === call.id),
-                      )}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
+            <tbody>{children}</tbody>
           </table>
         </div>
       )}
@@ -150,64 +137,84 @@ function CallsHeld({
   );
 }
 
-function DeliveriesHeld({ deliveries }: { deliveries: readonly DeliveryDetail[] }) {
-  const id = useId();
+function CallsHeld({
+  calls,
+  deliveries,
+}: {
+  calls: readonly PrivacyCall[];
+  deliveries: readonly DeliveryDetail[];
+}) {
   return (
-    <>
-      <h3 id={id}>Deliveries ({deliveries.length})</h3>
-      {deliveries.length === 0 ? (
-        <p className="muted">No SMS or push holds it.</p>
-      ) : (
-        <div className="table-wrap">
-          <table className="cards privacy-deliveries" aria-labelledby={id}>
-            <thead>
-              <tr>
-                <th scope="col">Delivery</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Recipient</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Queued</th>
-                <th scope="col">Call</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((d) => (
-                <tr key={d.id}>
-                  <td data-label="Delivery">
-                    <Link to={paths.delivery.href(d.id)}>
-                      <span className="visually-hidden">Delivery</span> #{d.id}
-                    </Link>
-                  </td>
-                  <td data-label="Kind">
-                    {DELIVERY_KIND_LABELS[d.kind]} <span className="muted">via {d.provider}</span>
-                  </td>
-                  <td data-label="Recipient">
-                    <code className="privacy-recipient">{d.recipient}</code>
-                  </td>
-                  <td data-label="Status">
-                    <span className={`badge badge-delivery-${d.status}`}>
-                      {DELIVERY_STATUS_LABELS[d.status]}
-                    </span>
-                  </td>
-                  <td data-label="Attempts">
-                    <Attempts delivery={d} />
-                  </td>
-                  <td data-label="Queued">
-                    <Timestamp iso={d.createdAt} variant="absolute" />
-                  </td>
-                  <td data-label="Call">
-                    <Link to={paths.call.href(d.callId)}>
-                      <span className="visually-hidden">Call</span> #{d.callId}
-                    </Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </>
+    <HeldTable
+      title="Calls"
+      count={calls.length}
+      none="No call holds it."
+      className="privacy-calls"
+      columns={['Call', 'Time', 'Operation', 'Protocol', 'Number found in', 'Result']}
+    >
+      {calls.map((call) => (
+        <tr key={call.id}>
+          <td data-label="Call">
+            <RecordLink record="call" id={call.id} />
+          </td>
+          <td data-label="Time">
+            <Timestamp iso={call.at} variant="absolute" />
+          </td>
+          <td data-label="Operation">
+            {call.operation ?? <span className="muted">Unknown operation ({call.group})</span>}
+          </td>
+          <td data-label="Protocol">{BINDING_LABELS[call.binding]}</td>
+          <td data-label="Number found in">{heldInWords(call.heldIn)}</td>
+          <td data-label="Result">
+            {/* From its deliveries in the report: the call's own summary is not filled here. */}
+            <VerdictBadge
+              verdict={verdictOfDeliveries(
+                call,
+                deliveries.filter((d) => d.callId === call.id),
+              )}
+            />
+          </td>
+        </tr>
+      ))}
+    </HeldTable>
+  );
+}
+
+function DeliveriesHeld({ deliveries }: { deliveries: readonly DeliveryDetail[] }) {
+  return (
+    <HeldTable
+      title="Deliveries"
+      count={deliveries.length}
+      none="No SMS or push holds it."
+      className="privacy-deliveries"
+      columns={['Delivery', 'Kind', 'Recipient', 'Status', 'Attempts', 'Queued', 'Call']}
+    >
+      {deliveries.map((d) => (
+        <tr key={d.id}>
+          <td data-label="Delivery">
+            <RecordLink record="delivery" id={d.id} />
+          </td>
+          <td data-label="Kind">
+            <DeliveryKindAndProvider delivery={d} />
+          </td>
+          <td data-label="Recipient">
+            <code className="privacy-recipient">{d.recipient}</code>
+          </td>
+          <td data-label="Status">
+            <DeliveryStatusBadge status={d.status} />
+          </td>
+          <td data-label="Attempts">
+            <Attempts delivery={d} />
+          </td>
+          <td data-label="Queued">
+            <Timestamp iso={d.createdAt} variant="absolute" />
+          </td>
+          <td data-label="Call">
+            <RecordLink record="call" id={d.callId} />
+          </td>
+        </tr>
+      ))}
+    </HeldTable>
   );
 }
 
@@ -231,38 +238,24 @@ function Attempts({ delivery }: { delivery: DeliveryDetail }) {
 }
 
 function AuditHeld({ entries }: { entries: PrivacyReport['audit'] }) {
-  const id = useId();
   return (
-    <>
-      <h3 id={id}>Audit entries ({entries.length})</h3>
-      {entries.length === 0 ? (
-        <p className="muted">No audit entry names it.</p>
-      ) : (
-        <div className="table-wrap">
-          <table className="cards privacy-audit" aria-labelledby={id}>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">User</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((entry) => (
-                <tr key={entry.id}>
-                  <td data-label="Time">
-                    <Timestamp iso={entry.at} variant="absolute" />
-                  </td>
-                  <td data-label="User">{entry.username ?? <span className="muted">Unknown</span>}</td>
-                  <td data-label="Action">{AUDIT_ACTION_LABELS[entry.action]}</td>
-                  <td data-label="Target">{entry.target ?? <span className="muted">—</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-    </>
+    <HeldTable
+      title="Audit entries"
+      count={entries.length}
+      none="No audit entry names it."
+      className="privacy-audit"
+      columns={['Time', 'User', 'Action', 'Target']}
+    >
+      {entries.map((entry) => (
+        <tr key={entry.id}>
+          <td data-label="Time">
+            <Timestamp iso={entry.at} variant="absolute" />
+          </td>
+          <td data-label="User">{entry.username ?? <span className="muted">Unknown</span>}</td>
+          <td data-label="Action">{AUDIT_ACTION_LABELS[entry.action]}</td>
+          <td data-label="Target">{entry.target ?? <span className="muted">—</span>}</td>
+        </tr>
+      ))}
+    </HeldTable>
   );
 }
