@@ -25,24 +25,8 @@ export function ConfirmButton({
   onConfirm: () => unknown;
   pending?: boolean;
 }) {
-  const [asking, setAsking] = useState(false);
+  const { asking, ask, cancel, trigger, confirm } = useConfirmStep();
   const [working, setWorking] = useState(false);
-  const trigger = useRef<HTMLButtonElement>(null);
-  const confirm = useRef<HTMLButtonElement>(null);
-  const returnFocus = useRef(false);
-
-  useEffect(() => {
-    if (asking) confirm.current?.focus();
-    else if (returnFocus.current) {
-      returnFocus.current = false;
-      trigger.current?.focus();
-    }
-  }, [asking]);
-
-  const cancel = () => {
-    returnFocus.current = true;
-    setAsking(false);
-  };
 
   const act = () => {
     const done = onConfirm();
@@ -59,7 +43,7 @@ export function ConfirmButton({
 
   if (!asking) {
     return (
-      <button ref={trigger} type="button" className="button button-small" onClick={() => setAsking(true)}>
+      <button ref={trigger} type="button" className="button button-small" onClick={ask}>
         {children}
       </button>
     );
@@ -86,4 +70,32 @@ export function ConfirmButton({
       </button>
     </fieldset>
   );
+}
+
+/**
+ * The two steps' state, for a component that draws its own question (ConfirmButton; the privacy
+ * page's erasure, which explains at length): whether the question is asked, and the refs of the
+ * first button and the confirming one. Focus moves to the confirming button when asked and back
+ * to the first button on cancel.
+ */
+export function useConfirmStep() {
+  const [asking, setAsking] = useState(false);
+  const trigger = useRef<HTMLButtonElement>(null);
+  const confirm = useRef<HTMLButtonElement>(null);
+  const returnFocus = useRef(false);
+
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+    else if (returnFocus.current) {
+      returnFocus.current = false;
+      trigger.current?.focus();
+    }
+  }, [asking]);
+
+  const ask = () => setAsking(true);
+  const cancel = () => {
+    returnFocus.current = true;
+    setAsking(false);
+  };
+  return { asking, ask, cancel, trigger, confirm };
 }

@@ -1,5 +1,6 @@
 import { ERASED, type PrivacyReport } from '@school/contract';
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId } from 'react';
+import { useConfirmStep } from '../../../components/ui/confirm';
 import { ProblemMessage } from '../../../components/ui/status';
 import { count, ON_THEIR_WAY } from '../utils/words';
 
@@ -22,21 +23,7 @@ export function EraseNumber({
 }) {
   const headingId = useId();
   const whatId = useId();
-  const [asking, setAsking] = useState(false);
-  const trigger = useRef<HTMLButtonElement>(null);
-  const confirm = useRef<HTMLButtonElement>(null);
-  const returnFocus = useRef(false);
-  useEffect(() => {
-    if (asking) confirm.current?.focus();
-    else if (returnFocus.current) {
-      returnFocus.current = false;
-      trigger.current?.focus();
-    }
-  }, [asking]);
-  const cancel = () => {
-    returnFocus.current = true;
-    setAsking(false);
-  };
+  const { asking, ask, cancel, trigger, confirm } = useConfirmStep();
   const onTheirWay = report.deliveries.filter((d) => ON_THEIR_WAY.has(d.status)).length;
 
   return (
@@ -92,12 +79,7 @@ export function EraseNumber({
         </fieldset>
       ) : (
         <div className="actions">
-          <button
-            ref={trigger}
-            type="button"
-            className="button button-danger"
-            onClick={() => setAsking(true)}
-          >
+          <button ref={trigger} type="button" className="button button-danger" onClick={ask}>
             Erase this number
           </button>
         </div>
