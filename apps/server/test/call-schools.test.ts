@@ -18,6 +18,34 @@ const NS = 'http://tempuri.org/';
 const soap11 = (op: string, inner: string) =>
   `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><${op} xmlns="${NS}">${inner}</${op}></soap:Body></soap:Envelope>`;
 
+/** A SOAP 1.1 call of `op` at `path`, from `remoteAddress`. */
+const soapAt = (app: FastifyInstance, path: string, op: string, inner: string, remoteAddress: string) =>
+  app.inject({
+    method: 'POST',
+    url: path,
+    remoteAddress,
+    headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}${op}"` },
+    payload: soap11(op, inner),
+  });
+
+/** Registers the schools North and South, in that order, each allowing the callers given. */
+async function northAndSouth(
+  app: FastifyInstance,
+  allowedIps: { north: string; south: string },
+): Promise<{ north: number; south: number }> {
+  const register = async (key: 'north' | 'south', name: string) =>
+    (
+      await registerSchool(app, {
+        name,
+        baseUrl: `https://${key}.example.org`,
+        topicKey: key,
+        allowedIps: allowedIps[key],
+      })
+    ).id;
+  const north = await register('north', 'North');
+  return { north, south: await register('south', 'South') };
+}
+
 /** The school and the deliveries' schools of the newest call. */
 async function newest(app: FastifyInstance) {
   const call = await lastCall(app);
@@ -32,34 +60,22 @@ describe.each(DIALECTS)('the school of a call (%s)', (dialect) => {
 
   beforeAll(async () => {
     t = await startTestAppOn(dialect);
-    north = (
-      await registerSchool(t.app, {
-        name: 'North',
-        baseUrl: 'https://north.example.org',
-        topicKey: 'north',
-        allowedIps: '203.0.113.0/24,192.0.2.50',
-      })
-    ).id;
-    south = (
-      await registerSchool(t.app, {
-        name: 'South',
-        baseUrl: 'https://south.example.org',
-        topicKey: 'south',
-        allowedIps: '198.51.100.7,192.0.2.50',
-      })
-    ).id;
+    ({ north, south } = await northAndSouth(t.app, {
+      north: '203.0.113.0/24,192.0.2.50',
+      south: '198.51.100.7,192.0.2.50',
+    }));
     await registerSchool(t.app, { name: 'Open', baseUrl: 'https://open.example.org', topicKey: 'open' });
   });
   afterAll(() => t.close());
 
   const soap = (op: string, inner: string, remoteAddress: string) =>
-    t.app.inject({
-      method: 'POST',
-      url: op === 'AuthCode' ? '/AuthCodeSending.asmx' : '/NotificationNotes.asmx',
+    soapAt(
+      t.app,
+      op === 'AuthCode' ? '/AuthCodeSending.asmx' : '/NotificationNotes.asmx',
+      op,
+      inner,
       remoteAddress,
-      headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}${op}"` },
-      payload: soap11(op, inner),
-    });
+    );
 
   it('is the school its baseUrlSchool names, and its push is that school’s too', async () => {
     const res = await soap(
@@ -256,13 +272,7 @@ describe.each(DIALECTS)('what staff limited to a school see of another’s (%s)'
   }
 
   const soap = (path: string, op: string, inner: string, remoteAddress: string) =>
-    t.app.inject({
-      method: 'POST',
-      url: path,
-      remoteAddress,
-      headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${NS}${op}"` },
-      payload: soap11(op, inner),
-    });
+    soapAt(t.app, path, op, inner, remoteAddress);
 
   /** A delivery queued at `at` (a call three days back's, rolled up), of `school`. */
   async function oldDelivery(callId: number, school: number | null, recipient: string, at: number) {
@@ -296,22 +306,7 @@ describe.each(DIALECTS)('what staff limited to a school see of another’s (%s)'
 
   beforeAll(async () => {
     t = await startTestAppOn(dialect, { PARTITION_PERIOD: 'day' });
-    north = (
-      await registerSchool(t.app, {
-        name: 'North',
-        baseUrl: 'https://north.example.org',
-        topicKey: 'north',
-        allowedIps: '203.0.113.0/24',
-      })
-    ).id;
-    south = (
-      await registerSchool(t.app, {
-        name: 'South',
-        baseUrl: 'https://south.example.org',
-        topicKey: 'south',
-        allowedIps: '198.51.100.0/24',
-      })
-    ).id;
+    ({ north, south } = await northAndSouth(t.app, { north: '203.0.113.0/24', south: '198.51.100.0/24' }));
     // Three days back (another partition on PostgreSQL), rolled up: calls of each school and of
     // none, errors among them, and their SMS.
     for (const [school, ip, phone, error] of [
