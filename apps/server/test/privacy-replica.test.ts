@@ -5,15 +5,10 @@
  * and once the replica has replayed it, History read from the replica no longer shows the number.
  */
 import type { CallDetail, CallList, PrivacyErasure } from '@school/contract';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callRow, startTestApp, type TestApp, waitUntil } from './helpers.js';
-import {
-  type PrivatePostgres,
-  privateReplicaAvailable,
-  startPrivatePostgres,
-  startPrivateReplica,
-} from './private-postgres.js';
+import { callRow, type TestApp, waitUntil } from './helpers.js';
+import { privateReplicaAvailable } from './private-postgres.js';
+import { type ReplicaApp, startAppWithReplica } from './replica-app.js';
 
 const PHONE = '+447458913276';
 
@@ -21,36 +16,17 @@ const clusters = privateReplicaAvailable();
 describe.skipIf(!clusters.ok)(
   `erasing a number with a read replica${clusters.ok ? '' : ` (skipped: ${clusters.why})`}`,
   () => {
-    let primary: PrivatePostgres;
-    let replica: PrivatePostgres;
+    let withReplica: ReplicaApp;
     let t: TestApp;
 
     beforeAll(async () => {
-      primary = await startPrivatePostgres({ replication: true });
-      replica = await startPrivateReplica(primary);
-      t = await startTestApp({
-        DATABASE_URL: primary.url,
-        DATABASE_READ_URL: replica.url,
-        DATABASE_READ_MAX_LAG: '30s',
-        DEFAULT_PHONE_REGION: 'GB',
-      });
+      withReplica = await startAppWithReplica({ DATABASE_READ_MAX_LAG: '30s', DEFAULT_PHONE_REGION: 'GB' });
+      t = withReplica.t;
     }, 90_000);
 
-    afterAll(async () => {
-      await t?.close();
-      await replica?.destroy();
-      await primary?.destroy();
-    });
+    afterAll(() => withReplica?.close());
 
-    async function onReplica(text: string): Promise<void> {
-      const client = new pg.Client({ connectionString: replica.url });
-      await client.connect();
-      try {
-        await client.query(text);
-      } finally {
-        await client.end();
-      }
-    }
+    const onReplica = (text: string) => withReplica.onReplica(text);
     const list = async (query: string): Promise<number[]> => {
       const res = await t.inject({ method: 'GET', url: `/api/calls?${query}` });
       expect(res.statusCode, res.body).toBe(200);

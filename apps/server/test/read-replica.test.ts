@@ -10,15 +10,10 @@
  *   so in its body and stays 200; the log says it once. Caught up or started again, reads go back
  *   to the replica.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callRow, startTestApp, type TestApp, waitUntil } from './helpers.js';
-import {
-  type PrivatePostgres,
-  privateReplicaAvailable,
-  startPrivatePostgres,
-  startPrivateReplica,
-} from './private-postgres.js';
+import { callRow, type TestApp, waitUntil } from './helpers.js';
+import { privateReplicaAvailable } from './private-postgres.js';
+import { type ReplicaApp, startAppWithReplica } from './replica-app.js';
 
 const MAX_LAG = '3s';
 
@@ -26,41 +21,27 @@ const clusters = privateReplicaAvailable();
 describe.skipIf(!clusters.ok)(
   `reads from a streaming replica${clusters.ok ? '' : ` (skipped: ${clusters.why})`}`,
   () => {
-    let primary: PrivatePostgres;
-    let replica: PrivatePostgres;
+    let withReplica: ReplicaApp;
     let t: TestApp;
     const lines: string[] = [];
 
     beforeAll(async () => {
-      primary = await startPrivatePostgres({ replication: true });
-      replica = await startPrivateReplica(primary);
-      t = await startTestApp(
-        { DATABASE_URL: primary.url, DATABASE_READ_URL: replica.url, DATABASE_READ_MAX_LAG: MAX_LAG },
-        undefined,
-        { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
+      withReplica = await startAppWithReplica(
+        { DATABASE_READ_MAX_LAG: MAX_LAG },
+        {
+          level: 'info',
+          stream: { write: (line: string) => void lines.push(line) },
+        },
       );
+      t = withReplica.t;
     }, 60_000);
 
-    afterAll(async () => {
-      await t?.close();
-      await replica?.destroy();
-      await primary?.destroy();
-    });
+    afterAll(() => withReplica?.close());
 
-    /** Runs `text` on the replica, on a connection of its own. */
-    async function onReplica(text: string): Promise<void> {
-      const client = new pg.Client({ connectionString: replica.url });
-      await client.connect();
-      try {
-        await client.query(text);
-      } finally {
-        await client.end();
-      }
-    }
     const pauseReplay = async () => {
-      await onReplica('SELECT pg_wal_replay_pause()');
+      await withReplica.onReplica('SELECT pg_wal_replay_pause()');
     };
-    const resumeReplay = () => onReplica('SELECT pg_wal_replay_resume()');
+    const resumeReplay = () => withReplica.onReplica('SELECT pg_wal_replay_resume()');
 
     /** A call recorded on the primary now; answers its id. */
     async function record(): Promise<number> {
@@ -149,7 +130,7 @@ describe.skipIf(!clusters.ok)(
 
     it('reads from the primary while the replica is down, and from the replica again once it is back', async () => {
       await waitForState('ok');
-      await replica.stop('immediate');
+      await withReplica.replica.stop('immediate');
       // Asked before the watch has noticed: answered all the same, from the primary.
       expect((await listed()).length).toBeGreaterThan(0);
       await waitForState('down');
@@ -162,7 +143,7 @@ describe.skipIf(!clusters.ok)(
       expect((await t.inject({ method: 'GET', url: `/api/calls/${id}` })).statusCode).toBe(200);
       expect(logged('the read replica cannot be used')).toBe(1);
 
-      await replica.start();
+      await withReplica.replica.start();
       await waitForState('ok', 20_000);
       expect(await readsFromReplica()).toBe(true);
       const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
