@@ -33,8 +33,18 @@ export const schoolIdsText = (ids: readonly number[] | null | undefined): string
 /** The password of a user made by single sign-on: no password checks out against it (auth/password.ts). */
 export const NO_PASSWORD = '!';
 
-/** Staff accounts. Usernames are stored lower case. */
+/**
+ * Staff accounts. Usernames are stored lower case. Their accounts, those single sign-on makes, and
+ * their second factors, each a part of its own.
+ */
 export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
+  return { ...accounts(db, work), ...ssoAccounts(db), ...secondFactors(db) };
+}
+
+export type UserRepository = ReturnType<typeof createUserRepository>;
+
+/** Counting, listing and finding users; making them, and changing them under the last-admin rule. */
+function accounts(db: Kysely<Database>, work: UnitOfWork) {
   return {
     async count(): Promise<number> {
       const row = await db
@@ -135,6 +145,12 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
     async touchLogin(id: number, at: number): Promise<void> {
       await db.updateTable('users').set({ last_login_at: at }).where('id', '=', id).execute();
     },
+  };
+}
+
+/** Users of the school's identity provider (auth/oidc.ts): found by subject, made, kept up to date. */
+function ssoAccounts(db: Kysely<Database>) {
+  return {
     findBySsoSubject: (subject: string) =>
       db.selectFrom('users').selectAll().where('sso_subject', '=', subject).executeTakeFirst(),
     /** A user of the school's identity provider, made at their first login. */
@@ -174,6 +190,12 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
         .where('id', '=', id)
         .execute();
     },
+  };
+}
+
+/** A user's second factor (auth/second-factor.ts): set up, proved, removed; each code taken once. */
+function secondFactors(db: Kysely<Database>) {
+  return {
     /** Starts setting up a second factor: `sealed` waits for a code from it. */
     async setTotpPending(id: number, sealed: string): Promise<void> {
       await db
@@ -249,5 +271,3 @@ export function createUserRepository(db: Kysely<Database>, work: UnitOfWork) {
     },
   };
 }
-
-export type UserRepository = ReturnType<typeof createUserRepository>;
