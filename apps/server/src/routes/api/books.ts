@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { bookSchema, problemSchema } from '@school/contract';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { endWithSession } from '../../auth/session-watch.js';
@@ -23,12 +23,6 @@ export const bookRoutes: FastifyPluginAsync = async (base) => {
   for (const type of ['application/pdf', 'application/octet-stream']) {
     app.addContentTypeParser(type, (_request, payload, done) => done(null, payload));
   }
-
-  const libraryFull = (room: number) =>
-    problem(
-      507,
-      `The book library is full: it may hold ${config.MAX_LIBRARY_BYTES} bytes and has ${Math.max(0, room)} left. Remove books no longer needed, or raise MAX_LIBRARY_BYTES.`,
-    );
 
   app.get(
     '/books',
@@ -82,39 +76,13 @@ export const bookRoutes: FastifyPluginAsync = async (base) => {
       const declared = Number(request.headers['content-length'] ?? 0);
       if (room <= 0 || declared > room) {
         reply.header('connection', 'close');
-        return sendProblem(reply, libraryFull(room));
+        return sendProblem(reply, libraryFull(config, room));
       }
-      // One upload or deletion at a time, on every instance: a deletion must not remove bytes
-      // an upload of the same file has just found stored and is about to point a book at.
-      type Outcome = { refused: UploadError } | { row: BookRow; previous: BookRow | undefined };
-      const outcome = await store.serially('books', async (): Promise<Outcome> => {
-        let stored: { sha256: string; size: number };
-        try {
-          stored = await bookBlobs.put(body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
-            limit < config.MAX_BOOK_BYTES ? libraryFull(room).detail : undefined,
-          );
-        } catch (err) {
-          if (err instanceof UploadError) return { refused: err };
-          throw err;
-        }
-        const { termId, classId } = request.params;
-        const previous = await store.books.find(termId, classId);
-        const row = await store.books.upsert({
-          term_id: termId,
-          class_id: classId,
-          sha256: stored.sha256,
-          size: stored.size,
-          filename: (request.query.filename ?? `${termId}-${classId}.pdf`).replace(/[\r\n]/g, ' '),
-          uploaded_at: Date.now(),
-        });
-        if (
-          previous &&
-          previous.sha256 !== stored.sha256 &&
-          (await store.books.usesOf(previous.sha256)) === 0
-        ) {
-          await bookBlobs.remove(previous.sha256);
-        }
-        return { row, previous };
+      const { termId, classId } = request.params;
+      const outcome = await storeUpload(app, body, room, {
+        termId,
+        classId,
+        filename: request.query.filename ?? `${termId}-${classId}.pdf`,
       });
       if ('refused' in outcome) {
         const err = outcome.refused;
@@ -123,7 +91,6 @@ export const bookRoutes: FastifyPluginAsync = async (base) => {
         return sendProblem(reply, problem(err.status, err.message));
       }
       const { row, previous } = outcome;
-      const { termId, classId } = request.params;
       const book = toBook(row, publicBaseUrl(config, request).base);
       await app.audit(request, {
         action: 'book-upload',
@@ -149,11 +116,7 @@ export const bookRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (request, reply) => {
-      const removed = await store.serially('books', async () => {
-        const row = await store.books.remove(request.params.id);
-        if (row && (await store.books.usesOf(row.sha256)) === 0) await bookBlobs.remove(row.sha256);
-        return row;
-      });
+      const removed = await removeBook(app, request.params.id);
       if (!removed) return sendProblem(reply, problem(404, `There is no book ${request.params.id}.`));
       await app.audit(request, {
         action: 'book-delete',
@@ -193,3 +156,61 @@ export const bookRoutes: FastifyPluginAsync = async (base) => {
     },
   );
 };
+
+const libraryFull = (config: FastifyInstance['config'], room: number) =>
+  problem(
+    507,
+    `The book library is full: it may hold ${config.MAX_LIBRARY_BYTES} bytes and has ${Math.max(0, room)} left. Remove books no longer needed, or raise MAX_LIBRARY_BYTES.`,
+  );
+
+/** What came of an upload: refused as it arrived (too large, not a PDF), or the book it made. */
+type Upload = { refused: UploadError } | { row: BookRow; previous: BookRow | undefined };
+
+/**
+ * Stores an upload as the book of its term and class, within `room` bytes of the library, and
+ * removes the bytes of the book it replaces when no other book uses them. One upload or deletion
+ * at a time, on every instance: a deletion must not remove bytes an upload of the same file has
+ * just found stored and is about to point a book at.
+ */
+function storeUpload(
+  app: FastifyInstance,
+  body: Readable,
+  room: number,
+  book: { termId: string; classId: string; filename: string },
+): Promise<Upload> {
+  const { store, config, bookBlobs } = app;
+  return store.serially('books', async (): Promise<Upload> => {
+    let stored: { sha256: string; size: number };
+    try {
+      stored = await bookBlobs.put(body, Math.min(config.MAX_BOOK_BYTES, room), (limit) =>
+        limit < config.MAX_BOOK_BYTES ? libraryFull(config, room).detail : undefined,
+      );
+    } catch (err) {
+      if (err instanceof UploadError) return { refused: err };
+      throw err;
+    }
+    const previous = await store.books.find(book.termId, book.classId);
+    const row = await store.books.upsert({
+      term_id: book.termId,
+      class_id: book.classId,
+      sha256: stored.sha256,
+      size: stored.size,
+      filename: book.filename.replace(/[\r\n]/g, ' '),
+      uploaded_at: Date.now(),
+    });
+    if (previous && previous.sha256 !== stored.sha256 && (await store.books.usesOf(previous.sha256)) === 0) {
+      await bookBlobs.remove(previous.sha256);
+    }
+    return { row, previous };
+  });
+}
+
+/** Removes a book, and its bytes when no other book uses them (one at a time, as storeUpload). */
+function removeBook(app: FastifyInstance, id: number): Promise<BookRow | undefined> {
+  const { store, bookBlobs } = app;
+  return store.serially('books', async () => {
+    const row = await store.books.remove(id);
+    if (row && (await store.books.usesOf(row.sha256)) === 0) await bookBlobs.remove(row.sha256);
+    return row;
+  });
+}

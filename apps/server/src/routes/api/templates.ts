@@ -12,7 +12,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { changes } from '../../auth/audit-diff.js';
 import { problem, sendProblem } from '../../http/problem.js';
-import { type TemplateRow, uniqueViolation } from '../../store/index.js';
+import { type Store, type TemplateRow, uniqueViolation } from '../../store/index.js';
 import { toTemplate } from './row-mapping.js';
 
 const idParams = z.object({ id: z.coerce.number().int().positive() });
@@ -53,21 +53,46 @@ function placeholderProblem(reply: FastifyReply, input: { title: string; body: s
   return sendProblem(reply, problem(400, detail, { errors }));
 }
 
+/** A 409 naming the template that already answers the type. */
+function templateConflict(reply: FastifyReply, type: string, existing: TemplateRow | undefined) {
+  const message = conflictMessage(type, existing);
+  return sendProblem(reply, problem(409, message, { errors: { type: message } }));
+}
+
+/** The template that would answer `type`, other than `self` (the one being saved). */
+async function otherOfType(store: Store, type: string, self?: number) {
+  const found = await store.templates.findByType(type);
+  return found && found.id !== self ? found : undefined;
+}
+
+/** The types of the last days' notifications that no template answers, most sent first. */
+async function missingTemplates(store: Store) {
+  const since = Date.now() - MISSING_TEMPLATE_DAYS * 86_400_000;
+  const { scanned, types } = await store.templates.typesWithoutTemplate({
+    since,
+    limit: MISSING_TEMPLATE_CALLS,
+  });
+  return {
+    since: new Date(since).toISOString(),
+    limit: MISSING_TEMPLATE_CALLS,
+    scanned,
+    limited: scanned >= MISSING_TEMPLATE_CALLS,
+    types: types.slice(0, MISSING_TEMPLATE_TYPES).map((t) => ({
+      type: t.type,
+      spellings: [...t.spellings],
+      count: t.count,
+      lastSeenAt: new Date(t.lastSeenAt).toISOString(),
+    })),
+    more: Math.max(0, types.length - MISSING_TEMPLATE_TYPES),
+  };
+}
+
 /** Notification templates, as SendNotificationType fills them: admins only (the scope's rule). */
 export const templateRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<ZodTypeProvider>();
   const { store } = app;
 
-  /** A 409 naming the template that already answers the type. */
-  const templateConflict = (reply: FastifyReply, type: string, existing: TemplateRow | undefined) => {
-    const message = conflictMessage(type, existing);
-    return sendProblem(reply, problem(409, message, { errors: { type: message } }));
-  };
-  /** The template that would answer `type`, other than the one being saved. */
-  const sameType = async (type: string, self?: number) => {
-    const found = await store.templates.findByType(type);
-    return found && found.id !== self ? found : undefined;
-  };
+  const sameType = (type: string, self?: number) => otherOfType(store, type, self);
 
   app.get(
     '/templates',
@@ -91,26 +116,7 @@ export const templateRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: missingTemplatesSchema },
       },
     },
-    async () => {
-      const since = Date.now() - MISSING_TEMPLATE_DAYS * 86_400_000;
-      const { scanned, types } = await store.templates.typesWithoutTemplate({
-        since,
-        limit: MISSING_TEMPLATE_CALLS,
-      });
-      return {
-        since: new Date(since).toISOString(),
-        limit: MISSING_TEMPLATE_CALLS,
-        scanned,
-        limited: scanned >= MISSING_TEMPLATE_CALLS,
-        types: types.slice(0, MISSING_TEMPLATE_TYPES).map((t) => ({
-          type: t.type,
-          spellings: [...t.spellings],
-          count: t.count,
-          lastSeenAt: new Date(t.lastSeenAt).toISOString(),
-        })),
-        more: Math.max(0, types.length - MISSING_TEMPLATE_TYPES),
-      };
-    },
+    () => missingTemplates(store),
   );
   app.post(
     '/templates',
