@@ -199,52 +199,10 @@ function watchReplica(
   let said: ReplicaState | undefined;
   let closed = false;
   const pause = createPause();
-  /** The primary's positions, oldest first, with when each was read; those replayed are dropped. */
-  const samples: { lsn: bigint; at: number }[] = [];
 
-  const connection = (url: string, name: string) => {
-    let client: pg.Client | undefined;
-    const drop = async () => {
-      const c = client;
-      client = undefined;
-      // Ending a connection that already failed can itself fail: nothing more to do with it.
-      await c?.end().catch(() => {});
-    };
-    return {
-      async query<R extends object>(text: string): Promise<R> {
-        if (!client) {
-          const c = new pg.Client({
-            connectionString: url,
-            application_name: name,
-            connectionTimeoutMillis: timeoutMs,
-            query_timeout: timeoutMs,
-            keepAlive: true,
-          });
-          // Every connection handles `error`: one without a listener would end the process.
-          c.on('error', () => {
-            if (client === c) void drop();
-          });
-          try {
-            await c.connect();
-          } catch (err) {
-            c.end().catch(() => {});
-            throw err;
-          }
-          client = c;
-        }
-        try {
-          const result = await client.query(text);
-          return (result.rows[0] ?? {}) as R;
-        } catch (err) {
-          void drop();
-          throw err;
-        }
-      },
-      drop,
-    };
-  };
-  const primary = connection(options.primaryUrl, 'school-messaging-replica-watch');
-  const replicaConnection = connection(options.readUrl, 'school-messaging-replica-watch');
+  const primary = watchConnection(options.primaryUrl, timeoutMs);
+  const replicaConnection = watchConnection(options.readUrl, timeoutMs);
+  const measure = lagMeter(primary, replicaConnection);
 
   const become = (state: ReplicaState, lagMs: number | null, reason: string | null) => {
     const now = Date.now();
@@ -252,46 +210,9 @@ function watchReplica(
     if (state === 'down') reachable.markDown(reason ?? 'down');
     else reachable.markUp();
     if (said === state) return;
-    const lag = lagMs === null ? undefined : Math.round(lagMs);
-    if (state === 'ok')
-      log.info(
-        { lagMs: lag },
-        'the read replica is used: History, exports, search and the Dashboard read from it',
-      );
-    else if (state === 'lagging')
-      log.warn(
-        { lagMs: lag, maxLagMs },
-        'the read replica lags more than DATABASE_READ_MAX_LAG: reads go to the primary until it catches up',
-      );
-    else log.warn({ reason }, 'the read replica cannot be used: reads go to the primary until it can');
+    sayState(log, maxLagMs, status);
     said = state;
   };
-
-  /** One check: the primary's position first, then the replica's; answers the lag (ms). */
-  async function measure(): Promise<number> {
-    try {
-      const { lsn } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
-      const sample = { lsn: lsnBytes(lsn), at: Date.now() };
-      if (samples.length >= MAX_SAMPLES) {
-        // The oldest time with the later position: the lag is overstated, never understated.
-        const [first, second] = samples;
-        if (first && second) samples.splice(0, 2, { lsn: second.lsn, at: first.at });
-      }
-      samples.push(sample);
-    } catch {
-      // The primary away: its own watch says so; the lag is judged on what was noted.
-    }
-    const row = await replicaConnection.query<{ standby: boolean; replayed: string | null }>(
-      'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replayed',
-    );
-    if (!row.standby)
-      throw new NotUsable('it is not a standby (pg_is_in_recovery() is false): promoted, or not a replica');
-    if (row.replayed === null) throw new NotUsable('it has replayed nothing yet');
-    const replayed = lsnBytes(row.replayed);
-    while (samples.length > 0 && (samples[0] as { lsn: bigint }).lsn <= replayed) samples.shift();
-    const oldest = samples[0];
-    return oldest ? Math.max(0, Date.now() - oldest.at) : 0;
-  }
 
   const onCheck = () => pause.wake();
   reachable.events.on('check', onCheck);
@@ -351,3 +272,104 @@ function watchReplica(
 
 /** The replica answers but must not be read from. */
 class NotUsable extends Error {}
+
+/** A state the watch has come to, as one line in the log. */
+function sayState(log: DbLog, maxLagMs: number, { state, lagMs, reason }: ReplicaStatus): void {
+  const lag = lagMs === null ? undefined : Math.round(lagMs);
+  if (state === 'ok')
+    log.info(
+      { lagMs: lag },
+      'the read replica is used: History, exports, search and the Dashboard read from it',
+    );
+  else if (state === 'lagging')
+    log.warn(
+      { lagMs: lag, maxLagMs },
+      'the read replica lags more than DATABASE_READ_MAX_LAG: reads go to the primary until it catches up',
+    );
+  else log.warn({ reason }, 'the read replica cannot be used: reads go to the primary until it can');
+}
+
+/** One connection of the watch's own, outside the pools: made when first needed, dropped on an error. */
+interface WatchConnection {
+  /** The first row of `text`'s answer ({} when none); fails after `timeoutMs` without one. */
+  query<R extends object>(text: string): Promise<R>;
+  drop(): Promise<void>;
+}
+
+function watchConnection(url: string, timeoutMs: number): WatchConnection {
+  const name = 'school-messaging-replica-watch';
+  let client: pg.Client | undefined;
+  const drop = async () => {
+    const c = client;
+    client = undefined;
+    // Ending a connection that already failed can itself fail: nothing more to do with it.
+    await c?.end().catch(() => {});
+  };
+  return {
+    async query<R extends object>(text: string): Promise<R> {
+      if (!client) {
+        const c = new pg.Client({
+          connectionString: url,
+          application_name: name,
+          connectionTimeoutMillis: timeoutMs,
+          query_timeout: timeoutMs,
+          keepAlive: true,
+        });
+        // Every connection handles `error`: one without a listener would end the process.
+        c.on('error', () => {
+          if (client === c) void drop();
+        });
+        try {
+          await c.connect();
+        } catch (err) {
+          c.end().catch(() => {});
+          throw err;
+        }
+        client = c;
+      }
+      try {
+        const result = await client.query(text);
+        return (result.rows[0] ?? {}) as R;
+      } catch (err) {
+        void drop();
+        throw err;
+      }
+    },
+    drop,
+  };
+}
+
+/**
+ * The lag, measured: at each call the primary's position first, then the replica's replayed one
+ * (the module's comment says how). Fails with NotUsable when the replica is no standby or has
+ * replayed nothing, and as its connection fails; when the primary cannot be read, the lag is
+ * judged on the positions already noted.
+ */
+function lagMeter(primary: WatchConnection, replica: WatchConnection): () => Promise<number> {
+  /** The primary's positions, oldest first, with when each was read; those replayed are dropped. */
+  const samples: { lsn: bigint; at: number }[] = [];
+  return async function measure(): Promise<number> {
+    try {
+      const { lsn } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+      const sample = { lsn: lsnBytes(lsn), at: Date.now() };
+      if (samples.length >= MAX_SAMPLES) {
+        // The oldest time with the later position: the lag is overstated, never understated.
+        const [first, second] = samples;
+        if (first && second) samples.splice(0, 2, { lsn: second.lsn, at: first.at });
+      }
+      samples.push(sample);
+    } catch {
+      // The primary away: its own watch says so; the lag is judged on what was noted.
+    }
+    const row = await replica.query<{ standby: boolean; replayed: string | null }>(
+      'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replayed',
+    );
+    if (!row.standby)
+      throw new NotUsable('it is not a standby (pg_is_in_recovery() is false): promoted, or not a replica');
+    if (row.replayed === null) throw new NotUsable('it has replayed nothing yet');
+    const replayed = lsnBytes(row.replayed);
+    while (samples.length > 0 && (samples[0] as { lsn: bigint }).lsn <= replayed) samples.shift();
+    const oldest = samples[0];
+    return oldest ? Math.max(0, Date.now() - oldest.at) : 0;
+  };
+}
