@@ -1,4 +1,4 @@
-import { operations } from '@school/contract';
+import { operations, type ServiceInfo, type Stats } from '@school/contract';
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { useSearchParams } from 'react-router';
@@ -9,8 +9,8 @@ import { getServiceInfoQueryOptions } from '../../../lib/service-info';
 import { isOrganisationAdmin, useSession } from '../../../lib/session';
 import { useStats } from '../api/get-stats';
 import { useOpenedAt } from '../api/prefetch';
-import { formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
-import { BUCKETS, PERIODS, statsQueries, viewOf } from '../utils/period';
+import { type ChartData, formatCount, formatMs, formatPercent, toChartData } from '../utils/chart-data';
+import { BUCKETS, PERIODS, type Period, statsQueries, viewOf } from '../utils/period';
 import type { Bucket } from '../utils/time-axis';
 import { verdictOf } from '../utils/verdict';
 import { CallsChart } from './calls-chart';
@@ -41,16 +41,8 @@ export function DashboardPage() {
   const isAdmin = isOrganisationAdmin(useSession().data);
   const schools = useSchools({ enabled: isAdmin });
   const firstSteps = isAdmin && schools.data !== undefined && schools.data.length === 0;
-  const data = useMemo(
-    () =>
-      stats.data
-        ? toChartData(
-            stats.data,
-            operations.map((op) => op.name),
-          )
-        : undefined,
-    [stats.data],
-  );
+  const data = useChartData(stats.data);
+  const previous = useChartData(previousStats.data);
 
   const set = (key: string, value: string) => {
     const next = new URLSearchParams(search);
@@ -58,29 +50,13 @@ export function DashboardPage() {
     setSearch(next, { replace: true });
   };
 
-  const previous = useMemo(
-    () =>
-      previousStats.data
-        ? toChartData(
-            previousStats.data,
-            operations.map((op) => op.name),
-          )
-        : undefined,
-    [previousStats.data],
-  );
   const verdict = useMemo(
     () =>
       data
         ? verdictOf({
             data,
             previous,
-            providers: providers
-              ? [
-                  { role: 'SMS', info: providers.sms },
-                  ...(providers.smsFallback ? [{ role: 'fallback SMS', info: providers.smsFallback }] : []),
-                  { role: 'push', info: providers.push },
-                ]
-              : [],
+            providers: providerRoles(providers),
             periodLabel: PERIODS[period].label.toLowerCase(),
             errors: stats.data?.errors,
             describeRefusal: refusalWords,
@@ -97,43 +73,16 @@ export function DashboardPage() {
       <title>Dashboard · School Messaging</title>
       <h1>Dashboard</h1>
       {firstSteps ? <GettingStarted /> : null}
-      <div className="toolbar">
-        <label className="inline-field">
-          Period{' '}
-          <select value={period} onChange={(e) => set('period', e.target.value)}>
-            {Object.entries(PERIODS).map(([key, p]) => (
-              <option key={key} value={key}>
-                {p.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="inline-field">
-          Group by{' '}
-          <select value={bucket} onChange={(e) => set('bucket', e.target.value)}>
-            {Object.entries(BUCKETS).map(([key, label]) => (
-              <option key={key} value={key}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="button"
-          className="button"
-          onClick={() => {
-            refresh();
-            void service.refetch();
-          }}
-        >
-          Refresh
-        </button>
-        {stats.isFetching && data ? (
-          <span className="muted" role="status">
-            Updating…
-          </span>
-        ) : null}
-      </div>
+      <Toolbar
+        period={period}
+        bucket={bucket}
+        set={set}
+        onRefresh={() => {
+          refresh();
+          void service.refetch();
+        }}
+        updating={stats.isFetching && data !== undefined}
+      />
       {stats.isPending ? (
         <Loading>Loading statistics…</Loading>
       ) : !data || !stats.data ? (
@@ -146,39 +95,7 @@ export function DashboardPage() {
       ) : (
         <>
           {verdict ? <VerdictPanel verdict={verdict} /> : null}
-          <dl className="dashboard-totals">
-            <div>
-              <dt>Calls</dt>
-              <dd>{formatCount(data.totals.calls)}</dd>
-            </div>
-            <div>
-              <dt>Errors</dt>
-              <dd>
-                {formatCount(data.totals.clientErrors + data.totals.serverErrors)}{' '}
-                <span className="muted">({formatPercent(data.totals.errorRate ?? 0)})</span>
-              </dd>
-            </div>
-            {stats.data.overallLatency ? (
-              <div>
-                <dt>Time to answer</dt>
-                <dd>
-                  {formatMs(stats.data.overallLatency.p50Ms)}{' '}
-                  <span className="muted">median, {formatMs(stats.data.overallLatency.p95Ms)} for 95 %</span>
-                </dd>
-              </div>
-            ) : null}
-            <div>
-              <dt>Deliveries</dt>
-              <dd>
-                {formatCount(
-                  Object.entries(data.totals.deliveries)
-                    .filter(([key]) => key !== 'failedAttempts')
-                    .reduce((n, [, v]) => n + v, 0),
-                )}{' '}
-                <span className="muted">({formatCount(data.totals.deliveries.dead)} dead)</span>
-              </dd>
-            </div>
-          </dl>
+          <Totals data={data} latency={stats.data.overallLatency} />
           <p className="muted">
             Select a bar or a point to list its calls (or deliveries); under each chart, “Show the figures”
             lists them with links.
@@ -193,5 +110,112 @@ export function DashboardPage() {
         </>
       )}
     </div>
+  );
+}
+
+const OPERATION_NAMES = operations.map((op) => op.name);
+
+/** Statistics as the charts draw them; undefined until they arrive. */
+function useChartData(stats: Stats | undefined): ChartData | undefined {
+  return useMemo(() => (stats ? toChartData(stats, OPERATION_NAMES) : undefined), [stats]);
+}
+
+/** The providers as the verdict names them: SMS, its fallback if there is one, push. */
+function providerRoles(providers: ServiceInfo['providers'] | undefined) {
+  return providers
+    ? [
+        { role: 'SMS', info: providers.sms },
+        ...(providers.smsFallback ? [{ role: 'fallback SMS', info: providers.smsFallback }] : []),
+        { role: 'push', info: providers.push },
+      ]
+    : [];
+}
+
+/** The period and bucket pickers (kept in the address), and Refresh. */
+function Toolbar({
+  period,
+  bucket,
+  set,
+  onRefresh,
+  updating,
+}: {
+  period: Period;
+  bucket: Bucket;
+  /** Sets `period` or `bucket` in the address. */
+  set: (key: string, value: string) => void;
+  onRefresh: () => void;
+  /** New figures are on their way while the last ones are shown. */
+  updating: boolean;
+}) {
+  return (
+    <div className="toolbar">
+      <label className="inline-field">
+        Period{' '}
+        <select value={period} onChange={(e) => set('period', e.target.value)}>
+          {Object.entries(PERIODS).map(([key, p]) => (
+            <option key={key} value={key}>
+              {p.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="inline-field">
+        Group by{' '}
+        <select value={bucket} onChange={(e) => set('bucket', e.target.value)}>
+          {Object.entries(BUCKETS).map(([key, label]) => (
+            <option key={key} value={key}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="button" className="button" onClick={onRefresh}>
+        Refresh
+      </button>
+      {updating ? (
+        <span className="muted" role="status">
+          Updating…
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** The period's totals: calls, errors, time to answer, deliveries. */
+function Totals({ data, latency }: { data: ChartData; latency: Stats['overallLatency'] }) {
+  return (
+    <dl className="dashboard-totals">
+      <div>
+        <dt>Calls</dt>
+        <dd>{formatCount(data.totals.calls)}</dd>
+      </div>
+      <div>
+        <dt>Errors</dt>
+        <dd>
+          {formatCount(data.totals.clientErrors + data.totals.serverErrors)}{' '}
+          <span className="muted">({formatPercent(data.totals.errorRate ?? 0)})</span>
+        </dd>
+      </div>
+      {latency ? (
+        <div>
+          <dt>Time to answer</dt>
+          <dd>
+            {formatMs(latency.p50Ms)}{' '}
+            <span className="muted">median, {formatMs(latency.p95Ms)} for 95 %</span>
+          </dd>
+        </div>
+      ) : null}
+      <div>
+        <dt>Deliveries</dt>
+        <dd>
+          {formatCount(
+            Object.entries(data.totals.deliveries)
+              .filter(([key]) => key !== 'failedAttempts')
+              .reduce((n, [, v]) => n + v, 0),
+          )}{' '}
+          <span className="muted">({formatCount(data.totals.deliveries.dead)} dead)</span>
+        </dd>
+      </div>
+    </dl>
   );
 }

@@ -85,12 +85,6 @@ function UserRow({
   onSetSchools: (user: User) => void;
   onChanged: (message: string) => void;
 }) {
-  const update = useUpdateUser();
-  const reset = useResetSecondFactor();
-  const changing = update.isPending ? update.variables.input : undefined;
-  const other: Role = user.role === 'admin' ? 'operator' : 'admin';
-  const who = isMe ? 'your own account' : `${user.username} (${user.displayName})`;
-
   return (
     <tr className={user.disabled ? 'user-disabled' : undefined}>
       <td data-label="Username" className="user-long">
@@ -116,104 +110,144 @@ function UserRow({
         {user.lastLoginAt ? <Timestamp iso={user.lastLoginAt} /> : <span className="muted">Never</span>}
       </td>
       <td className="cell-actions">
-        <div className="row-actions">
-          {lastAdmin ? (
-            <p className="muted last-admin">
-              The only admin of every school: make someone else one before{' '}
-              {isMe
-                ? 'you step down, are limited to schools or are'
-                : 'this one steps down, is limited to schools or is'}{' '}
-              disabled.
-            </p>
-          ) : null}
-          {lastAdmin ? null : (
-            <ConfirmButton
-              question={
-                other === 'admin'
-                  ? `Make ${who} an admin? Admins manage books, schools, templates and users, and read the audit log.`
-                  : `Make ${who} an operator? Operators can no longer manage books, schools, templates or users, nor read the audit log.`
-              }
-              confirmLabel={`Yes, make ${article(other)}`}
-              pending={changing?.role !== undefined}
-              onConfirm={() =>
-                update.mutateAsync(
-                  { id: user.id, input: { role: other } },
-                  { onSuccess: (saved) => onChanged(`${saved.username} is now ${article(saved.role)}.`) },
-                )
-              }
-            >
-              Make <span className="visually-hidden">{user.username} an</span> {other}
-            </ConfirmButton>
-          )}
-          {lastAdmin ? null : user.disabled ? (
-            <button
-              type="button"
-              className="button button-small"
-              disabled={update.isPending}
-              onClick={() =>
-                update.mutate(
-                  { id: user.id, input: { disabled: false } },
-                  { onSuccess: (saved) => onChanged(`${saved.username} is enabled and can log in again.`) },
-                )
-              }
-            >
-              Enable <span className="visually-hidden">{user.username}</span>
-            </button>
-          ) : (
-            <ConfirmButton
-              question={
-                isMe
-                  ? 'Disable your own account? You are logged out at once and cannot log in again until another admin enables it.'
-                  : `Disable ${who}? They are logged out at once and cannot log in until enabled again.`
-              }
-              confirmLabel="Yes, disable"
-              pending={changing?.disabled !== undefined}
-              onConfirm={() =>
-                update.mutateAsync(
-                  { id: user.id, input: { disabled: true } },
-                  { onSuccess: (saved) => onChanged(`${saved.username} is disabled and was logged out.`) },
-                )
-              }
-            >
-              Disable <span className="visually-hidden">{user.username}</span>
-            </ConfirmButton>
-          )}
-          {lastAdmin ? null : (
-            <button type="button" className="button button-small" onClick={() => onSetSchools(user)}>
-              Change schools <span className="visually-hidden">of {user.username}</span>
-            </button>
-          )}
-          {user.sso ? null : (
-            <button type="button" className="button button-small" onClick={() => onSetPassword(user)}>
-              Set password <span className="visually-hidden">for {user.username}</span>
-            </button>
-          )}
-          {user.secondFactor ? (
-            <ConfirmButton
-              question={
-                isMe
-                  ? 'Reset your own second factor? Your password alone then logs you in until you set up a new one.'
-                  : `Reset the second factor of ${who}? Do this when they lost their phone and recovery codes: they are logged out, log in with their password alone, and set up a new one.`
-              }
-              confirmLabel="Yes, reset"
-              pending={reset.isPending}
-              onConfirm={() =>
-                reset.mutateAsync(user.id, {
-                  onSuccess: (saved) =>
-                    onChanged(
-                      `The second factor of ${saved.username} is reset${isMe ? '' : ' and they were logged out'}.`,
-                    ),
-                })
-              }
-            >
-              Reset second factor <span className="visually-hidden">of {user.username}</span>
-            </ConfirmButton>
-          ) : null}
-        </div>
-        {update.isError ? <ProblemMessage error={update.error} prefix="Not changed" /> : null}
-        {reset.isError ? <ProblemMessage error={reset.error} prefix="Not reset" /> : null}
+        <UserActions
+          user={user}
+          isMe={isMe}
+          lastAdmin={lastAdmin}
+          onSetPassword={onSetPassword}
+          onSetSchools={onSetSchools}
+          onChanged={onChanged}
+        />
       </td>
     </tr>
+  );
+}
+
+/**
+ * What an admin can do to a user: their role, enabling or disabling them, their schools, their
+ * password, their second factor; none of the first three to the last organisation-wide admin.
+ */
+function UserActions({
+  user,
+  isMe,
+  lastAdmin,
+  onSetPassword,
+  onSetSchools,
+  onChanged,
+}: {
+  user: User;
+  isMe: boolean;
+  /** The only enabled admin of every school. */
+  lastAdmin: boolean;
+  onSetPassword: (user: User) => void;
+  onSetSchools: (user: User) => void;
+  onChanged: (message: string) => void;
+}) {
+  const update = useUpdateUser();
+  const reset = useResetSecondFactor();
+  const changing = update.isPending ? update.variables.input : undefined;
+  const other: Role = user.role === 'admin' ? 'operator' : 'admin';
+  const who = isMe ? 'your own account' : `${user.username} (${user.displayName})`;
+
+  return (
+    <>
+      <div className="row-actions">
+        {lastAdmin ? (
+          <p className="muted last-admin">
+            The only admin of every school: make someone else one before{' '}
+            {isMe
+              ? 'you step down, are limited to schools or are'
+              : 'this one steps down, is limited to schools or is'}{' '}
+            disabled.
+          </p>
+        ) : null}
+        {lastAdmin ? null : (
+          <ConfirmButton
+            question={
+              other === 'admin'
+                ? `Make ${who} an admin? Admins manage books, schools, templates and users, and read the audit log.`
+                : `Make ${who} an operator? Operators can no longer manage books, schools, templates or users, nor read the audit log.`
+            }
+            confirmLabel={`Yes, make ${article(other)}`}
+            pending={changing?.role !== undefined}
+            onConfirm={() =>
+              update.mutateAsync(
+                { id: user.id, input: { role: other } },
+                { onSuccess: (saved) => onChanged(`${saved.username} is now ${article(saved.role)}.`) },
+              )
+            }
+          >
+            Make <span className="visually-hidden">{user.username} an</span> {other}
+          </ConfirmButton>
+        )}
+        {lastAdmin ? null : user.disabled ? (
+          <button
+            type="button"
+            className="button button-small"
+            disabled={update.isPending}
+            onClick={() =>
+              update.mutate(
+                { id: user.id, input: { disabled: false } },
+                { onSuccess: (saved) => onChanged(`${saved.username} is enabled and can log in again.`) },
+              )
+            }
+          >
+            Enable <span className="visually-hidden">{user.username}</span>
+          </button>
+        ) : (
+          <ConfirmButton
+            question={
+              isMe
+                ? 'Disable your own account? You are logged out at once and cannot log in again until another admin enables it.'
+                : `Disable ${who}? They are logged out at once and cannot log in until enabled again.`
+            }
+            confirmLabel="Yes, disable"
+            pending={changing?.disabled !== undefined}
+            onConfirm={() =>
+              update.mutateAsync(
+                { id: user.id, input: { disabled: true } },
+                { onSuccess: (saved) => onChanged(`${saved.username} is disabled and was logged out.`) },
+              )
+            }
+          >
+            Disable <span className="visually-hidden">{user.username}</span>
+          </ConfirmButton>
+        )}
+        {lastAdmin ? null : (
+          <button type="button" className="button button-small" onClick={() => onSetSchools(user)}>
+            Change schools <span className="visually-hidden">of {user.username}</span>
+          </button>
+        )}
+        {user.sso ? null : (
+          <button type="button" className="button button-small" onClick={() => onSetPassword(user)}>
+            Set password <span className="visually-hidden">for {user.username}</span>
+          </button>
+        )}
+        {user.secondFactor ? (
+          <ConfirmButton
+            question={
+              isMe
+                ? 'Reset your own second factor? Your password alone then logs you in until you set up a new one.'
+                : `Reset the second factor of ${who}? Do this when they lost their phone and recovery codes: they are logged out, log in with their password alone, and set up a new one.`
+            }
+            confirmLabel="Yes, reset"
+            pending={reset.isPending}
+            onConfirm={() =>
+              reset.mutateAsync(user.id, {
+                onSuccess: (saved) =>
+                  onChanged(
+                    `The second factor of ${saved.username} is reset${isMe ? '' : ' and they were logged out'}.`,
+                  ),
+              })
+            }
+          >
+            Reset second factor <span className="visually-hidden">of {user.username}</span>
+          </ConfirmButton>
+        ) : null}
+      </div>
+      {update.isError ? <ProblemMessage error={update.error} prefix="Not changed" /> : null}
+      {reset.isError ? <ProblemMessage error={reset.error} prefix="Not reset" /> : null}
+    </>
   );
 }
 
