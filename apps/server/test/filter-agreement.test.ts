@@ -53,6 +53,8 @@ function callArb(alphabet: readonly string[]): fc.Arbitrary<NewCall> {
       query: text,
       body: text,
       answer: text,
+      error: fc.option(text, { nil: null }),
+      note: fc.option(text, { nil: null }),
     })
     .map(
       (c): NewCall => ({
@@ -66,13 +68,14 @@ function callArb(alphabet: readonly string[]): fc.Arbitrary<NewCall> {
         phone: c.phone,
         outcome: c.outcome,
         status: c.outcome === 'ok' ? 200 : c.outcome === 'client-error' ? 400 : 500,
-        error: null,
+        error: c.error,
         duration_ms: 1,
         // Around the generated text, nothing a short `q` of the alphabet would find by itself.
         request: `GET /?${c.query} HTTP/1.1\r\n\r\n${c.body}`,
         request_bytes: 1,
         response: `HTTP/1.1 200 OK\r\n\r\n${c.answer}`,
         response_bytes: 1,
+        note: c.note,
         school_id: c.school,
       }),
     );
@@ -85,8 +88,8 @@ function qArb(calls: readonly NewCall[], alphabet: readonly string[]): fc.Arbitr
   const piece = fc
     .record({
       call: fc.nat(),
-      field: fc.constantFrom('params', 'request', 'response') as fc.Arbitrary<
-        'params' | 'request' | 'response'
+      field: fc.constantFrom('params', 'request', 'response', 'error', 'note') as fc.Arbitrary<
+        'params' | 'request' | 'response' | 'error' | 'note'
       >,
       start: fc.nat(),
       length: fc.integer({ min: 1, max: 6 }),
@@ -157,7 +160,7 @@ function matchesFoldingAsciiOnly(query: CallQuery, row: CallRow): boolean {
   if (!matchesCall({ ...query, q: undefined }, row)) return false;
   if (!query.q) return true;
   const q = fold(query.q);
-  return [row.params ?? '', row.request, row.response].some((t) => fold(t).includes(q));
+  return [row.params, row.request, row.response, row.error, row.note].some((t) => fold(t ?? '').includes(q));
 }
 
 const ids = (rows: readonly { id: number }[]) => rows.map((r) => r.id).sort((a, b) => a - b);

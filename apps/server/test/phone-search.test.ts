@@ -75,6 +75,24 @@ describe.each(DIALECTS)("a phone number typed as History's search text (%s)", (d
       params: JSON.stringify({ code: '***', phone: NUMBER }),
       phone: null,
     });
+    // The number in a call's error text alone (a gateway's refusal quoting it), and in a note
+    // alone: neither its parameters, request, answer nor phone hold it.
+    ids.inError = await recorded({
+      at: now + 7000,
+      params: JSON.stringify({ code: '***', phone: '+447911123456' }),
+      phone: '+447911123456',
+      outcome: 'server-error',
+      status: 500,
+      error: 'Gateway refused: +447400123456 is barred.',
+    });
+    ids.inNote = await recorded({
+      at: now + 8000,
+      group_name: 'NotiSending',
+      operation: 'SendNotificationType',
+      params: JSON.stringify({ id: '5', TypeNotfication: 'trip' }),
+      phone: null,
+      note: 'Push queued; the office will ring 07400123456 as well.',
+    });
   });
   afterAll(() => t?.close());
 
@@ -131,9 +149,20 @@ describe.each(DIALECTS)("a phone number typed as History's search text (%s)", (d
   it('searches the number in double quotes as text: the calls that only mention it', async () => {
     const body = await searched('"07400 123456"');
     expect(body.search?.phone).toBeUndefined();
-    expect(idsOf(body).slice(0, 2)).toEqual([ids.legacy, ids.mention]);
+    expect(idsOf(body).slice(2, 4)).toEqual([ids.legacy, ids.mention]);
     // Typed without quotes, the number is the phone's calls alone.
     expect(idsOf(await searched('07400 123456'))).not.toContain(ids.mention);
+  });
+
+  it('finds in the error text and the note what they alone hold, as text', async () => {
+    // The number in double quotes, as national digits: in either text, whatever its prefix there.
+    expect(idsOf(await searched('"07400 123456"')).slice(0, 2)).toEqual([ids.inNote, ids.inError]);
+    expect(idsOf(await searched('is BARRED'))).toEqual([ids.inError]);
+    expect(idsOf(await searched('office will ring'))).toEqual([ids.inNote]);
+    // Unquoted, the number is its phone's calls: these are not, whatever their texts say.
+    const asPhone = idsOf(await searched('07400 123456'));
+    expect(asPhone).not.toContain(ids.inError);
+    expect(asPhone).not.toContain(ids.inNote);
   });
 
   it('keeps the text as text when the Phone filter names another number', async () => {

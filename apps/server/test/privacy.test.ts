@@ -77,6 +77,9 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
   let fallback: SmsGateway;
   let otherCall: number;
   let legacyCall: number;
+  /** Calls that hold the number in one text alone, their note or their error (no phone). */
+  let noteCall: number;
+  let errorCall: number;
   let before: { count: CallCount; stats: Stats };
 
   const json = async <T>(url: string): Promise<T> => {
@@ -175,6 +178,32 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
       .returning('id')
       .executeTakeFirstOrThrow();
     legacyCall = legacy.id;
+    // A notification whose note alone names the number (the office's words, say), and a call of
+    // another parent whose error alone does (a gateway's refusal quoting it): neither's phone,
+    // parameters, request nor answer hold it.
+    const inserted = async (row: Parameters<typeof callRow>[0]) =>
+      (await app.store.db.insertInto('calls').values(callRow(row)).returning('id').executeTakeFirstOrThrow())
+        .id;
+    noteCall = await inserted({
+      at: Date.now() - 2 * 86_400_000,
+      group_name: 'NotificationNotes',
+      operation: 'SendNotificationType',
+      phone: null,
+      params: JSON.stringify({
+        id: '5',
+        TypeNotfication: 'trip',
+        baseUrlSchool: 'https://school.example.org/',
+      }),
+      request: 'GET /NotificationNotes.asmx/SendNotificationType?id=5&TypeNotfication=trip HTTP/1.1\r\n\r\n',
+      note: 'Push queued; the office is to ring the parent on 07458 913276 too.',
+    });
+    errorCall = await inserted({
+      at: Date.now() - 3 * 86_400_000,
+      phone: '+447911123456',
+      outcome: 'server-error',
+      status: 500,
+      error: 'SMS gateway: 07458-913-276 is not +447911123456 (refused).',
+    });
     await waitUntil(() => fallback.sent.length >= 5, { what: 'every code sent' });
     // The Dashboard's errors by text, rolled up, quoting the number: the organisation's, and a
     // school's (the roll-ups per school).
@@ -206,13 +235,20 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
     const r = reports[0] as PrivacyReport;
     expect(r.phone).toBe(PHONE);
     expect(r.forms).toEqual(expect.arrayContaining([PHONE, '+44 7458 913276', '07458 913276']));
-    // Four codes, and the legacy call found by its text alone.
-    expect(r.calls).toHaveLength(5);
+    // Four codes, and the legacy call found by its text alone; the calls that name it only in
+    // their note or their error.
+    expect(r.calls).toHaveLength(7);
     expect(r.calls.map((c) => c.id)).toContain(legacyCall);
     expect(r.calls.map((c) => c.id)).not.toContain(otherCall);
     const legacy = r.calls.find((c) => c.id === legacyCall);
     expect(legacy?.heldIn).toEqual(['params', 'request', 'error']);
-    for (const c of r.calls.filter((c) => c.id !== legacyCall)) {
+    expect(r.calls.find((c) => c.id === noteCall)).toMatchObject({
+      heldIn: ['note'],
+      note: 'Push queued; the office is to ring the parent on 07458 913276 too.',
+    });
+    expect(r.calls.find((c) => c.id === errorCall)?.heldIn).toEqual(['error']);
+    const texts = [legacyCall, noteCall, errorCall];
+    for (const c of r.calls.filter((c) => !texts.includes(c.id))) {
       expect(c.heldIn).toEqual(expect.arrayContaining(['phone', 'params', 'request', 'note']));
     }
     // The code is masked where it stands, never inside the number.
@@ -249,7 +285,7 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
       expect(lines[0]).toBe('record,id,callId,deliveryId,at,what,status,detail');
       const records = lines.slice(1).map((l) => l.split(',')[0]);
       expect(records.filter((r) => r === 'number')).toHaveLength(1);
-      expect(records.filter((r) => r === 'call')).toHaveLength(5);
+      expect(records.filter((r) => r === 'call')).toHaveLength(7);
       expect(records.filter((r) => r === 'delivery')).toHaveLength(4);
       expect(records.filter((r) => r === 'attempt').length).toBeGreaterThanOrEqual(5);
       expect(records.filter((r) => r === 'audit')).toHaveLength(1);
@@ -325,7 +361,7 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
     fallback.refusing = undefined;
     gateway.refusing = undefined;
     expect(erased).toMatchObject({
-      calls: 6,
+      calls: 8,
       deliveries: 5,
       cancelled: 1,
       audit: 1,
@@ -374,8 +410,15 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
     const legacy = await json<CallDetail>(`/api/calls/${legacyCall}`);
     expect(legacy.params).toEqual({ code: '***', phone: '[erased]' });
     expect(legacy.error).toBe('Invalid phone: [erased] was refused.');
+    // Where the note or the error alone held it, they alone changed.
+    const inNote = await json<CallDetail>(`/api/calls/${noteCall}`);
+    expect(inNote.note).toBe('Push queued; the office is to ring the parent on [erased] too.');
+    expect(inNote.params).toMatchObject({ id: '5', TypeNotfication: 'trip' });
+    const inError = await json<CallDetail>(`/api/calls/${errorCall}`);
+    expect(inError.error).toBe('SMS gateway: [erased] is not +447911123456 (refused).');
+    expect(inError.params).toMatchObject({ phone: '+447911123456' });
     const erasedCalls = await json<CallList>('/api/calls?q=%5Berased%5D&limit=50');
-    expect(erasedCalls.items.length).toBe(6);
+    expect(erasedCalls.items.length).toBe(8);
     // The report finds nothing now.
     const r = await report(PHONE);
     expect(r).toMatchObject({ calls: [], deliveries: [], audit: [], limitSlots: 0 });
@@ -408,7 +451,7 @@ describe.each(DIALECTS)('a parent’s number: report and erasure (%s)', (dialect
     expect(entry?.username).toBe(TEST_ADMIN.username);
     expect(JSON.stringify(entry)).not.toMatch(ANY_SPELLING);
     const details = JSON.parse(entry?.details ?? '{}');
-    expect(details).toMatchObject({ calls: 6, deliveries: 5, cancelled: 1 });
+    expect(details).toMatchObject({ calls: 8, deliveries: 5, cancelled: 1 });
     // The same number's hash each time (and the report's): the list of erasures can be checked.
     const reportHash = await t.app.store.db
       .selectFrom('audit')

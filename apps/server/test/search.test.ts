@@ -63,6 +63,9 @@ describe('free-text search in the worker', () => {
           params: i % 7 === 0 ? null : JSON.stringify({ id: String(i), note: texts[i % texts.length] }),
           request: `POST /x HTTP/1.1\r\n\r\n<body>${texts[(i + 1) % texts.length]} ${i}</body>`,
           response: `HTTP/1.1 200\r\n\r\n<r>${texts[(i + 2) % texts.length]}</r>`,
+          // The error and the note: searched too, with texts the others hold and one they do not.
+          error: i % 11 === 0 ? `Refused: ${texts[(i + 3) % texts.length]} (only-in-error ${i})` : null,
+          note: i % 13 === 0 ? `Queued: ${texts[(i + 4) % texts.length]} (only-in-note ${i})` : null,
         }),
       ),
     );
@@ -80,7 +83,7 @@ describe('free-text search in the worker', () => {
     if (query.to !== undefined) qb = qb.where('at', '<', query.to);
     qb = qb.where((eb) =>
       eb.or(
-        (['params', 'request', 'response'] as const).map(
+        (['params', 'request', 'response', 'error', 'note'] as const).map(
           (c) => sql<boolean>`${sql.ref(c)} like ${pattern} escape '\\'`,
         ),
       ),
@@ -100,6 +103,8 @@ describe('free-text search in the worker', () => {
       { q: '"id":"1', ip: '198.51.100.7' },
       { q: 'needle', from: T0 + 20 * MINUTE, to: T0 + 70 * MINUTE },
       { q: 'no such text anywhere' },
+      { q: 'only-in-error' },
+      { q: 'ONLY-IN-NOTE', binding: 'soap11' },
     ];
     for (const query of cases) {
       const expected = await before(query, 1000);
@@ -114,6 +119,8 @@ describe('free-text search in the worker', () => {
       expect(rows.map((r) => r.id)).toEqual(expected);
     }
     expect((await before({ q: 'needle' }, 1000)).length).toBeGreaterThan(50);
+    expect(await before({ q: 'only-in-error' }, 1000)).toHaveLength(22);
+    expect(await before({ q: 'only-in-note' }, 1000)).toHaveLength(19);
   });
 
   it('pages through the matches with nextCursor, as without free text', async () => {

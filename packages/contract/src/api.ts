@@ -139,7 +139,10 @@ export const callFiltersSchema = z.object({
   phone: z.string().max(64).optional(),
   /** `failed`: calls whose SMS or push went dead or expired (it did not reach the phone). */
   delivery: z.enum(CALL_DELIVERY_FILTERS).optional(),
-  /** Free text, matched in parameters and raw request and response. */
+  /**
+   * Free text, matched in the parameters, the raw request and response, the error text and the
+   * note. Wholly a phone number, it is that number's calls (see CallList's `search.phone`).
+   */
   q: z.string().max(200).optional(),
 });
 export type CallFilters = z.infer<typeof callFiltersSchema>;

@@ -39,7 +39,10 @@ export interface CallQuery {
   readonly phone?: string | undefined;
   /** `failed`: calls with a delivery (SMS or push) that went dead or expired. */
   readonly delivery?: 'failed' | undefined;
-  /** Free text: a case-insensitive substring of the parameters, the raw request or response. */
+  /**
+   * Free text: a case-insensitive substring of the parameters, the raw request or response, the
+   * error text or the note.
+   */
   readonly q?: string | undefined;
   /**
    * Whose calls: the schools of a member of staff limited to some (the calls of one of them),
@@ -95,8 +98,19 @@ void everyFieldHasAFilter;
  * read, not as calls arrive.
  */
 
-/** The columns free text is searched in. */
-export const TEXT_COLUMNS = ['params', 'request', 'response'] as const satisfies readonly (keyof CallRow)[];
+/**
+ * The columns free text is searched in: every text of a call that can name a parent's number or a
+ * school, as the privacy report looks for it (history/erasure.ts). The error and the note are short
+ * and on the row the scan reads anyway, so each costs next to nothing beside the raw messages
+ * (docs/performance.md#what-was-tried).
+ */
+export const TEXT_COLUMNS = [
+  'params',
+  'request',
+  'response',
+  'error',
+  'note',
+] as const satisfies readonly (keyof CallRow)[];
 
 /** The filters a query sets, each with the value as stored (null: the column is NULL). */
 function present(query: CallQuery): { filter: CallFilter; value: unknown }[] {

@@ -1,7 +1,7 @@
 import type { PRIVACY_CALL_FIELDS } from '@school/contract';
 import { sql, type Transaction } from 'kysely';
 import type { CallRow, Database, DialectName } from '../store/index.js';
-import type { CallQuery } from './call-filters.js';
+import type { CallQuery, TEXT_COLUMNS } from './call-filters.js';
 import type { TextQuery } from './search.js';
 
 /**
@@ -31,6 +31,12 @@ export type HeldIn = (typeof PRIVACY_CALL_FIELDS)[number];
 /** The texts of a call the number may be in. */
 const TEXTS = ['params', 'request', 'response', 'error', 'note'] as const satisfies readonly HeldIn[];
 
+// Each of them is a text History's search reads (TEXT_COLUMNS), or a call holding the number there
+// alone would never be found: a text left out of the search fails to compile here.
+type Unsearched = Exclude<(typeof TEXTS)[number], (typeof TEXT_COLUMNS)[number]>;
+const everyTextSearched: [Unsearched] extends [never] ? true : Unsearched = true;
+void everyTextSearched;
+
 /** Where a call holds the number: its phone column, and which of its texts. */
 export function heldIn(row: CallRow, number: NumberInTexts): HeldIn[] {
   const out: HeldIn[] = [];
@@ -41,10 +47,11 @@ export function heldIn(row: CallRow, number: NumberInTexts): HeldIn[] {
 
 /**
  * The calls that hold the number, newest first: those whose phone is the number (the Phone
- * filter, through the phone's index, in every partition), and those whose parameters, request or
- * answer hold it in any spelling (History's free-text search, for the number's digits in order:
- * calls recorded before calls kept their phone, calls that only mention the number). The search
- * reads every call, as History's free text does: there is no index of the texts.
+ * filter, through the phone's index, in every partition), and those whose parameters, request,
+ * answer, error or note hold it in any spelling (History's free-text search, which reads the same
+ * texts, for the number's digits in order: calls recorded before calls kept their phone, calls that
+ * only mention the number). The search reads every call, as History's free text does: there is no
+ * index of the texts.
  */
 export async function callsHolding(history: CallScan, number: NumberInTexts): Promise<CallRow[]> {
   const found = new Map<number, CallRow>();

@@ -108,7 +108,7 @@ export function FiltersForm({ filters, onChange }: UrlFiltersProps<CallFilters>)
         name="q"
         label="Text"
         type="search"
-        description="In parameters and raw bodies."
+        description="In parameters, raw bodies, errors and notes."
         autoComplete="off"
         className="field-wide"
       />
