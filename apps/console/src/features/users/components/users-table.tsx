@@ -67,24 +67,13 @@ export function UsersTable({
 }
 
 function UserRow({
-  user,
   schools,
-  isMe,
-  lastAdmin,
-  onSetPassword,
-  onSetSchools,
-  onChanged,
-}: {
-  user: User;
+  ...actions
+}: UserActionsProps & {
   /** The user's schools, by name. */
   schools: string;
-  isMe: boolean;
-  /** The only enabled admin of every school. */
-  lastAdmin: boolean;
-  onSetPassword: (user: User) => void;
-  onSetSchools: (user: User) => void;
-  onChanged: (message: string) => void;
 }) {
+  const { user, isMe } = actions;
   return (
     <tr className={user.disabled ? 'user-disabled' : undefined}>
       <td data-label="Username" className="user-long">
@@ -110,14 +99,7 @@ function UserRow({
         {user.lastLoginAt ? <Timestamp iso={user.lastLoginAt} /> : <span className="muted">Never</span>}
       </td>
       <td className="cell-actions">
-        <UserActions
-          user={user}
-          isMe={isMe}
-          lastAdmin={lastAdmin}
-          onSetPassword={onSetPassword}
-          onSetSchools={onSetSchools}
-          onChanged={onChanged}
-        />
+        <UserActions {...actions} />
       </td>
     </tr>
   );
@@ -127,14 +109,7 @@ function UserRow({
  * What an admin can do to a user: their role, enabling or disabling them, their schools, their
  * password, their second factor; none of the first three to the last organisation-wide admin.
  */
-function UserActions({
-  user,
-  isMe,
-  lastAdmin,
-  onSetPassword,
-  onSetSchools,
-  onChanged,
-}: {
+interface UserActionsProps {
   user: User;
   isMe: boolean;
   /** The only enabled admin of every school. */
@@ -142,7 +117,9 @@ function UserActions({
   onSetPassword: (user: User) => void;
   onSetSchools: (user: User) => void;
   onChanged: (message: string) => void;
-}) {
+}
+
+function UserActions({ user, isMe, lastAdmin, onSetPassword, onSetSchools, onChanged }: UserActionsProps) {
   const update = useUpdateUser();
   const reset = useResetSecondFactor();
   const changing = update.isPending ? update.variables.input : undefined;
