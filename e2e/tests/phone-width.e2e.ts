@@ -209,6 +209,25 @@ describe.skipIf(!browserAvailable())('the console at phone width, 390 × 844 (re
     expect(wide, 'pages wider than the screen, badges and actions cut').toEqual([]);
   });
 
+  it("names a call's school whole on its page at 390 px, wrapped within the screen", async () => {
+    const { page } = await suite.open();
+    await page.setViewportSize(PHONE);
+    await logIn(page);
+    await openPage(page, `/history/${ids.schoolCallId}`, `Call #${ids.schoolCallId}`);
+    const school = page
+      .locator('dl.summary dt', { hasText: /^School$/ })
+      .locator('xpath=following-sibling::dd[1]');
+    expect(await school.textContent()).toBe(ids.schoolName);
+    const box = await school.evaluate((el) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, right: r.right, cut: el.scrollWidth > el.clientWidth + 1 };
+    });
+    expect(box.left).toBeGreaterThanOrEqual(0);
+    expect(box.right).toBeLessThanOrEqual(PHONE.width);
+    expect(box.cut, 'the name cut short').toBe(false);
+    await screenshot(page, 'phone-call-school');
+  });
+
   it("shows every filter's longest choice whole once chosen, at 1280 and 390 px", async () => {
     const { page } = await suite.open();
     await logIn(page);

@@ -12,6 +12,10 @@ export const marker = (prefix: string): string => `${prefix}-${randomBytes(4).to
 export interface Seeded {
   readonly callId: number;
   readonly deliveryId: number;
+  /** A call of the school with the long name, sent from Send for it: its page names the school. */
+  readonly schoolCallId: number;
+  /** That school's name. */
+  readonly schoolName: string;
 }
 
 /**
@@ -22,17 +26,19 @@ export interface Seeded {
 export async function seed(api: Api): Promise<Seeded> {
   const json = { 'content-type': 'application/json' };
   const tag = randomBytes(3).toString('hex');
+  const schoolName = `Saint Bartholomew-the-Great Comprehensive Secondary School and Sixth Form College ${tag}`;
   const school = await api.fetch('/api/schools', {
     method: 'POST',
     headers: json,
     body: JSON.stringify({
-      name: `Saint Bartholomew-the-Great Comprehensive Secondary School and Sixth Form College ${tag}`,
+      name: schoolName,
       baseUrl: `https://a-very-long-school-domain-name-${tag}.example.org/some/long/path/segment/`,
       topicKey: `st-bartholomew-the-great-secondary-${tag}`,
       allowedIps: ['198.51.100.0/24', '2001:db8:abcd:12::/64'],
     }),
   });
   expect(school.status).toBe(201);
+  const schoolId = ((await school.json()) as { id: number }).id;
   const template = await api.fetch('/api/templates', {
     method: 'POST',
     headers: json,
@@ -109,16 +115,30 @@ export async function seed(api: Api): Promise<Seeded> {
   };
   const deliveryId = deliveries.items[0]?.id;
   expect(deliveryId).toBeGreaterThan(0);
-  return { callId: callId as number, deliveryId: deliveryId as number };
+
+  // A code sent from Send for the school with the long name: the call is that school's.
+  const sent = await api.fetch('/api/operations/AuthCode', {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ code: '4821', phone: '+447911123456', schoolId }),
+  });
+  expect(sent.status).toBe(200);
+  const schoolCallId = ((await sent.json()) as { id: number }).id;
+  return { callId: callId as number, deliveryId: deliveryId as number, schoolCallId, schoolName };
 }
 
 /** The console's pages for someone logged in as the admin, each with its heading. */
-export const consolePages = ({ callId, deliveryId }: Seeded): [path: string, heading: string | RegExp][] => [
+export const consolePages = ({
+  callId,
+  deliveryId,
+  schoolCallId,
+}: Seeded): [path: string, heading: string | RegExp][] => [
   ['/dashboard', 'Dashboard'],
   ['/send/AuthCode', 'Send'],
   ['/send/SendNotificationType', 'Send'],
   ['/history', 'History'],
   [`/history/${callId}`, `Call #${callId}`],
+  [`/history/${schoolCallId}`, `Call #${schoolCallId}`],
   ['/deliveries', 'Deliveries'],
   [`/deliveries/${deliveryId}`, `Delivery #${deliveryId}`],
   ['/books', 'Books'],

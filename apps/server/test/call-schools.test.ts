@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CallDetail, CallList } from '@school/contract';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../src/auth/password.js';
@@ -174,6 +175,52 @@ describe.each(DIALECTS)('the school of a call (%s)', (dialect) => {
     });
     expect(res.statusCode).toBe(200);
     expect(await newest(t.app)).toEqual({ school: null, deliveries: [null] });
+  });
+
+  it('is shown with the call in History and on its page: its id and name, null for none', async () => {
+    const east = await registerSchool(t.app, {
+      name: 'East Academy',
+      baseUrl: 'https://east.example.org',
+      topicKey: 'east',
+    });
+    await soap(
+      'SendNotificationType',
+      '<id>1</id><baseUrlSchool>https://east.example.org</baseUrlSchool><TypeNotfication>news</TypeNotfication>',
+      '203.0.113.4',
+    );
+    const eastCall = (await lastCall(t.app)).id;
+    await t.inject({
+      method: 'POST',
+      url: '/api/operations/AuthCode',
+      payload: { code: '123456', phone: '+447911123456' },
+    });
+    const noneCall = (await lastCall(t.app)).id;
+    const listed = async () => {
+      const res = await t.inject({ method: 'GET', url: '/api/calls?limit=2' });
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json() as CallList).items.map((c) => ({ id: c.id, school: c.school }));
+    };
+    const page = async (id: number) => {
+      const res = await t.inject({ method: 'GET', url: `/api/calls/${id}` });
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json() as CallDetail).school;
+    };
+    const eastSchool = { id: east.id, name: 'East Academy' };
+    expect(await listed()).toEqual([
+      { id: noneCall, school: null },
+      { id: eastCall, school: eastSchool },
+    ]);
+    expect(await page(eastCall)).toEqual(eastSchool);
+    expect(await page(noneCall)).toBeNull();
+    // Found by free text too (the search worker's rows).
+    const searched = await t.inject({ method: 'GET', url: '/api/calls?q=east.example.org&limit=1' });
+    expect((searched.json() as CallList).items[0]).toMatchObject({ id: eastCall, school: eastSchool });
+    // Renamed, the call shows the name it has now; deleted, its id and no name (the call keeps it).
+    await t.app.store.schools.update(east.id, { name: 'East Academy Trust' });
+    expect(await page(eastCall)).toEqual({ id: east.id, name: 'East Academy Trust' });
+    await t.app.store.schools.remove(east.id);
+    expect(await page(eastCall)).toEqual({ id: east.id, name: null });
+    expect((await listed())[1]).toEqual({ id: eastCall, school: { id: east.id, name: null } });
   });
 });
 
@@ -644,6 +691,16 @@ describe.each(DIALECTS)('what staff limited to a school see of another’s (%s)'
     const list = await as(cookie, { method: 'GET', url: '/api/calls?limit=200' });
     for (const mark of ['+447911100111', '+447911100222']) expect(list.body).toContain(mark);
     expect(list.body).not.toContain('+447911100333');
+    // Each call says which of their schools it is.
+    const schoolsListed = new Set((list.json() as CallList).items.map((c) => JSON.stringify(c.school)));
+    expect([...schoolsListed].sort()).toEqual(
+      [
+        { id: north, name: 'North' },
+        { id: south, name: 'South' },
+      ]
+        .map((s) => JSON.stringify(s))
+        .sort(),
+    );
     const count = await as(cookie, { method: 'GET', url: '/api/calls/count?operation=AuthCode' });
     const authCodes = await t.app.store.db
       .selectFrom('calls')
@@ -665,6 +722,9 @@ describe.each(DIALECTS)('what staff limited to a school see of another’s (%s)'
     const res = await t.inject({ method: 'GET', url: '/api/calls?limit=200' });
     for (const mark of [...NORTH_MARKS.slice(0, 3), ...SOUTH_MARKS.slice(0, 3), '+447911100333'])
       expect(res.body, mark).toContain(mark);
+    // Each call with its school, or none.
+    const schoolsListed = new Set((res.json() as CallList).items.map((c) => c.school?.name ?? null));
+    expect(schoolsListed).toEqual(new Set(['North', 'South', null]));
     expect((await t.inject({ method: 'GET', url: `/api/calls/${ids.southCall}` })).statusCode).toBe(200);
     expect((await t.inject({ method: 'GET', url: `/api/deliveries/${ids.southDelivery}` })).statusCode).toBe(
       200,

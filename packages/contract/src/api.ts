@@ -72,6 +72,19 @@ export type CallDelivery = z.infer<typeof callDeliverySchema>;
 /** History's delivery filter: `failed`, calls with a delivery that is dead or expired. */
 export const CALL_DELIVERY_FILTERS = ['failed'] as const;
 
+/**
+ * The school a call belongs to, decided once as it was recorded (`calls.school_id`;
+ * docs/security.md#what-belongs-to-a-school): its id, and its name, or null when the school has
+ * been deleted since (the call keeps the id).
+ */
+export const callSchoolSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string().nullable(),
+  })
+  .meta({ id: 'CallSchool' });
+export type CallSchool = z.infer<typeof callSchoolSchema>;
+
 export const callSummarySchema = z
   .object({
     id: z.number().int(),
@@ -97,6 +110,12 @@ export const callSummarySchema = z
      * Absent from the live tail's events (looked up when the list is read, not as calls arrive).
      */
     delivery: callDeliverySchema.nullable().optional(),
+    /**
+     * The school the call belongs to (CallSchool), null when it belongs to none: such a call is
+     * seen by organisation-wide staff only. On the list's items and a call's page; absent from the
+     * live tail's events, the exports and the privacy report.
+     */
+    school: callSchoolSchema.nullable().optional(),
   })
   .meta({ id: 'CallSummary' });
 export type CallSummary = z.infer<typeof callSummarySchema>;

@@ -89,6 +89,7 @@ export function callSummary(overrides: Partial<CallSummary> = {}): CallSummary {
     note: 'SMS queued to +447911123456.',
     requestId: '3f2a9c1e-7b4d-4e8a-9c0f-5d6e7f8a9b0c',
     delivery: { state: 'sent', count: 1 },
+    school: null,
     ...overrides,
   };
 }

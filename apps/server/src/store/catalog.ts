@@ -24,6 +24,13 @@ export function createSchoolRepository(db: Kysely<Database>) {
       return () => listeners.delete(listener);
     },
     list: () => db.selectFrom('schools').selectAll().orderBy('name').execute(),
+    /** The names of the schools with these ids, by id; a school deleted since is not there. */
+    async namesOf(ids: Iterable<number>): Promise<Map<number, string>> {
+      const wanted = [...new Set(ids)];
+      if (wanted.length === 0) return new Map();
+      const rows = await db.selectFrom('schools').select(['id', 'name']).where('id', 'in', wanted).execute();
+      return new Map(rows.map((r) => [r.id, r.name]));
+    },
     findById: (id: number) => db.selectFrom('schools').selectAll().where('id', '=', id).executeTakeFirst(),
     findByBaseUrl: (baseUrl: string) =>
       db.selectFrom('schools').selectAll().where('base_url', '=', baseUrl).executeTakeFirst(),

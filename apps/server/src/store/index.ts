@@ -8,7 +8,7 @@ export {
   isDiskFullError,
   isUnavailableError,
 } from './availability.js';
-export type { BookRow, SchoolRow, TemplateRow } from './catalog.js';
+export type { BookRow, SchoolRepository, SchoolRow, TemplateRow } from './catalog.js';
 export { UNIQUE_CONSTRAINTS, type UniqueConstraint, uniqueViolation } from './conflicts.js';
 export type { DbOptions, DialectName, OpenedDatabase } from './db.js';
 // The database alone, without the store's watch, checkpoints or instance: for `migrate-data`.

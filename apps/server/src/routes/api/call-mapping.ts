@@ -1,9 +1,9 @@
-import type { CallDetail, CallFilters, CallSummary } from '@school/contract';
+import type { CallDetail, CallFilters, CallSchool, CallSummary } from '@school/contract';
 import type { FastifyReply } from 'fastify';
 import { type CallCursor, type CallQuery, SearchBusyError, SearchClosedError } from '../../history/index.js';
 import { problem, sendProblem } from '../../http/problem.js';
 import { type DeliveryRepository, recipientNeedles } from '../../outbox/index.js';
-import type { CallRow, CallSummaryRow, SchoolScope } from '../../store/index.js';
+import type { CallRow, CallSummaryRow, SchoolRepository, SchoolScope } from '../../store/index.js';
 
 /**
  * How a stored value becomes a JSON value and a CSV cell. `plain` is for numbers and the contract's
@@ -77,10 +77,11 @@ const CSV_COLUMNS: readonly FromSummaryRow[] = CALL_COLUMNS.filter((c): c is Csv
 
 // Every field of CallSummary has a summary column, and every field of CallDetail a column: a field
 // added to the contract fails to compile here until it has one.
-// (`delivery` is not a column of calls: the list adds it from the outbox, see withDeliveries.)
+// (`delivery` is not a column of calls: the list adds it from the outbox, see withDeliveries;
+// `school` is its column `school_id` with the school's name, see schoolOf.)
 type Missing =
-  | Exclude<keyof CallSummary, SummaryColumn['json'] | 'delivery'>
-  | Exclude<keyof CallDetail, CallColumn['json'] | 'delivery'>;
+  | Exclude<keyof CallSummary, SummaryColumn['json'] | 'delivery' | 'school'>
+  | Exclude<keyof CallDetail, CallColumn['json'] | 'delivery' | 'school'>;
 const everyFieldHasAColumn: [Missing] extends [never] ? true : Missing = true;
 void everyFieldHasAColumn;
 
@@ -96,13 +97,35 @@ export function toSummary(row: CallSummaryRow): CallSummary {
   return toJson(row, SUMMARY_COLUMNS) as CallSummary;
 }
 
-/** Summaries of a page of calls, each with where its deliveries stand (null: it queued none). */
+/** The names of the schools a page's calls belong to, by id (store.schools.namesOf). */
+type SchoolNames = Pick<SchoolRepository, 'namesOf'>;
+
+/**
+ * A call's school as the API shows it (CallSchool): null when it belongs to none; its name null
+ * when the school has been deleted since.
+ */
+export const schoolOf = (id: number | null, names: ReadonlyMap<number, string>): CallSchool | null =>
+  id === null ? null : { id, name: names.get(id) ?? null };
+
+/** The names of the schools of these calls: one query by id, none when no call has a school. */
+export const schoolNamesOf = (rows: readonly CallSummaryRow[], schools: SchoolNames) =>
+  schools.namesOf(rows.flatMap((row) => (row.school_id === null ? [] : [row.school_id])));
+
+/**
+ * Summaries of a page of calls, each with where its deliveries stand (null: it queued none) and
+ * the school it belongs to.
+ */
 export async function withDeliveries(
   rows: readonly CallSummaryRow[],
   deliveries: Pick<DeliveryRepository, 'ofCalls'>,
+  schools: SchoolNames,
 ): Promise<CallSummary[]> {
-  const states = await deliveries.ofCalls(rows);
-  return rows.map((row) => ({ ...toSummary(row), delivery: states.get(row.id) ?? null }));
+  const [states, names] = await Promise.all([deliveries.ofCalls(rows), schoolNamesOf(rows, schools)]);
+  return rows.map((row) => ({
+    ...toSummary(row),
+    delivery: states.get(row.id) ?? null,
+    school: schoolOf(row.school_id, names),
+  }));
 }
 
 export function toDetail(row: CallRow): CallDetail {

@@ -23,6 +23,8 @@ import { exportRoute } from './call-export.js';
 import {
   decodeCursor,
   encodeCursor,
+  schoolNamesOf,
+  schoolOf,
   searchUnavailable,
   toDetail,
   toQuery,
@@ -110,7 +112,7 @@ export const callRoutes: FastifyPluginAsync = async (base) => {
 
 /** GET /calls: a page of calls, newest first, or of a free-text search. */
 function listRoute({ app, queryOf, budgetMs }: CallRouteContext): void {
-  const { history, outbox } = app;
+  const { history, outbox, store } = app;
   app.get(
     '/calls',
     {
@@ -141,7 +143,7 @@ function listRoute({ app, queryOf, budgetMs }: CallRouteContext): void {
           return searchUnavailable(reply, err, budgetMs);
         }
         return {
-          items: await withDeliveries(found.rows, outbox.deliveries),
+          items: await withDeliveries(found.rows, outbox.deliveries, store.schools),
           nextCursor: found.next ? encodeCursor(found.next) : null,
           search: {
             complete: found.complete,
@@ -154,7 +156,7 @@ function listRoute({ app, queryOf, budgetMs }: CallRouteContext): void {
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       return {
-        items: await withDeliveries(page, outbox.deliveries),
+        items: await withDeliveries(page, outbox.deliveries, store.schools),
         nextCursor: rows.length > limit && last ? encodeCursor({ at: last.at, id: last.id }) : null,
         // A number typed as text: found through the phone's index, to the end, whatever the budget.
         ...(phone === undefined ? {} : { search: phoneSearch(rows, phone) }),
@@ -241,7 +243,7 @@ function liveTailRoute({ app, queryOf, tails }: CallRouteContext): void {
 
 /** GET /calls/:id: one call with its raw messages and its delivery. */
 function callPageRoute({ app }: CallRouteContext): void {
-  const { history, outbox } = app;
+  const { history, outbox, store } = app;
   app.get(
     '/calls/:id',
     {
@@ -256,8 +258,15 @@ function callPageRoute({ app }: CallRouteContext): void {
       // Another school's call is not there for a user limited to schools: the same 404.
       const row = await history.findById(request.params.id, staffScope(request));
       if (!row) return sendProblem(reply, problem(404, `There is no call ${request.params.id}.`));
-      const delivery = (await outbox.deliveries.ofCalls([row])).get(row.id) ?? null;
-      return { ...toDetail(row), delivery };
+      const [states, names] = await Promise.all([
+        outbox.deliveries.ofCalls([row]),
+        schoolNamesOf([row], store.schools),
+      ]);
+      return {
+        ...toDetail(row),
+        delivery: states.get(row.id) ?? null,
+        school: schoolOf(row.school_id, names),
+      };
     },
   );
 }

@@ -106,6 +106,26 @@ describe('Call detail', () => {
     expect(await navigator.clipboard.readText()).toBe('nginx-4f1c2a9b');
   });
 
+  it('says whose call it is: its school, one deleted since by its id, or none', async () => {
+    server.use(
+      http.get('/api/calls/7', () =>
+        HttpResponse.json(callDetail({ id: 7, school: { id: 3, name: 'Northfield Primary' } })),
+      ),
+      http.get('/api/calls/8', () => HttpResponse.json(callDetail({ id: 8, school: { id: 9, name: null } }))),
+      http.get('/api/calls/9', () => HttpResponse.json(callDetail({ id: 9, school: null }))),
+    );
+    const school = async () =>
+      (await screen.findByText('School', { selector: 'dt' })).nextElementSibling as HTMLElement;
+    const first = renderApp('/history/7');
+    expect(await school()).toHaveTextContent(/^Northfield Primary$/);
+    first.unmount();
+    const second = renderApp('/history/8');
+    expect(await school()).toHaveTextContent(/^school 9 \(deleted\)$/);
+    second.unmount();
+    renderApp('/history/9');
+    expect(await school()).toHaveTextContent(/^None \(seen by staff of all schools only\)$/);
+  });
+
   it('says when a call was recorded before request ids were kept', async () => {
     server.use(http.get('/api/calls/7', () => HttpResponse.json(callDetail({ id: 7, requestId: null }))));
     renderApp('/history/7');

@@ -1,4 +1,4 @@
-import { BINDING_LABELS, type CallDetail, callVerdict } from '@school/contract';
+import { BINDING_LABELS, type CallDetail, type CallSchool, callVerdict } from '@school/contract';
 import { useId, useRef, useState } from 'react';
 import { CodeBlock } from '../../../components/ui/code-block';
 import { CopyButton } from '../../../components/ui/copy-button';
@@ -71,6 +71,14 @@ function Summary({ call }: { call: CallDetail }) {
         {call.callerIp}
         {call.userAgent ? <span className="muted"> · {call.userAgent}</span> : null}
       </dd>
+      {call.school === undefined ? null : (
+        <>
+          <dt>School</dt>
+          <dd>
+            <CallSchoolName school={call.school} />
+          </dd>
+        </>
+      )}
       <dt>Parameters</dt>
       <dd>
         {params.length === 0 ? (
@@ -111,6 +119,20 @@ function Summary({ call }: { call: CallDetail }) {
       </dd>
     </dl>
   );
+}
+
+/**
+ * Whose call it is, decided as it was recorded: the school's name (or its id, once deleted), or
+ * none, which only staff of every school see.
+ */
+function CallSchoolName({ school }: { school: CallSchool | null }) {
+  if (school === null)
+    return (
+      <>
+        None <span className="muted">(seen by staff of all schools only)</span>
+      </>
+    );
+  return school.name ?? <span className="muted">school {school.id} (deleted)</span>;
 }
 
 /**
