@@ -78,7 +78,7 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
     expect(await t.app.store.users.findByUsername('sam')).toBeUndefined();
   });
 
-  it('lists users with role, enabled, second factor and last login', async () => {
+  it('lists users with role, enabled, second factor, last login and schools', async () => {
     const list = await admin(['users', 'list']);
     expect(list.status).toBe(0);
     const [header, ...rows] = list.stdout.trimEnd().split('\n');
@@ -90,6 +90,7 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
       '2FA',
       'SSO',
       'LAST LOGIN',
+      'SCHOOLS',
     ]);
     expect(rows.find((r) => r.startsWith('rita '))?.split(/\s{2,}/)).toEqual([
       'rita',
@@ -99,9 +100,16 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
       'no',
       'no',
       expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      'All schools',
     ]);
-    const json = JSON.parse((await admin(['users', 'list', '--json'])).stdout) as { username: string }[];
-    expect(json.map((u) => u.username).sort()).toEqual(['admin', 'rita']);
+    const json = JSON.parse((await admin(['users', 'list', '--json'])).stdout) as {
+      username: string;
+      schools: unknown;
+    }[];
+    expect(json.map((u) => [u.username, u.schools]).sort()).toEqual([
+      ['admin', null],
+      ['rita', null],
+    ]);
   });
 
   it('resets a password and ends the user’s sessions at once, the server running', async () => {
@@ -173,6 +181,141 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
     expect((await cliAudit()).map((e) => e.action)).toContain('sessions-revoke');
   });
 
+  it('limits a user to schools by id, as the API does, from their next request, and lists them', async () => {
+    const school = async (name: string, key: string) =>
+      (
+        await t.app.store.schools.create({
+          name,
+          base_url: `https://${key}.example.org`,
+          topic_key: key,
+          allowed_ips: null,
+        })
+      ).id;
+    const north = await school('North High', 'north');
+    const south = await school('South Primary', 'south');
+    const schools = await admin(['schools', 'list']);
+    expect(schools.status).toBe(0);
+    expect(
+      schools.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(/\s{2,}/)),
+    ).toEqual([
+      ['ID', 'NAME', 'BASE URL'],
+      [String(north), 'North High', 'https://north.example.org'],
+      [String(south), 'South Primary', 'https://south.example.org'],
+    ]);
+    expect(JSON.parse((await admin(['schools', 'list', '--json'])).stdout)).toEqual([
+      { id: north, name: 'North High', baseUrl: 'https://north.example.org' },
+      { id: south, name: 'South Primary', baseUrl: 'https://south.example.org' },
+    ]);
+
+    // Made limited to both; logged in, the server knows them so.
+    const made = await admin(
+      [
+        'users',
+        'create',
+        'lena',
+        '--role',
+        'operator',
+        '--schools',
+        `${south}, ${north}`,
+        '--password-stdin',
+      ],
+      'lena password 1\n',
+    );
+    expect(made).toMatchObject({
+      status: 0,
+      stdout: `Created operator lena, limited to North High (${north}), South Primary (${south}).\n`,
+    });
+    const cookie = `session=${(await logIn('lena', 'lena password 1')).cookies.find((c) => c.name === 'session')?.value}`;
+    const session = async () =>
+      (
+        await t.app.inject({ method: 'GET', url: '/api/session', headers: { ...CONSOLE_HEADERS, cookie } })
+      ).json().user.schoolIds;
+    expect(await session()).toEqual([north, south]);
+    expect((await cliAudit())[0]).toMatchObject({
+      action: 'user-create',
+      details: { role: 'operator', schoolIds: [north, south], by: 'command line' },
+    });
+    const row = async (name: string) =>
+      (await admin(['users', 'list'])).stdout
+        .split('\n')
+        .find((r) => r.startsWith(`${name} `))
+        ?.split(/\s{2,}/)
+        .at(-1);
+    expect(await row('lena')).toBe(`North High (${north}), South Primary (${south})`);
+
+    // Changed: it holds at the user's next request, without a new login.
+    expect(await admin(['users', 'set-schools', 'lena', String(north)])).toMatchObject({
+      status: 0,
+      stdout: `lena is now limited to North High (${north}).\n`,
+    });
+    expect(await session()).toEqual([north]);
+    expect((await cliAudit())[0]).toMatchObject({
+      action: 'user-update',
+      target: expect.stringMatching(/\(lena\)$/),
+      details: { schoolIds: { from: [north, south], to: [north] } },
+    });
+
+    // An id no school has: refused in the API's words, nothing changed; text that is no id: usage.
+    const api = await t.inject({
+      method: 'PATCH',
+      url: `/api/users/${(await t.app.store.users.findByUsername('lena'))?.id}`,
+      payload: { schoolIds: [north, 999] },
+    });
+    expect(api.statusCode).toBe(400);
+    const unknown = await admin(['users', 'set-schools', 'lena', `${north},999`]);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain(api.json().detail);
+    expect(unknown.stderr).toContain('There is no school with the id 999.');
+    const twoUnknown = await admin(
+      ['users', 'create', 'max', '--role', 'operator', '--schools', '998,999', '--password-stdin'],
+      'max password 12\n',
+    );
+    expect(twoUnknown.status).toBe(1);
+    expect(twoUnknown.stderr).toContain('There are no schools with the ids 998, 999.');
+    expect(await t.app.store.users.findByUsername('max')).toBeUndefined();
+    for (const bad of ['north', '0;5']) {
+      const wrong = await admin(['users', 'set-schools', 'lena', bad]);
+      expect(wrong.status, bad).toBe(1);
+      expect(wrong.stderr, bad).toContain('Give the schools by id, separated by commas (3,5), or all');
+    }
+    expect(await session()).toEqual([north]);
+
+    // A school deleted since is named as such, never read as every school.
+    await t.app.store.users.update((await t.app.store.users.findByUsername('lena'))?.id as number, {
+      school_ids: JSON.stringify([north, south]),
+    });
+    await t.app.store.schools.remove(south);
+    expect(await row('lena')).toBe(`North High (${north}), school ${south} (deleted)`);
+    const json = JSON.parse((await admin(['users', 'list', '--json'])).stdout) as {
+      username: string;
+      schools: unknown;
+    }[];
+    expect(json.find((u) => u.username === 'lena')?.schools).toEqual([
+      { id: north, name: 'North High' },
+      { id: south, name: null },
+    ]);
+
+    // Every school again.
+    expect(await admin(['users', 'set-schools', 'lena', 'all'])).toMatchObject({
+      status: 0,
+      stdout: 'lena now sees every school.\n',
+    });
+    expect(await session()).toBeNull();
+    expect(await row('lena')).toBe('All schools');
+
+    // The last enabled admin of every school cannot be limited; an admin made limited is not one.
+    expect(await admin(['users', 'set-schools', 'rita', String(north)])).toMatchObject({ status: 0 });
+    const last = await admin(['users', 'set-schools', 'admin', String(north)]);
+    expect(last.status).toBe(3);
+    expect(last.stderr).toContain('admin is the last enabled admin of every school');
+    expect(await row('admin')).toBe('All schools');
+    expect((await admin(['users', 'set-schools', 'rita', 'all'])).status).toBe(0);
+    // A command run two dozen times: a process each.
+  }, 90_000);
+
   it('explains itself: --help on each command, usage on a wrong one', async () => {
     const top = await admin(['--help']);
     expect(top.status).toBe(0);
@@ -185,7 +328,9 @@ describe.each(DIALECTS)('pnpm admin (%s)', (dialect) => {
       'users disable',
       'users enable',
       'users set-role',
+      'users set-schools',
       'sessions revoke',
+      'schools list',
     ]) {
       const help = await admin([...command.split(' '), '--help']);
       expect(help.stdout, command).toContain(`Usage: pnpm admin ${command}`);

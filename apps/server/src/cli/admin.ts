@@ -12,13 +12,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { passwordSchema, type Role, roleSchema, usernameSchema } from '@school/contract';
+import {
+  ALL_SCHOOLS,
+  passwordSchema,
+  type Role,
+  roleSchema,
+  schoolIdsSchema,
+  usernameSchema,
+} from '@school/contract';
 import { hashPassword } from '../auth/password.js';
 import { configSchema } from '../config.js';
 import { OUTBOX_TABLES } from '../outbox/index.js';
 import { createFilesPrivately } from '../private-files.js';
 import type { NewAuditEntry, StaffStore, UserRow } from '../store/index.js';
-import { openStaffStore } from '../store/index.js';
+import { openStaffStore, schoolIdsOf, schoolIdsText } from '../store/index.js';
 import { backUp } from './backup.js';
 import { CommandError, EXIT } from './command-error.js';
 import { PRIVACY_COMMANDS, PRIVACY_HELP } from './privacy.js';
@@ -30,8 +37,8 @@ const COMMON = `The store is the server's: DATABASE_URL when set, else the SQLit
 (default ./data), read from the environment and from a .env file in the working directory.
 Safe while the server runs. Each change is in the audit log, as done from the command line.
 
-Exit status: 0 done; 1 failed (usage, input, database); 2 no such user; 3 refused (the last
-enabled admin, a user that exists already).`;
+Exit status: 0 done; 1 failed (usage, input, database, a school id no school has); 2 no such
+user; 3 refused (the last enabled admin of every school, a user that exists already).`;
 
 const BACKUPS = `DATA_DIR, DATABASE_URL and CODE_ENCRYPTION_KEY are the server's, read from the environment
 and from a .env file in the working directory. Give DIR as an absolute path (pnpm runs the
@@ -41,15 +48,17 @@ const PRIVACY_SETTINGS = `DATA_DIR or DATABASE_URL, CODE_ENCRYPTION_KEY (the key
 are the server's, read from the environment and from a .env file in the working directory. Put a
 number with spaces in quotes: --phone "07400 123456".`;
 
-const HELP: Record<string, string> = {
+/** Each command's help, as `--help` prints it ('': the commands); its examples are run by test/admin-examples.test.ts. */
+export const HELP: Record<string, string> = {
   '': `Usage: pnpm admin <command> …
 
 Staff accounts from the server's own machine: for an admin who lost their password or second
 factor, or a console no one can log in to.
 
 Commands:
-  users list                              every user: role, enabled, second factor, last login
-  users create NAME --role ROLE --password-stdin
+  users list                              every user: role, enabled, second factor, last login,
+                                          schools
+  users create NAME --role ROLE [--schools IDS] --password-stdin
                                           a new user; the password from standard input
   users reset-password NAME --password-stdin
                                           a new password; the user's sessions end
@@ -57,7 +66,9 @@ Commands:
   users disable NAME                      the user can no longer log in; their sessions end
   users enable NAME
   users set-role NAME admin|operator
+  users set-schools NAME IDS|all          limits the user to schools (ids, comma-separated), or not
   sessions revoke NAME                    ends every session of the user
+  schools list                            the schools' ids and names, for --schools and set-schools
 
   backup DIR [--with-key]                 a copy of DATA_DIR (SQLite) taken while the server runs
   verify DIR                              checks a backup's every file against its manifest
@@ -74,15 +85,21 @@ backup, verify and restore have their own (4: a backup that does not match its m
   'users list': `Usage: pnpm admin users list [--json]
 
 Lists every staff user: username, display name, role, enabled, second factor, single sign-on,
-last login. --json: one JSON array, for scripts.
+last login, and schools: ${ALL_SCHOOLS}, or those the user is limited to, each by name and id
+(one deleted since as "school ID (deleted)"). --json: one JSON array, for scripts (schools: null
+for all, else [{ id, name }], name null for a school deleted since).
 
 ${COMMON}`,
-  'users create': `Usage: pnpm admin users create NAME --role admin|operator [--display-name TEXT] --password-stdin
+  'users create': `Usage: pnpm admin users create NAME --role admin|operator [--schools IDS|all] [--display-name TEXT] --password-stdin
 
 Adds a staff user who logs in with a password. The password is read from standard input (one
-line; typed twice, hidden, at a terminal): at least 10 characters.
+line; typed twice, hidden, at a terminal): at least 10 characters. --schools limits the user to
+the schools with those ids, separated by commas (pnpm admin schools list gives them); without
+it, or with all, the user sees every school. An admin limited to schools acts as an operator of
+them (docs/security.md#who-sees-what).
 
   echo "$PASSWORD" | pnpm admin users create ana --role admin --password-stdin
+  echo "$PASSWORD" | pnpm admin users create reception --role operator --schools 3,5 --password-stdin
 
 ${COMMON}`,
   'users reset-password': `Usage: pnpm admin users reset-password NAME --password-stdin
@@ -112,6 +129,25 @@ ${COMMON}`,
 
 Changes the user's role; it applies at their next request. The last enabled admin cannot be made
 an operator (exit 3). A single sign-on user's role is set again from their groups at each login.
+
+${COMMON}`,
+  'users set-schools': `Usage: pnpm admin users set-schools NAME IDS|all
+
+Limits the user to the schools with these ids, separated by commas (pnpm admin schools list gives
+them), or, with all, lets them see every school again. It holds from their next request; a live
+feed or export they have open ends. An id no school has is refused, naming it. The last enabled
+admin of every school cannot be limited (exit 3): make another user one first. A single sign-on
+user's schools are set again from their identity provider at each login where OIDC_SCHOOLS_CLAIM
+is set.
+
+  pnpm admin users set-schools office 3
+  pnpm admin users set-schools office all
+
+${COMMON}`,
+  'schools list': `Usage: pnpm admin schools list [--json]
+
+Lists the schools by id, with their names and base URLs: the ids --schools and set-schools take.
+Schools are added and changed on the console's Schools page. --json: one JSON array, for scripts.
 
 ${COMMON}`,
   'sessions revoke': `Usage: pnpm admin sessions revoke NAME
@@ -254,6 +290,7 @@ interface Parsed {
   readonly positionals: readonly string[];
   readonly values: {
     readonly role?: string | undefined;
+    readonly schools?: string | undefined;
     readonly 'display-name'?: string | undefined;
     readonly 'password-stdin'?: boolean | undefined;
     readonly json?: boolean | undefined;
@@ -272,6 +309,7 @@ function parse(argv: readonly string[]): Parsed {
     strict: true,
     options: {
       role: { type: 'string' },
+      schools: { type: 'string' },
       'display-name': { type: 'string' },
       'password-stdin': { type: 'boolean' },
       // A password given as an argument is refused by name, not taken.
@@ -361,33 +399,26 @@ interface Run extends Parsed {
 const COMMANDS: Record<string, (run: Run) => Promise<void>> = {
   async 'users list'({ store, io, values }) {
     const users = await store.users.list();
+    const names = await store.schools.namesOf(users.flatMap((u) => schoolIdsOf(u.school_ids) ?? []));
+    const described = users.map((u) => describe(u, names));
     if (values.json) {
-      io.out(`${JSON.stringify(users.map(describe), null, 2)}\n`);
+      io.out(`${JSON.stringify(described, null, 2)}\n`);
       return;
     }
-    const rows = [
-      ['USERNAME', 'DISPLAY NAME', 'ROLE', 'ENABLED', '2FA', 'SSO', 'LAST LOGIN'],
-      ...users.map((u) => {
-        const d = describe(u);
-        return [
-          d.username,
-          d.displayName,
-          d.role,
-          d.enabled ? 'yes' : 'no',
-          d.secondFactor ? 'yes' : 'no',
-          d.sso ? 'yes' : 'no',
-          d.lastLoginAt ?? 'never',
-        ];
-      }),
-    ];
-    const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-    for (const row of rows)
-      io.out(
-        `${row
-          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-          .join('  ')
-          .trimEnd()}\n`,
-      );
+    // The schools last: a long list does not push the other columns apart.
+    table(io, [
+      ['USERNAME', 'DISPLAY NAME', 'ROLE', 'ENABLED', '2FA', 'SSO', 'LAST LOGIN', 'SCHOOLS'],
+      ...described.map((d) => [
+        d.username,
+        d.displayName,
+        d.role,
+        d.enabled ? 'yes' : 'no',
+        d.secondFactor ? 'yes' : 'no',
+        d.sso ? 'yes' : 'no',
+        d.lastLoginAt ?? 'never',
+        schoolsText(d.schools),
+      ]),
+    ]);
   },
 
   async 'users create'(run) {
@@ -398,6 +429,7 @@ const COMMANDS: Record<string, (run: Run) => Promise<void>> = {
       throw new CommandError(`Not a username: ${username.error.issues[0]?.message}`, EXIT.failed);
     const role = roleSchema.safeParse(values.role);
     if (!role.success) throw usage(run.command, 'Give the role: --role admin or --role operator.');
+    const schools = await schoolsGiven(run, values.schools ?? 'all');
     const password = needPassword(run);
     if (await store.users.findByUsername(username.data)) {
       throw new CommandError(`There is already a user named ${username.data}.`, EXIT.refused);
@@ -408,13 +440,18 @@ const COMMANDS: Record<string, (run: Run) => Promise<void>> = {
       display_name: displayName,
       role: role.data,
       password_hash: await hashPassword(password),
+      school_ids: schoolIdsText(schools.ids),
     });
     await audit(run, {
       action: 'user-create',
       target: targetOf(row),
-      details: { displayName, role: row.role },
+      details: { displayName, role: row.role, schoolIds: schoolIdsOf(row.school_ids) },
     });
-    io.out(`Created ${row.role} ${row.username}.\n`);
+    io.out(
+      schools.ids === null
+        ? `Created ${row.role} ${row.username}.\n`
+        : `Created ${row.role} ${row.username}, limited to ${schoolsText(schools.named)}.\n`,
+    );
   },
 
   async 'users reset-password'(run) {
@@ -490,6 +527,43 @@ const COMMANDS: Record<string, (run: Run) => Promise<void>> = {
     run.io.out(`${user.username} is now ${role.data === 'admin' ? 'an admin' : 'an operator'}.\n`);
   },
 
+  async 'users set-schools'(run) {
+    const [name, idsText, ...extra] = run.positionals;
+    if (!name || idsText === undefined || extra.length > 0)
+      throw usage(run.command, 'Give one username, and the schools: their ids (3,5) or all.');
+    const user = await findUser({ ...run, positionals: [name] });
+    const schools = await schoolsGiven(run, idsText);
+    const text = schoolIdsText(schools.ids);
+    await change(run, user, { school_ids: text });
+    await audit(run, {
+      action: 'user-update',
+      target: targetOf(user),
+      details: { schoolIds: { from: schoolIdsOf(user.school_ids), to: schoolIdsOf(text) } },
+    });
+    run.io.out(
+      schools.ids === null
+        ? `${user.username} now sees every school.\n`
+        : `${user.username} is now limited to ${schoolsText(schools.named)}.\n`,
+    );
+  },
+
+  async 'schools list'({ store, io, values }) {
+    const schools = (await store.schools.list()).map((s) => ({
+      id: s.id,
+      name: s.name,
+      baseUrl: s.base_url,
+    }));
+    if (values.json) {
+      io.out(`${JSON.stringify(schools, null, 2)}\n`);
+      return;
+    }
+    if (schools.length === 0) {
+      io.out("No schools yet: they are added on the console's Schools page.\n");
+      return;
+    }
+    table(io, [['ID', 'NAME', 'BASE URL'], ...schools.map((s) => [String(s.id), s.name, s.baseUrl])]);
+  },
+
   async 'sessions revoke'(run) {
     const user = await findUser(run);
     const ended = await run.store.sessions.removeForUser(user.id);
@@ -502,7 +576,14 @@ const COMMANDS: Record<string, (run: Run) => Promise<void>> = {
   },
 };
 
-function describe(u: UserRow) {
+/** A school as the command line names it: its id, and its name (null: deleted since). */
+interface NamedSchool {
+  readonly id: number;
+  readonly name: string | null;
+}
+
+/** A user as `users list` shows them; `names`: the schools' names by id. */
+function describe(u: UserRow, names: ReadonlyMap<number, string>) {
   return {
     username: u.username,
     displayName: u.display_name,
@@ -511,7 +592,64 @@ function describe(u: UserRow) {
     secondFactor: u.totp_secret !== null,
     sso: u.sso_subject !== null,
     lastLoginAt: u.last_login_at === null ? null : new Date(u.last_login_at).toISOString(),
+    /** null: every school (organisation-wide); else the schools the user is limited to. */
+    schools: named(schoolIdsOf(u.school_ids), names),
   };
+}
+
+const named = (ids: readonly number[] | null, names: ReadonlyMap<number, string>): NamedSchool[] | null =>
+  ids === null ? null : ids.map((id) => ({ id, name: names.get(id) ?? null }));
+
+/** A user's schools in words: All schools, or each by name and id (as the Users page names them). */
+const schoolsText = (schools: readonly NamedSchool[] | null): string =>
+  schools === null
+    ? ALL_SCHOOLS
+    : schools.map((s) => (s.name === null ? `school ${s.id} (deleted)` : `${s.name} (${s.id})`)).join(', ');
+
+/**
+ * The schools given on the command line (`--schools`, set-schools): `all` is every school (null);
+ * else ids separated by commas, checked as POST and PATCH /api/users check `schoolIds`
+ * (routes/api/users.ts): each a school's, refused naming those no school has.
+ */
+async function schoolsGiven(
+  run: Run,
+  text: string,
+): Promise<{ ids: readonly number[] | null; named: NamedSchool[] | null }> {
+  if (text.trim().toLowerCase() === 'all') return { ids: null, named: null };
+  const parts = text.split(',').map((part) => part.trim());
+  const ids = schoolIdsSchema
+    .min(1)
+    .safeParse(parts.map((part) => (/^\d+$/.test(part) ? Number(part) : Number.NaN)));
+  if (!ids.success)
+    throw usage(
+      run.command,
+      `Give the schools by id, separated by commas (3,5), or all: not ${JSON.stringify(text)}. See: pnpm admin schools list`,
+    );
+  const names = new Map((await run.store.schools.list()).map((s) => [s.id, s.name]));
+  const unknown = [...new Set(ids.data)].filter((id) => !names.has(id));
+  if (unknown.length > 0)
+    throw new CommandError(
+      `${
+        unknown.length === 1
+          ? `There is no school with the id ${unknown[0]}.`
+          : `There are no schools with the ids ${unknown.join(', ')}.`
+      } See: pnpm admin schools list`,
+      EXIT.failed,
+    );
+  const sorted = [...new Set(ids.data)].sort((a, b) => a - b);
+  return { ids: sorted, named: named(sorted, names) };
+}
+
+/** Rows in columns two spaces apart, the first row the header. */
+function table(io: Io, rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+  for (const row of rows)
+    io.out(
+      `${row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
 }
 
 function oneName(run: Run): string {
@@ -528,12 +666,16 @@ async function findUser(run: Run): Promise<UserRow> {
   return user;
 }
 
-/** A change of role or enabled state, under the last-admin rule. */
-async function change(run: Run, user: UserRow, changes: { role?: Role; disabled?: boolean }): Promise<void> {
+/** A change of role, enabled state or schools, under the last-admin rule. */
+async function change(
+  run: Run,
+  user: UserRow,
+  changes: { role?: Role; disabled?: boolean; school_ids?: string | null },
+): Promise<void> {
   const result = await run.store.users.update(user.id, changes);
   if (result === 'last-admin') {
     throw new CommandError(
-      `${user.username} is the last enabled admin: make another user an admin first (pnpm admin users set-role NAME admin).`,
+      `${user.username} is the last enabled admin of every school: make another user an admin of every school first (pnpm admin users set-role NAME admin; set-schools NAME all).`,
       EXIT.refused,
     );
   }

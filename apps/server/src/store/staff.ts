@@ -1,4 +1,5 @@
 import { type AuditRepository, createAuditRepository } from './audit.js';
+import { createSchoolRepository, type SchoolRepository } from './catalog.js';
 import { type DbOptions, type DialectName, openDatabase } from './db.js';
 import { createSessionRepository, type SessionRepository } from './sessions.js';
 import { createUnitOfWork } from './unit-of-work.js';
@@ -12,6 +13,8 @@ export interface StaffStore {
   readonly users: UserRepository;
   readonly sessions: SessionRepository;
   readonly audit: AuditRepository;
+  /** The schools, read only: whose ids a user may be limited to, and their names. */
+  readonly schools: Pick<SchoolRepository, 'list' | 'namesOf'>;
   close(): Promise<void>;
 }
 
@@ -46,11 +49,13 @@ export async function openStaffStore(options: DbOptions & { readonly waitMs: num
     db,
     opened.dialect === 'sqlite' ? { handle: opened.sqlite, synchronous: opened.synchronous } : undefined,
   );
+  const schools = createSchoolRepository(db);
   return {
     dialect: opened.dialect,
     users: createUserRepository(db, work),
     sessions: createSessionRepository(db),
     audit: createAuditRepository(db),
+    schools: { list: schools.list, namesOf: schools.namesOf },
     close: () => db.destroy(),
   };
 }
