@@ -3,7 +3,8 @@
 // alone moves by a third from run to run on a shared machine) this can: a change's cost per request.
 //   git worktree add /tmp/base <commit> && (cd /tmp/base && pnpm install --offline && pnpm --filter @school/server build)
 //   BENCH_A=/tmp/base/apps/server/dist/server.js node apps/server/bench/ab.mjs
-//   BENCH_B defaults to this checkout's build; BENCH_ROUNDS (5), BENCH_SECONDS (4).
+//   BENCH_B defaults to this checkout's build; BENCH_ROUNDS (5), BENCH_SECONDS (4), BENCH_ROWS (soap,get,healthz).
+//   BENCH_A=apps/server/bench/bare.mjs BENCH_ROWS=healthz node apps/server/bench/ab.mjs  (ours against the bare route)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,11 +24,16 @@ if (!builds.A) {
   process.exit(2);
 }
 const GET = { method: 'GET', path: '/AuthCodeSending.asmx/AuthCode?code=4821&phone=%2B447911123456' };
-const ROWS = [
-  ['SOAP 1.1 AuthCode', SOAP],
-  ['HTTP GET AuthCode', GET],
-  ['/healthz', { method: 'GET', path: '/healthz' }],
-];
+const ALL_ROWS = {
+  soap: ['SOAP 1.1 AuthCode', SOAP],
+  get: ['HTTP GET AuthCode', GET],
+  healthz: ['/healthz', { method: 'GET', path: '/healthz' }],
+};
+const ROWS = (process.env.BENCH_ROWS ?? 'soap,get,healthz').split(',').map((name) => {
+  const row = ALL_ROWS[name.trim()];
+  if (!row) throw new Error(`BENCH_ROWS: no row ${name} (${Object.keys(ALL_ROWS).join(', ')})`);
+  return row;
+});
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-ab-'));

@@ -1,4 +1,4 @@
-// What the CPU benches share (quick, stages, load-shape): a request at full speed from wrk (or
+// What the CPU benches share (quick, stages, retry-storm, ab): a request at full speed from wrk (or
 // autocannon without it), a process's CPU time from /proc, and the SOAP AuthCode they send.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
