@@ -408,12 +408,12 @@ describe.skipIf(!TEST_DATABASE_URL)('upgrading an unpartitioned PostgreSQL datab
         callIds.push(id);
         if (i % 3 === 0) await delivery(raw, id, now - (300 - i) * 3_600_000 + 5, i % 2 ? 'sent' : 'pending');
       }
-      // Every column as written then: the phone (migration 0020) and the school (0025) are added
-      // after, empty.
+      // Every column as written then: the phone (migration 0020), the school (0025) and the answer
+      // by reference (0026) are added after, empty.
       const fingerprint = async (db: Kysely<Database>) => {
         const { rows } = await sql<{ calls: string; deliveries: string; attempts: string }>`
           SELECT
-            (SELECT md5(string_agg((to_jsonb(c) - 'phone' - 'school_id')::text, '|' ORDER BY id)) FROM calls c) AS calls,
+            (SELECT md5(string_agg((to_jsonb(c) - 'phone' - 'school_id' - 'response_ref')::text, '|' ORDER BY id)) FROM calls c) AS calls,
             (SELECT md5(string_agg((to_jsonb(d) - 'school_id')::text, '|' ORDER BY id)) FROM deliveries d) AS deliveries,
             (SELECT md5(string_agg(a::text, '|' ORDER BY id)) FROM delivery_attempts a) AS attempts`.execute(
           db,

@@ -5,6 +5,7 @@ import {
   inScope,
   type SchoolScope,
   type Store,
+  selectCallRow,
 } from '../store/index.js';
 import { applyFilters, type CallCursor, type CallQuery, olderThan } from './call-filters.js';
 import { type Alongside, deleteCallsOlderThan } from './call-retention.js';
@@ -174,7 +175,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
   return {
     async findById(id, scope) {
       const byId = (from: typeof db, since?: number) => {
-        const qb = from.selectFrom('calls').selectAll().where('id', '=', id);
+        const qb = selectCallRow(from.selectFrom('calls')).where('id', '=', id);
         return (since === undefined ? qb : qb.where('at', '>=', since)).executeTakeFirst();
       };
       // Most call pages are of recent calls: on PostgreSQL the last two days' few partitions are
@@ -223,7 +224,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     },
     scan(query, batchSize = 500) {
       if (hasText(query)) return searchWorker.scan<CallRow>(query, batchSize, '*');
-      return scanBy(source, query, batchSize, (qb) => qb.selectAll());
+      return scanBy(source, query, batchSize, selectCallRow);
     },
     scanSummaries(query, batchSize = 500) {
       if (hasText(query)) return searchWorker.scan<CallSummaryRow>(query, batchSize, CALL_SUMMARY_COLUMNS);
@@ -253,7 +254,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         source,
         query,
         batchSize,
-        (qb) => (summaries ? qb.select(CALL_SUMMARY_COLUMNS) : qb.selectAll()),
+        (qb) => (summaries ? qb.select(CALL_SUMMARY_COLUMNS) : selectCallRow(qb)),
         handOver,
       );
     },
@@ -278,7 +279,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
     },
     deleteOlderThan: (before, options) => deleteCallsOlderThan(db, before, options),
     list({ limit }) {
-      return reads.selectFrom('calls').selectAll().orderBy('id', 'desc').limit(limit).execute();
+      return selectCallRow(reads.selectFrom('calls')).orderBy('id', 'desc').limit(limit).execute();
     },
     async count() {
       const row = await reads

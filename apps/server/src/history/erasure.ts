@@ -1,6 +1,6 @@
 import type { PRIVACY_CALL_FIELDS } from '@school/contract';
 import { sql, type Transaction } from 'kysely';
-import type { CallRow, Database, DialectName } from '../store/index.js';
+import { type CallRow, type Database, type DialectName, selectCallRow } from '../store/index.js';
 import type { CallQuery, TEXT_COLUMNS } from './call-filters.js';
 import type { TextQuery } from './search.js';
 
@@ -106,21 +106,24 @@ export async function eraseFromCalls(
       )
       .where('at', '>=', (batch[0] as { at: number }).at)
       .where('at', '<=', (batch[batch.length - 1] as { at: number }).at);
+    // The response as the call shows it: a canonical answer's text, when recorded by reference.
     const rows = pg
-      ? await base
-          .selectAll()
+      ? await selectCallRow(base)
           .select(sql<string>`tableoid::regclass::text`.as('partition_name'))
           .forUpdate()
           .execute()
-      : await base.selectAll().execute();
+      : await selectCallRow(base).execute();
     for (const row of rows) {
+      const response = number.scrub(row.response);
       const changes = {
         params: text(row.params),
         request: number.scrub(row.request),
-        response: number.scrub(row.response),
+        response,
         error: text(row.error),
         note: text(row.note),
         phone: row.phone === number.e164 || number.holds(row.phone) ? null : row.phone,
+        // A response that changed is the call's own text from now on, no longer a reference.
+        ...(response === row.response ? {} : { response_ref: null }),
       };
       if (
         changes.params === row.params &&

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { CallRow, Store } from '../store/index.js';
+import { type CallRow, type Store, selectCallRow } from '../store/index.js';
 
 /**
  * History's live view (server-sent events, routes/api/calls.ts): every call once committed. This
@@ -25,9 +25,7 @@ export function createLiveTail(store: Store): LiveTail {
   const wanted = () => events.listenerCount('recorded') > 0;
   const fromOtherInstances = (ids: readonly number[]) => {
     if (ids.length === 0 || !wanted()) return;
-    void db
-      .selectFrom('calls')
-      .selectAll()
+    void selectCallRow(db.selectFrom('calls'))
       .where('id', 'in', [...ids])
       .orderBy('id')
       .execute()

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../store/index.js';
+import { type Database, selectCallRow } from '../store/index.js';
 import { applyFilters, type CallQuery, likePattern, olderThan, TEXT_COLUMNS } from './call-filters.js';
 import {
   type Key,
@@ -22,11 +22,19 @@ const DEFAULT_MAX_JOBS = 8;
  * SQLite's LIKE compares them: under the "C" collation PostgreSQL's lower() folds A–Z only, and
  * is much faster than translate() (docs/performance.md#what-was-tried).
  */
-const textHit = (pattern: string) =>
-  sql<boolean>`(${sql.join(
-    TEXT_COLUMNS.map((column) => sql`lower(${sql.ref(`c.${column}`)} COLLATE "C") LIKE ${pattern}`),
+const textHit = (pattern: string) => {
+  const like = (column: string) => sql`lower(${sql.ref(column)} COLLATE "C") LIKE ${pattern}`;
+  return sql<boolean>`(${sql.join(
+    TEXT_COLUMNS.map((column) =>
+      // A response recorded by reference: its canonical answer's text (store/call-answers.ts,
+      // responseMatchSql), those that match found once per statement.
+      column === 'response'
+        ? sql`(${like('c.response')} OR c.response_ref IN (SELECT id FROM call_answers WHERE ${like('response')}))`
+        : like(`c.${column}`),
+    ),
     sql` OR `,
   )})`;
+};
 
 /**
  * Free-text search over calls on PostgreSQL, with the search worker's contract (search.ts): newest
@@ -126,9 +134,10 @@ export function createPgSearch(
       .where('id', 'in', ids)
       .where('at', '>=', Math.min(...times))
       .where('at', '<=', Math.max(...times));
+    // '*': a whole call as History reads it (CallRow), its response resolved.
     const rows =
       columns === '*'
-        ? await base.selectAll().execute()
+        ? await selectCallRow(base).execute()
         : await base.select(columns as readonly 'id'[]).execute();
     const order = new Map(ids.map((id, i) => [id, i]));
     return (rows as unknown as { id: number }[]).sort(

@@ -41,21 +41,20 @@ const statements = new Map();
  * one of its text columns contains the text. The chunk is read from the (…, at, id) index first,
  * so LIKE runs on those rows only, whatever plan the filters get. `query` comes compiled from the
  * main thread (search.ts, from history/call-filters.ts): `where` conditions over `calls` with named
- * parameters, the LIKE pattern and the text columns.
+ * parameters, the LIKE pattern and `hit`, the test of a call `c`'s texts.
  */
 function chunkStatement(query, hasAfter) {
-  const key = `${query.where.join(' AND ')}|${hasAfter}`;
+  const key = `${query.where.join(' AND ')}|${hasAfter}|${query.hit}`;
   let statement = statements.get(key);
   if (!statement) {
     const where = [...query.where];
     if (hasAfter) where.push('(at, id) < (@afterAt, @afterId)');
-    const hit = query.textColumns.map((column) => `c.${column} LIKE @pattern ESCAPE '\\'`).join(' OR ');
     statement = db.prepare(
       `WITH chunk AS MATERIALIZED (
          SELECT id, at FROM calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
          ORDER BY at DESC, id DESC LIMIT @limit
        )
-       SELECT chunk.id AS id, chunk.at AS at, (${hit}) AS hit
+       SELECT chunk.id AS id, chunk.at AS at, (${query.hit}) AS hit
        FROM chunk JOIN calls c ON c.id = chunk.id`,
     );
     statements.set(key, statement);
@@ -63,14 +62,13 @@ function chunkStatement(query, hasAfter) {
   return statement;
 }
 
+/** A row's statement by its select list (SQL text from the main thread: search.ts's selectList). */
 const rowStatements = new Map();
-function rowStatement(columns) {
-  const key = columns === '*' ? '*' : columns.join(',');
-  let statement = rowStatements.get(key);
+function rowStatement(select) {
+  let statement = rowStatements.get(select);
   if (!statement) {
-    const list = columns === '*' ? '*' : columns.map((c) => `"${String(c).replace(/"/g, '""')}"`).join(', ');
-    statement = db.prepare(`SELECT ${list} FROM calls WHERE id = ?`);
-    rowStatements.set(key, statement);
+    statement = db.prepare(`SELECT ${select} FROM calls WHERE id = ?`);
+    rowStatements.set(select, statement);
   }
   return statement;
 }
@@ -114,10 +112,10 @@ function createScanner(query, after) {
  * has passed. Answers once: rows, whether it stopped early, rows examined, the last key examined.
  */
 function searchJob(message) {
-  const { want, columns, budgetMs } = message;
+  const { want, select, budgetMs } = message;
   const started = performance.now();
   const scanner = createScanner(message.query, message.after);
-  const fetch = rowStatement(columns);
+  const fetch = rowStatement(select);
   const rows = [];
   let scanned = 0;
   let last = null;
@@ -151,9 +149,9 @@ function searchJob(message) {
  * batch is held here), no time budget. Keys read but not yet used wait for the next batch.
  */
 function scanJob(message) {
-  const { batchSize, columns } = message;
+  const { batchSize, select } = message;
   const scanner = createScanner(message.query, null);
-  const fetch = rowStatement(columns);
+  const fetch = rowStatement(select);
   let pending = [];
   let batch = [];
   return {

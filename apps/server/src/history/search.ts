@@ -1,13 +1,15 @@
 import { Worker } from 'node:worker_threads';
+import { CALL_ROW_SQL, responseMatchSql } from '../store/index.js';
 import { type CallQuery, likePattern, sqliteFilter, TEXT_COLUMNS } from './call-filters.js';
 
 /**
  * The main thread's side of the free-text search worker (search-worker.mjs).
  *
  * Protocol (structured-clone messages; `id` names a job):
- *   → { type: 'search', id, query, after, want, columns, budgetMs }   query: a WorkerQuery
+ *   → { type: 'search', id, query, after, want, select, budgetMs }   query: a WorkerQuery;
+ *                                                          select: the rows' select list (SQL)
  *   ← { type: 'page', id, rows, stopped, scanned, last }   once
- *   → { type: 'scan', id, query, batchSize, columns }      starts an export; its first batch follows
+ *   → { type: 'scan', id, query, batchSize, select }       starts an export; its first batch follows
  *   ← { type: 'batch', id, rows, done }                     one per request
  *   → { type: 'next', id }                                  asks for the following batch
  *   → { type: 'cancel', id }                                drops a job
@@ -24,20 +26,31 @@ export type TextQuery = CallQuery & { readonly q: string; readonly pattern?: str
 
 /**
  * A TextQuery compiled for the worker, which cannot import call-filters.ts: conditions over
- * `calls` with their named parameters, the LIKE pattern, the columns it is matched in.
+ * `calls` with their named parameters, the LIKE pattern, and `hit`: whether a call `c` holds it in
+ * one of its texts (TEXT_COLUMNS; a response recorded by reference, its canonical answer:
+ * store/call-answers.ts).
  */
 interface WorkerQuery {
   readonly where: string[];
   readonly params: Record<string, string | number>;
   readonly pattern: string;
-  readonly textColumns: readonly string[];
+  readonly hit: string;
 }
+
+const like = (expression: string) => `${expression} LIKE @pattern ESCAPE '\\'`;
+const HIT = TEXT_COLUMNS.map((column) =>
+  column === 'response' ? responseMatchSql('c', like) : like(`c.${column}`),
+).join(' OR ');
 
 const workerQuery = (query: TextQuery): WorkerQuery => ({
   ...sqliteFilter(query),
   pattern: query.pattern ?? likePattern(query.q),
-  textColumns: TEXT_COLUMNS,
+  hit: HIT,
 });
+
+/** The worker's select list for `columns`: '*' is a whole call as History reads it (CallRow). */
+const selectList = (columns: readonly string[] | '*'): string =>
+  columns === '*' ? CALL_ROW_SQL : columns.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
 
 export interface Key {
   readonly at: number;
@@ -205,7 +218,7 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
             query: workerQuery(request.query),
             after: request.after ?? null,
             want: request.want,
-            columns: request.columns,
+            select: selectList(request.columns),
             budgetMs: request.budgetMs ?? null,
           }),
         );
@@ -230,7 +243,7 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
           try {
             const message =
               state === 'new'
-                ? { type: 'scan', id, query: workerQuery(query), batchSize, columns }
+                ? { type: 'scan', id, query: workerQuery(query), batchSize, select: selectList(columns) }
                 : { type: 'next', id };
             state = 'open';
             const reply = check(await send(message));

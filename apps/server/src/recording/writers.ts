@@ -33,6 +33,7 @@ export const NULLABLE_DEFAULTS = {
   note: null,
   request_id: null,
   school_id: null,
+  response_ref: null,
 };
 
 /** Rows per INSERT on PostgreSQL: 19 columns × 500 stays far below its 65 535 parameters. */

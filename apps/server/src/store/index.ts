@@ -8,6 +8,13 @@ export {
   isDiskFullError,
   isUnavailableError,
 } from './availability.js';
+export {
+  CALL_ROW_SQL,
+  callResponseSql,
+  registerCallAnswer,
+  responseMatchSql,
+  selectCallRow,
+} from './call-answers.js';
 export type { BookRow, SchoolRepository, SchoolRow, TemplateRow } from './catalog.js';
 export { UNIQUE_CONSTRAINTS, type UniqueConstraint, uniqueViolation } from './conflicts.js';
 export type { DbOptions, DialectName, OpenedDatabase } from './db.js';

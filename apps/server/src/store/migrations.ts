@@ -467,6 +467,21 @@ function storeMigrations(
         }
       },
     },
+    '0026_call_answers': {
+      // An answer recorded by reference (issue 46): a success's text is the same for every call
+      // of its operation and binding, so it is kept once in call_answers and a call refers to it
+      // (store/call-answers.ts). Its id is a small integer on both databases. A nullable column is
+      // a catalogue change (on PostgreSQL the partitions take it from their parent); no index:
+      // nothing looks calls up by it, and free text finds the answers first, then the calls.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('call_answers')
+          .addColumn('id', 'integer', id)
+          .addColumn('response', 'text', (c) => c.notNull().unique())
+          .execute();
+        await db.schema.alterTable('calls').addColumn('response_ref', 'integer').execute();
+      },
+    },
   };
 }
 

@@ -32,7 +32,10 @@ export interface CallsTable {
   /** The request as an HTTP message (selected headers, body), secrets masked, capped. */
   request: string;
   request_bytes: number;
-  /** The response as an HTTP message, capped. */
+  /**
+   * The response as an HTTP message, capped; empty when the call's answer is recorded by
+   * reference (`response_ref`): read it through call-answers.ts, never from this column alone.
+   */
   response: string;
   response_bytes: number;
   /** What the operation did, in words (e.g. how many pushes pushNoti dispatched). */
@@ -45,11 +48,33 @@ export interface CallsTable {
    * and for calls recorded before it was kept (migration 0025).
    */
   school_id: number | null;
+  /**
+   * The canonical answer the call was answered with (`call_answers`), recorded by reference in
+   * place of its text (migration 0026): `response` is then empty. Null: `response` holds the text,
+   * as for every call recorded before.
+   */
+  response_ref: number | null;
 }
 
-/** A call as the recorder inserts it, and as History reads it back. */
+/**
+ * An answer that is the same text for every call of its kind (a success's, in its binding:
+ * recording/canonical-answers.ts), kept once and referred to by the calls answered with it. Never
+ * changed or deleted: a call refers to the text it was answered with, whatever the server's
+ * settings since.
+ */
+export interface CallAnswersTable {
+  id: Generated<number>;
+  /** The answer as a call record shows it (an HTTP message, secrets masked). */
+  response: string;
+}
+
+/** A call as the recorder inserts it. */
 export type NewCall = Insertable<CallsTable>;
-export type CallRow = Selectable<CallsTable>;
+/**
+ * A call as History reads it back: `response` the text it was answered with, its canonical
+ * answer's when recorded by reference (call-answers.ts resolves it in the query).
+ */
+export type CallRow = Omit<Selectable<CallsTable>, 'response_ref'>;
 /** A call without its raw request and response: what lists and the live tail carry. */
 export type CallSummaryRow = Omit<CallRow, 'request' | 'response'>;
 
@@ -74,13 +99,18 @@ export const CALL_COLUMNS = [
   'note',
   'request_id',
   'school_id',
+  'response_ref',
 ] as const satisfies readonly (keyof NewCall)[];
 
-type SummaryColumn = Exclude<(typeof CALL_COLUMNS)[number], 'request' | 'response'>;
+/** The raw messages, and the reference that may stand for the response's text. */
+type RawColumn = 'request' | 'response' | 'response_ref';
+type SummaryColumn = Exclude<(typeof CALL_COLUMNS)[number], RawColumn>;
+const isSummaryColumn = (c: (typeof CALL_COLUMNS)[number]): c is SummaryColumn =>
+  c !== 'request' && c !== 'response' && c !== 'response_ref';
 /** Everything but the raw messages, which lists and the live tail do not carry. */
 export const CALL_SUMMARY_COLUMNS: readonly ('id' | SummaryColumn)[] = [
   'id',
-  ...CALL_COLUMNS.filter((c): c is SummaryColumn => c !== 'request' && c !== 'response'),
+  ...CALL_COLUMNS.filter(isSummaryColumn),
 ];
 
 export interface SchoolsTable {
@@ -211,6 +241,7 @@ export interface BookChunksTable {
  */
 export interface Database {
   calls: CallsTable;
+  call_answers: CallAnswersTable;
   schools: SchoolsTable;
   templates: TemplatesTable;
   books: BooksTable;
@@ -299,7 +330,7 @@ export interface InstancesTable {
 
 /**
  * The tables that hold the service's data, parents before the rows that refer to them
- * (deliveries → calls, delivery_attempts → deliveries); each has an `id` identity. What
+ * (calls → call_answers, deliveries → calls, delivery_attempts → deliveries); each has an `id` identity. What
  * `migrate-data` copies; sessions are not data (staff log in again), book bytes go separately.
  */
 export const COPIED_TABLES = [
@@ -308,6 +339,7 @@ export const COPIED_TABLES = [
   'schools',
   'templates',
   'books',
+  'call_answers',
   'calls',
   'deliveries',
   'delivery_attempts',
