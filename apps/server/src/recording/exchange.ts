@@ -30,6 +30,11 @@ export interface CallExchange {
   readonly secretValues?: readonly (string | undefined)[] | undefined;
   /** The response body as the record shows it, when it is not text (a PDF, an object). */
   readonly recordedBody?: string | undefined;
+  /**
+   * The answer's record when it is the same text for every call of its kind (canonicalResponseOf
+   * its status, headers and body, built once): recorded by reference unless masking changes it.
+   */
+  readonly canonicalResponse?: string | undefined;
   /** Deliveries the call queues, committed with its record (the outbox). */
   readonly deliveries?: readonly NewDelivery[] | undefined;
   /** What the operation did, in words. */
@@ -74,9 +79,11 @@ export async function recordExchange(
   ex: CallExchange,
 ): Promise<Recorded> {
   const body = ex.body;
-  const facts = maskedFacts(request, ex, ex.recordedBody ?? recordedText(body));
+  const facts = maskedFacts(request, ex, body);
   let id: number;
   try {
+    // A canonical answer is recorded by reference: its id in place of its text.
+    const ref = facts.canonical ? app.recorder.answers.refOf(facts.response) : undefined;
     const schoolId =
       ex.schoolId !== undefined
         ? ex.schoolId
@@ -89,7 +96,14 @@ export async function recordExchange(
             staffSchoolIds: ex.binding === 'console' ? (request.staff?.schoolIds ?? null) : undefined,
           });
     id = await app.recorder.record(
-      callRecord(request, reply, app.diskSpace.recordBytes(), facts, schoolId),
+      callRecord(
+        request,
+        reply,
+        app.diskSpace.recordBytes(),
+        facts,
+        schoolId,
+        ref instanceof Promise ? await ref : ref,
+      ),
       ex.deliveries,
     );
   } catch (err) {
@@ -113,7 +127,7 @@ export async function recordExchange(
  * and what the answer, the error and the note echo of the request. Masking runs on every call:
  * each pass is linear in the text (packages/asmx/src/mask.ts).
  */
-function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: string): CallFacts {
+function maskedFacts(request: FastifyRequest, ex: CallExchange, body: CallExchange['body']): CallFacts {
   // What was masked in the request, as the server may have decoded and echoed it (an operation
   // name from the path in an error, a parameter's value), and what a reader read.
   const found: string[] = [];
@@ -131,6 +145,17 @@ function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: st
       params[name] = value === MASK ? value : maskValues(maskRequestText(value, SECRETS), echoes);
     }
   }
+  // A canonical answer was formatted and masked by name once (canonicalResponseOf): only what this
+  // request may echo is left to mask, and when it masks nothing the text is the canonical one.
+  const canonical = ex.canonicalResponse;
+  const response =
+    canonical === undefined
+      ? maskAnswerText(
+          formatResponse(ex.status, ex.headers, ex.recordedBody ?? recordedText(body)),
+          SECRETS,
+          echoes,
+        )
+      : maskValues(canonical, echoes);
   return {
     group: ex.group,
     operation: ex.operation,
@@ -140,10 +165,25 @@ function maskedFacts(request: FastifyRequest, ex: CallExchange, responseBody: st
     status: ex.status,
     error: ex.error === null ? null : maskAnswerText(ex.error, SECRETS, echoes),
     request: requestText,
-    response: maskAnswerText(formatResponse(ex.status, ex.headers, responseBody), SECRETS, echoes),
+    response,
+    canonical: response === canonical,
     note: ex.note ? maskAnswerText(ex.note, SECRETS, echoes) : null,
     userAgent: userAgent === undefined ? null : maskRequestText(userAgent, SECRETS),
   };
+}
+
+/**
+ * The record's text of an answer that is the same for every call of its kind (a success's, in its
+ * binding: routes/asmx/answers.ts), built once: what maskedFacts makes of it before the request's
+ * own echoes are masked. A call answered with it is recorded by reference when those mask nothing
+ * (docs/architecture.md#the-path-of-a-call).
+ */
+export function canonicalResponseOf(
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: CallExchange['body'],
+): string {
+  return maskAnswerText(formatResponse(status, headers, recordedText(body)), SECRETS);
 }
 
 /** Every call is counted here, and only here, once its record was attempted (docs/monitoring.md#metrics). */

@@ -18,6 +18,8 @@ export interface CallFacts {
   /** The whole request and response as HTTP messages, secrets already masked. */
   readonly request: string;
   readonly response: string;
+  /** The response is its kind's canonical answer, whole (recorded by reference: exchange.ts). */
+  readonly canonical?: boolean;
   /** What the operation did, in words. */
   readonly note?: string | null;
   /** The request's User-Agent, secrets already masked. */
@@ -27,6 +29,8 @@ export interface CallFacts {
 /**
  * The call record of an exchange, its raw messages capped at `maxBytes` each; with 0 (free disk
  * space is low) only their first lines are kept. `schoolId`: the school it belongs to (null: none).
+ * `responseRef`: the id of the canonical answer the response is (store/call-answers.ts), kept in
+ * place of its text, whole whatever `maxBytes` (it takes no room).
  */
 export function callRecord(
   request: FastifyRequest,
@@ -34,9 +38,15 @@ export function callRecord(
   maxBytes: number,
   facts: CallFacts,
   schoolId: number | null,
+  responseRef?: number | undefined,
 ): NewCall {
   const req = maxBytes > 0 ? capText(facts.request, maxBytes) : headLine(facts.request);
-  const res = maxBytes > 0 ? capText(facts.response, maxBytes) : headLine(facts.response);
+  const res =
+    responseRef !== undefined
+      ? { text: '', bytes: Buffer.byteLength(facts.response) }
+      : maxBytes > 0
+        ? capText(facts.response, maxBytes)
+        : headLine(facts.response);
   return {
     // When the request arrived, in whole milliseconds, never before the millisecond it arrived
     // in: Date.now() - floor(elapsed) is at least floor(arrival), where rounding the elapsed time
@@ -60,6 +70,7 @@ export function callRecord(
     note: facts.note ?? null,
     request_id: request.id,
     school_id: schoolId,
+    response_ref: responseRef ?? null,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Enqueue, NewDelivery } from '../outbox/index.js';
 import type { CallRow, NewCall, Store } from '../store/index.js';
+import { type CanonicalAnswers, createCanonicalAnswers } from './canonical-answers.js';
 import {
   type BatchWriter,
   NULLABLE_DEFAULTS,
@@ -18,6 +19,8 @@ export interface CallRecorder {
   record(call: NewCall, deliveries?: readonly NewDelivery[]): Promise<number>;
   /** Waits until every record handed in so far is committed. */
   flush(): Promise<void>;
+  /** The answers recorded by reference, and their ids (a call's `response_ref`). */
+  readonly answers: CanonicalAnswers;
 }
 
 /** Who is told of each commit's calls (History's live tail), and only while it wants them. */
@@ -41,6 +44,7 @@ export function createCallRecorder(options: {
     store.dialect === 'sqlite'
       ? sqliteWriter(store, options.enqueue)
       : postgresWriter(store, options.enqueue);
+  const answers = createCanonicalAnswers(store);
   let queue: Pending[] = [];
   /** Batches being committed: flush waits for them. */
   const committing = new Set<Promise<void>>();
@@ -56,7 +60,12 @@ export function createCallRecorder(options: {
     for (const [i, p] of batch.entries()) p.resolve(ids[i] as number);
     if (onCommitted?.wanted()) {
       onCommitted.publish(
-        batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }) as CallRow),
+        batch.map(({ call }, i) => {
+          const row = { ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number };
+          // The text of an answer recorded by reference, as History reads it back.
+          if (row.response_ref !== null) row.response = answers.textOf(row.response_ref) ?? row.response;
+          return row as CallRow;
+        }),
       );
     }
   }
@@ -87,6 +96,7 @@ export function createCallRecorder(options: {
   }
 
   return {
+    answers,
     record(call, items) {
       return new Promise<number>((resolve, reject) => {
         queue.push({ call, deliveries: items, resolve, reject });

@@ -16,7 +16,7 @@ import type { BookBlobs } from '../../books/blobs.js';
 import { serveBook } from '../../books/serve.js';
 import { header } from '../../http/headers.js';
 import type { OperationResult } from '../../operations/run.js';
-import type { CallExchange } from '../../recording/exchange.js';
+import { type CallExchange, canonicalResponseOf } from '../../recording/exchange.js';
 import type { Binding, Outcome } from '../../store/index.js';
 
 export const TEXT = 'text/plain; charset=utf-8';
@@ -169,13 +169,22 @@ export type OperationAnswer = (
  * GET/POST, a refusal or a server error as a fault or ASMX's plain text.
  */
 export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): OperationAnswer {
-  // The success envelope depends only on version and operation: built once.
+  // The success envelope depends only on version and operation: built once, with its record's
+  // text (an answer recorded by reference: recording/exchange.ts).
   const successBodies = new Map<string, Buffer>();
+  const successRecords = new Map<string, string>();
   for (const op of groups.flatMap((g) => g.operations)) {
     for (const version of SOAP_VERSIONS) {
-      successBodies.set(`${version}${op.name}`, Buffer.from(successEnvelope(version, op.name, namespace)));
+      const body = Buffer.from(successEnvelope(version, op.name, namespace));
+      successBodies.set(`${version}${op.name}`, body);
+      successRecords.set(
+        `${version}${op.name}`,
+        canonicalResponseOf(200, SUCCESS_HEADERS.get(version) ?? {}, body),
+      );
     }
   }
+  // Over HTTP GET/POST a success but a book's has no body: one text for every operation.
+  const httpSuccessRecord = canonicalResponseOf(200, HTTP_SUCCESS_HEADERS, undefined);
 
   return (base, result, request) => {
     const op = base.operation;
@@ -210,8 +219,11 @@ export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): 
     // over was a measurable part of the CPU under load: docs/performance.md).
     let status = 200;
     let headers = (soap && SUCCESS_HEADERS.get(soap)) || HTTP_SUCCESS_HEADERS;
-    let body: AsmxExchange['body'] = soap ? successBodies.get(`${soap}${op.name}`) : undefined;
+    const key = soap ? `${soap}${op.name}` : '';
+    let body: AsmxExchange['body'] = soap ? successBodies.get(key) : undefined;
     let recordedBody: string | undefined;
+    // The same text for every call of the operation in this binding: recorded by reference.
+    let canonicalResponse = soap ? successRecords.get(key) : httpSuccessRecord;
     if (result.book && !soap) {
       // The HTTP bindings answer with the book itself (docs/wire-contract.md#the-book-answer);
       // SOAP with the empty response.
@@ -220,7 +232,9 @@ export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): 
         range: header(request, 'range'),
       });
       ({ status, headers, body } = served);
+      // Not the same for every call: the book, its size, the range served.
       recordedBody = `[${served.summary}]`;
+      canonicalResponse = undefined;
     }
     return {
       binding: base.binding,
@@ -239,6 +253,7 @@ export function createOperationAnswer(namespace: string, bookBlobs: BookBlobs): 
       headers,
       body,
       recordedBody,
+      canonicalResponse,
     };
   };
 }
