@@ -150,40 +150,12 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         windowsOf: (query, after) => windowsOf(query, after),
       });
   const live = createLiveTail(store);
-  const partitions = store.partitions;
-  /**
-   * The query in time windows, newest first (time-windows.ts); one window on SQLite. The delivery
-   * filter too: in one query each failed delivery's call would be looked up in every partition, a
-   * cost that grows with the calls kept; in a window, only in the window's
-   * (docs/performance.md#history-on-partitions). Its windows are days whatever the partitions:
-   * each reads its failed deliveries first (through `deliveries_failed_at`, migration 0021), and
-   * then each one's call, so a month's window would look up a month's; a day inside a month's
-   * partition is planned over that partition alone all the same.
-   */
-  const windowsOf = async (query: CallQuery, after?: CallCursor): Promise<CallQuery[]> =>
-    partitions
-      ? timeWindows(
-          query,
-          after,
-          query.delivery === 'failed' ? 'day' : partitions.period,
-          await partitions.oldest(),
-          Date.now(),
-        )
-      : [query];
+  const windowsOf = callWindows(store.partitions);
   const source: ScanSource = { store, reads, windowsOf };
 
   return {
     async findById(id, scope) {
-      const byId = (from: typeof db, since?: number) => {
-        const qb = selectCallRow(from.selectFrom('calls')).where('id', '=', id);
-        return (since === undefined ? qb : qb.where('at', '>=', since)).executeTakeFirst();
-      };
-      // Most call pages are of recent calls: on PostgreSQL the last two days' few partitions are
-      // looked in first, then all of them (each partition's key index: ms per hundred).
-      const recent = partitions ? await byId(reads, Date.now() - RECENT_CALL_MS) : undefined;
-      let row = recent ?? (await byId(reads));
-      // Asked right after its call, the replica may not have it yet: the primary has.
-      if (!row && reads !== db) row = await byId(db, partitions ? Date.now() - RECENT_CALL_MS : undefined);
+      const row = await callById(store, id);
       return row && inScope(scope, row.school_id) ? row : undefined;
     },
     async search(query, page) {
@@ -196,20 +168,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         });
         return found.rows;
       }
-      const rows: CallSummaryRow[] = [];
-      for (const window of await windowsOf(query, page.after)) {
-        let qb = applyFilters(reads.selectFrom('calls').select(CALL_SUMMARY_COLUMNS), window);
-        if (page.after) qb = qb.where(olderThan(page.after));
-        rows.push(
-          ...(await qb
-            .orderBy('at', 'desc')
-            .orderBy('id', 'desc')
-            .limit(page.limit - rows.length)
-            .execute()),
-        );
-        if (rows.length >= page.limit) break;
-      }
-      return rows;
+      return listByWindows(source, query, page);
     },
     async searchText(query, page) {
       // One more than the page: finding it tells that the page is full and more follow.
@@ -238,17 +197,7 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
           batchSize,
           summaries ? CALL_SUMMARY_COLUMNS : '*',
         );
-        return {
-          async next() {
-            const { value: rows, done } = await batches.next();
-            if (done) return false;
-            for (const row of rows) handOver(row);
-            return true;
-          },
-          close() {
-            void batches.return(undefined);
-          },
-        };
+        return rowScanOf(batches, handOver);
       }
       return scanRowsBy(
         source,
@@ -287,6 +236,84 @@ export function createHistory(store: Store, options: { searchMaxJobs?: number } 
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
       return Number(row.n);
+    },
+  };
+}
+
+/**
+ * The query in time windows, newest first (time-windows.ts); one window on SQLite. The delivery
+ * filter too: in one query each failed delivery's call would be looked up in every partition, a
+ * cost that grows with the calls kept; in a window, only in the window's
+ * (docs/performance.md#history-on-partitions). Its windows are days whatever the partitions:
+ * each reads its failed deliveries first (through `deliveries_failed_at`, migration 0021), and
+ * then each one's call, so a month's window would look up a month's; a day inside a month's
+ * partition is planned over that partition alone all the same.
+ */
+function callWindows(partitions: Store['partitions']) {
+  return async (query: CallQuery, after?: CallCursor): Promise<CallQuery[]> =>
+    partitions
+      ? timeWindows(
+          query,
+          after,
+          query.delivery === 'failed' ? 'day' : partitions.period,
+          await partitions.oldest(),
+          Date.now(),
+        )
+      : [query];
+}
+
+/** A call by its id, from the reads, else from the primary (whatever its school). */
+async function callById(store: Store, id: number): Promise<CallRow | undefined> {
+  const { db, reads, partitions } = store;
+  const byId = (from: typeof db, since?: number) => {
+    const qb = selectCallRow(from.selectFrom('calls')).where('id', '=', id);
+    return (since === undefined ? qb : qb.where('at', '>=', since)).executeTakeFirst();
+  };
+  // Most call pages are of recent calls: on PostgreSQL the last two days' few partitions are
+  // looked in first, then all of them (a lookup in each partition's key index: the fewer the better).
+  const recent = partitions ? await byId(reads, Date.now() - RECENT_CALL_MS) : undefined;
+  const row = recent ?? (await byId(reads));
+  // Asked right after its call, the replica may not have it yet: the primary has.
+  if (!row && reads !== db) return byId(db, partitions ? Date.now() - RECENT_CALL_MS : undefined);
+  return row;
+}
+
+/** A page of calls without free text: window by window, newest first, until the page is full. */
+async function listByWindows(
+  { reads, windowsOf }: ScanSource,
+  query: CallQuery,
+  page: { limit: number; after?: CallCursor | undefined },
+): Promise<CallSummaryRow[]> {
+  const rows: CallSummaryRow[] = [];
+  for (const window of await windowsOf(query, page.after)) {
+    let qb = applyFilters(reads.selectFrom('calls').select(CALL_SUMMARY_COLUMNS), window);
+    if (page.after) qb = qb.where(olderThan(page.after));
+    rows.push(
+      ...(await qb
+        .orderBy('at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(page.limit - rows.length)
+        .execute()),
+    );
+    if (rows.length >= page.limit) break;
+  }
+  return rows;
+}
+
+/** The search's batches as an export's row scan: each `next()` hands one batch's rows over. */
+function rowScanOf(
+  batches: AsyncGenerator<Record<string, unknown>[]>,
+  handOver: (row: Record<string, unknown>) => void,
+): RowScan {
+  return {
+    async next() {
+      const { value: rows, done } = await batches.next();
+      if (done) return false;
+      for (const row of rows) handOver(row);
+      return true;
+    },
+    close() {
+      void batches.return(undefined);
     },
   };
 }

@@ -2,8 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import { type Database, selectCallRow } from '../store/index.js';
 import { applyFilters, type CallQuery, likePattern, olderThan, TEXT_COLUMNS } from './call-filters.js';
 import {
+  jobSlots,
   type Key,
-  SearchBusyError,
   SearchClosedError,
   type SearchWorker,
   type TextQuery,
@@ -50,110 +50,23 @@ export function createPgSearch(
     windowsOf?: (query: TextQuery, after: Key | undefined) => Promise<CallQuery[]>;
   } = {},
 ): SearchWorker {
-  const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
   const windowsOf = options.windowsOf ?? (async (query: TextQuery) => [query]);
-  let jobs = 0;
   let closed = false;
-
-  function acquire(): () => void {
-    if (closed) throw new SearchClosedError('The store is closed.');
-    if (jobs >= maxJobs) throw new SearchBusyError(`${maxJobs} searches are already under way.`);
-    jobs++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      jobs--;
-    };
-  }
-
-  function scanner(query: TextQuery, after: Key | null) {
-    const pattern = query.pattern ?? likePattern(query.q);
-    let cursor = after;
-    let size = MIN_CHUNK;
-    let ended = false;
-    let windows: CallQuery[] | undefined;
-    return {
-      get ended() {
-        return ended;
-      },
-      /** The next chunk's keys; empty, without having ended, when a window ran out. */
-      async next(): Promise<{ id: number; at: number; hit: boolean }[]> {
-        if (closed) throw new SearchClosedError('The store is closed.');
-        if (ended) return [];
-        windows ??= await windowsOf(query, cursor ?? undefined);
-        const window = windows[0];
-        if (!window) {
-          ended = true;
-          return [];
-        }
-        const started = performance.now();
-        const from = cursor;
-        const keys = await db
-          .selectFrom((eb) => {
-            let chunk = applyFilters(eb.selectFrom('calls').select(['id', 'at']), window);
-            if (from) chunk = chunk.where(olderThan(from));
-            return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
-          })
-          // By time too, within the window: each row is looked up in its own partition only, and
-          // the query is planned over the window's.
-          .innerJoin('calls as c', (join) => {
-            let on = join.onRef('c.id', '=', 'chunk.id').onRef('c.at', '=', 'chunk.at');
-            if (window.from !== undefined) on = on.on('c.at', '>=', window.from);
-            if (window.to !== undefined) on = on.on('c.at', '<', window.to);
-            return on;
-          })
-          .select(['chunk.id as id', 'chunk.at as at', textHit(pattern).as('hit')])
-          .orderBy('chunk.at', 'desc')
-          .orderBy('chunk.id', 'desc')
-          .execute();
-        if (keys.length < size) {
-          windows.shift();
-          if (windows.length === 0) ended = true;
-        }
-        const last = keys[keys.length - 1];
-        if (last) cursor = { at: last.at, id: last.id };
-        const took = performance.now() - started;
-        if (took < CHUNK_TARGET_MS / 2) size = Math.min(MAX_CHUNK, size * 2);
-        else if (took > CHUNK_TARGET_MS * 2) size = Math.max(MIN_CHUNK, Math.floor(size / 2));
-        return keys;
-      },
-    };
-  }
-
-  /**
-   * The rows of the matching keys, newest first (rows deleted since, by retention, are skipped),
-   * looked up within the time they span: in those partitions only.
-   */
-  async function rowsOf<R>(keys: readonly Key[], columns: readonly string[] | '*'): Promise<R[]> {
-    if (keys.length === 0) return [];
-    const ids = keys.map((k) => k.id);
-    const times = keys.map((k) => k.at);
-    const base = db
-      .selectFrom('calls')
-      .where('id', 'in', ids)
-      .where('at', '>=', Math.min(...times))
-      .where('at', '<=', Math.max(...times));
-    // '*': a whole call as History reads it (CallRow), its response resolved.
-    const rows =
-      columns === '*'
-        ? await selectCallRow(base).execute()
-        : await base.select(columns as readonly 'id'[]).execute();
-    const order = new Map(ids.map((id, i) => [id, i]));
-    return (rows as unknown as { id: number }[]).sort(
-      (a, b) => (order.get(a.id) as number) - (order.get(b.id) as number),
-    ) as R[];
-  }
+  const slots = jobSlots(options.maxJobs ?? DEFAULT_MAX_JOBS, () => closed);
+  const scanner = (query: TextQuery, after: Key | null) =>
+    chunkScanner(db, windowsOf, () => closed, query, after);
+  const rowsOf = <R>(keys: readonly Key[], columns: readonly string[] | '*') =>
+    rowsOfKeys<R>(db, keys, columns);
 
   return {
     get jobs() {
-      return jobs;
+      return slots.jobs;
     },
     get running() {
       return !closed;
     },
     async page<R>(request: Parameters<SearchWorker['page']>[0]): Promise<WorkerPage<R>> {
-      const release = acquire();
+      const release = slots.acquire();
       try {
         const started = performance.now();
         const scan = scanner(request.query, request.after ?? null);
@@ -184,7 +97,7 @@ export function createPgSearch(
     },
     scan<R>(query: TextQuery, batchSize: number, columns: readonly string[] | '*'): AsyncGenerator<R[]> {
       // The slot is taken here, so that a busy search is refused before anything is read.
-      const release = acquire();
+      const release = slots.acquire();
       const scan = scanner(query, null);
       async function* batches(): AsyncGenerator<R[]> {
         try {
@@ -216,4 +129,97 @@ export function createPgSearch(
       closed = true;
     },
   };
+}
+
+/**
+ * The keys of a text query's calls, a chunk at a time, newest first after `after`, each with
+ * whether it holds the text (`hit`): the chunk read under the indexed filters within one time
+ * window, the LIKE run on its rows only. A chunk's size follows how long the last one took.
+ */
+function chunkScanner(
+  db: Kysely<Database>,
+  windowsOf: (query: TextQuery, after: Key | undefined) => Promise<CallQuery[]>,
+  isClosed: () => boolean,
+  query: TextQuery,
+  after: Key | null,
+) {
+  const pattern = query.pattern ?? likePattern(query.q);
+  let cursor = after;
+  let size = MIN_CHUNK;
+  let ended = false;
+  let windows: CallQuery[] | undefined;
+  return {
+    get ended() {
+      return ended;
+    },
+    /** The next chunk's keys; empty, without having ended, when a window ran out. */
+    async next(): Promise<{ id: number; at: number; hit: boolean }[]> {
+      if (isClosed()) throw new SearchClosedError('The store is closed.');
+      if (ended) return [];
+      windows ??= await windowsOf(query, cursor ?? undefined);
+      const window = windows[0];
+      if (!window) {
+        ended = true;
+        return [];
+      }
+      const started = performance.now();
+      const from = cursor;
+      const keys = await db
+        .selectFrom((eb) => {
+          let chunk = applyFilters(eb.selectFrom('calls').select(['id', 'at']), window);
+          if (from) chunk = chunk.where(olderThan(from));
+          return chunk.orderBy('at', 'desc').orderBy('id', 'desc').limit(size).as('chunk');
+        })
+        // By time too, within the window: each row is looked up in its own partition only, and
+        // the query is planned over the window's.
+        .innerJoin('calls as c', (join) => {
+          let on = join.onRef('c.id', '=', 'chunk.id').onRef('c.at', '=', 'chunk.at');
+          if (window.from !== undefined) on = on.on('c.at', '>=', window.from);
+          if (window.to !== undefined) on = on.on('c.at', '<', window.to);
+          return on;
+        })
+        .select(['chunk.id as id', 'chunk.at as at', textHit(pattern).as('hit')])
+        .orderBy('chunk.at', 'desc')
+        .orderBy('chunk.id', 'desc')
+        .execute();
+      if (keys.length < size) {
+        windows.shift();
+        if (windows.length === 0) ended = true;
+      }
+      const last = keys[keys.length - 1];
+      if (last) cursor = { at: last.at, id: last.id };
+      const took = performance.now() - started;
+      if (took < CHUNK_TARGET_MS / 2) size = Math.min(MAX_CHUNK, size * 2);
+      else if (took > CHUNK_TARGET_MS * 2) size = Math.max(MIN_CHUNK, Math.floor(size / 2));
+      return keys;
+    },
+  };
+}
+
+/**
+ * The rows of the matching keys, newest first (rows deleted since, by retention, are skipped),
+ * looked up within the time they span: in those partitions only.
+ */
+async function rowsOfKeys<R>(
+  db: Kysely<Database>,
+  keys: readonly Key[],
+  columns: readonly string[] | '*',
+): Promise<R[]> {
+  if (keys.length === 0) return [];
+  const ids = keys.map((k) => k.id);
+  const times = keys.map((k) => k.at);
+  const base = db
+    .selectFrom('calls')
+    .where('id', 'in', ids)
+    .where('at', '>=', Math.min(...times))
+    .where('at', '<=', Math.max(...times));
+  // '*': a whole call as History reads it (CallRow), its response resolved.
+  const rows =
+    columns === '*'
+      ? await selectCallRow(base).execute()
+      : await base.select(columns as readonly 'id'[]).execute();
+  const order = new Map(ids.map((id, i) => [id, i]));
+  return (rows as unknown as { id: number }[]).sort(
+    (a, b) => (order.get(a.id) as number) - (order.get(b.id) as number),
+  ) as R[];
 }

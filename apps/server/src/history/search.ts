@@ -125,12 +125,108 @@ const DEFAULT_NICE = 10;
 
 /** One worker thread, started on first use and again after a crash; at most `maxJobs` jobs. */
 export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
-  const maxJobs = options.maxJobs ?? DEFAULT_MAX_JOBS;
-  let worker: Worker | undefined;
-  let exited: Promise<void> | undefined;
   let closed = false;
   let nextId = 1;
+  const thread = searchThread(options, () => closed);
+  // Keep the process alive while work is under way, not while the worker idles.
+  const slots = jobSlots(options.maxJobs ?? DEFAULT_MAX_JOBS, () => closed, {
+    onFirst: () => thread.ref(),
+    onLast: () => thread.unref(),
+  });
+  const send = (message: Message) => thread.send(message, slots.jobs > 0);
+
+  return {
+    get jobs() {
+      return slots.jobs;
+    },
+    get running() {
+      return thread.running;
+    },
+    async page<R>(request: Parameters<SearchWorker['page']>[0]): Promise<WorkerPage<R>> {
+      const release = slots.acquire();
+      try {
+        const reply = check(
+          await send({
+            type: 'search',
+            id: nextId++,
+            query: workerQuery(request.query),
+            after: request.after ?? null,
+            want: request.want,
+            select: selectList(request.columns),
+            budgetMs: request.budgetMs ?? null,
+          }),
+        );
+        if (reply.type !== 'page') throw new Error(`Search worker answered ${reply.type} to a search.`);
+        return { rows: reply.rows as R[], stopped: reply.stopped, scanned: reply.scanned, last: reply.last };
+      } finally {
+        release();
+      }
+    },
+    scan<R>(query: TextQuery, batchSize: number, columns: readonly string[] | '*'): AsyncGenerator<R[]> {
+      const release = slots.acquire();
+      const id = nextId++;
+      return exportBatches<R>(
+        id,
+        () => ({ type: 'scan', id, query: workerQuery(query), batchSize, select: selectList(columns) }),
+        send,
+        (message) => thread.post(message),
+        release,
+      );
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await thread.close();
+    },
+  };
+}
+
+/** A message to the worker, with the job it is about. */
+type Message = { type: string; id: number } & Record<string, unknown>;
+
+const check = (reply: Reply): Reply => {
+  if (reply.type === 'error') throw new Error(`Search failed: ${reply.message}`);
+  return reply;
+};
+
+/**
+ * At most `maxJobs` jobs at once. `acquire` takes a slot or throws (SearchClosedError once closed,
+ * SearchBusyError when every slot is taken); the function it answers gives the slot back, once.
+ * `onFirst` and `onLast` are told when the first job begins and the last one ends.
+ */
+export function jobSlots(
+  maxJobs: number,
+  isClosed: () => boolean,
+  on: { onFirst?: () => void; onLast?: () => void } = {},
+) {
   let jobs = 0;
+  return {
+    get jobs() {
+      return jobs;
+    },
+    acquire(): () => void {
+      if (isClosed()) throw new SearchClosedError('The store is closed.');
+      if (jobs >= maxJobs) throw new SearchBusyError(`${maxJobs} searches are already under way.`);
+      jobs++;
+      if (jobs === 1) on.onFirst?.();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        jobs--;
+        if (jobs === 0) on.onLast?.();
+      };
+    },
+  };
+}
+
+/**
+ * The worker thread: started on first use and again after a crash, each message's reply handed to
+ * whoever sent it (by its `id`); a thread that ends or fails fails every job waiting on it.
+ */
+function searchThread(options: SearchWorkerOptions, isClosed: () => boolean) {
+  let worker: Worker | undefined;
+  let exited: Promise<void> | undefined;
   /** The reply each job is waiting for. */
   const waiters = new Map<number, Waiter>();
 
@@ -141,7 +237,7 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
   }
 
   function thread(): Worker {
-    if (closed) throw new SearchClosedError('The store is closed.');
+    if (isClosed()) throw new SearchClosedError('The store is closed.');
     if (worker) return worker;
     const w = new Worker(WORKER_URL, {
       workerData: { file: options.file, nice: options.nice ?? DEFAULT_NICE },
@@ -162,7 +258,9 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
       w.once('exit', () => {
         if (worker === w) worker = undefined;
         failAll(
-          closed ? new SearchClosedError('The store is closed.') : new Error('The search worker stopped.'),
+          isClosed()
+            ? new SearchClosedError('The store is closed.')
+            : new Error('The search worker stopped.'),
         );
         resolve();
       }),
@@ -171,113 +269,30 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
     return w;
   }
 
-  /** Takes a slot or throws; the returned function gives it back (once). */
-  function acquire(): () => void {
-    if (closed) throw new SearchClosedError('The store is closed.');
-    if (jobs >= maxJobs) throw new SearchBusyError(`${maxJobs} searches are already under way.`);
-    jobs++;
-    // Keep the process alive while work is under way, not while the worker idles.
-    if (jobs === 1) worker?.ref();
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      jobs--;
-      if (jobs === 0) worker?.unref();
-    };
-  }
-
-  function send(message: { type: string; id: number } & Record<string, unknown>): Promise<Reply> {
-    const w = thread();
-    if (jobs > 0) w.ref();
-    return new Promise<Reply>((resolve, reject) => {
-      waiters.set(message.id, { resolve, reject });
-      w.postMessage(message);
-    });
-  }
-
-  const check = (reply: Reply): Reply => {
-    if (reply.type === 'error') throw new Error(`Search failed: ${reply.message}`);
-    return reply;
-  };
-
   return {
-    get jobs() {
-      return jobs;
-    },
     get running() {
       return worker !== undefined;
     },
-    async page<R>(request: Parameters<SearchWorker['page']>[0]): Promise<WorkerPage<R>> {
-      const release = acquire();
-      try {
-        const reply = check(
-          await send({
-            type: 'search',
-            id: nextId++,
-            query: workerQuery(request.query),
-            after: request.after ?? null,
-            want: request.want,
-            select: selectList(request.columns),
-            budgetMs: request.budgetMs ?? null,
-          }),
-        );
-        if (reply.type !== 'page') throw new Error(`Search worker answered ${reply.type} to a search.`);
-        return { rows: reply.rows as R[], stopped: reply.stopped, scanned: reply.scanned, last: reply.last };
-      } finally {
-        release();
-      }
+    ref: () => worker?.ref(),
+    unref: () => worker?.unref(),
+    /**
+     * Sends `message`, starting the thread if need be, and answers its reply; while `busy` (jobs
+     * under way), the thread keeps the process alive.
+     */
+    send(message: Message, busy: boolean): Promise<Reply> {
+      const w = thread();
+      if (busy) w.ref();
+      return new Promise<Reply>((resolve, reject) => {
+        waiters.set(message.id, { resolve, reject });
+        w.postMessage(message);
+      });
     },
-    scan<R>(query: TextQuery, batchSize: number, columns: readonly string[] | '*'): AsyncGenerator<R[]> {
-      const release = acquire();
-      const id = nextId++;
-      let state: 'new' | 'open' | 'done' = 'new';
-      const finish = (): void => {
-        if (state === 'open' && worker) worker.postMessage({ type: 'cancel', id });
-        state = 'done';
-        release();
-      };
-      const generator: AsyncGenerator<R[]> = {
-        async next() {
-          if (state === 'done') return { value: undefined, done: true };
-          try {
-            const message =
-              state === 'new'
-                ? { type: 'scan', id, query: workerQuery(query), batchSize, select: selectList(columns) }
-                : { type: 'next', id };
-            state = 'open';
-            const reply = check(await send(message));
-            if (reply.type !== 'batch') throw new Error(`Search worker answered ${reply.type} to an export.`);
-            if (reply.done) {
-              state = 'done';
-              release();
-              // The last batch may be empty.
-              if (reply.rows.length === 0) return { value: undefined, done: true };
-            }
-            return { value: reply.rows as R[], done: false };
-          } catch (err) {
-            if (state === 'open') state = 'done';
-            release();
-            throw err;
-          }
-        },
-        async return() {
-          finish();
-          return { value: undefined, done: true };
-        },
-        async throw(err: unknown) {
-          finish();
-          throw err;
-        },
-        [Symbol.asyncIterator]() {
-          return generator;
-        },
-      };
-      return generator;
+    /** Posts `message` to a running thread, with no reply to wait for. */
+    post(message: Message): void {
+      worker?.postMessage(message);
     },
-    async close() {
-      if (closed) return;
-      closed = true;
+    /** Asks the thread to close, and waits until it has. */
+    async close(): Promise<void> {
       const w = worker;
       if (!w) return;
       w.postMessage({ type: 'close' });
@@ -287,4 +302,59 @@ export function createSearchWorker(options: SearchWorkerOptions): SearchWorker {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Job `id`'s batches, an export's, pulled one at a time: `start` asks for the first (made as it is
+ * first pulled), `next` for each after it.
+ * Its slot is given back (`release`) once the last batch came, on an error, or when the export is
+ * dropped, which cancels the job in the worker.
+ */
+function exportBatches<R>(
+  id: number,
+  start: () => Message,
+  send: (message: Message) => Promise<Reply>,
+  post: (message: Message) => void,
+  release: () => void,
+): AsyncGenerator<R[]> {
+  let state: 'new' | 'open' | 'done' = 'new';
+  const finish = (): void => {
+    if (state === 'open') post({ type: 'cancel', id });
+    state = 'done';
+    release();
+  };
+  const generator: AsyncGenerator<R[]> = {
+    async next() {
+      if (state === 'done') return { value: undefined, done: true };
+      try {
+        const message = state === 'new' ? start() : { type: 'next', id };
+        state = 'open';
+        const reply = check(await send(message));
+        if (reply.type !== 'batch') throw new Error(`Search worker answered ${reply.type} to an export.`);
+        if (reply.done) {
+          state = 'done';
+          release();
+          // The last batch may be empty.
+          if (reply.rows.length === 0) return { value: undefined, done: true };
+        }
+        return { value: reply.rows as R[], done: false };
+      } catch (err) {
+        if (state === 'open') state = 'done';
+        release();
+        throw err;
+      }
+    },
+    async return() {
+      finish();
+      return { value: undefined, done: true };
+    },
+    async throw(err: unknown) {
+      finish();
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return generator;
+    },
+  };
+  return generator;
 }
