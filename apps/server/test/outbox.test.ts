@@ -624,8 +624,10 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     expect(await deliveries.attemptsOf(b.delivery.id)).toEqual([
       expect.objectContaining({ outcome: 'transient', status: 503, retry_after_ms: 5000, finished_at: now }),
     ]);
-    expect(await deliveries.recordProviderStatus('SM1', 'delivered', now)).toBe(true);
-    expect(await deliveries.recordProviderStatus('SM-unknown', 'delivered', now)).toBe(false);
+    // A report is the provider's about its own message: sent through `log`, not Twilio's SM1.
+    expect(await deliveries.recordProviderStatus('twilio', 'SM1', 'delivered', now)).toBe(false);
+    expect(await deliveries.recordProviderStatus('log', 'SM1', 'delivered', now)).toBe(true);
+    expect(await deliveries.recordProviderStatus('log', 'SM-unknown', 'delivered', now)).toBe(false);
     expect(await deliveries.outbox(now + 6000)).toEqual({ due: 1, oldestDueAt: now + 5000 });
     // Sent by the `log` provider these tests claim for: `logged`.
     expect(await createDeliveryRollups(store.db, store.dialect).stateCounts()).toMatchObject({

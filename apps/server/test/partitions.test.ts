@@ -244,12 +244,15 @@ describe.skipIf(!TEST_DATABASE_URL)('time partitions (PostgreSQL)', () => {
     await store.partitions?.ensureAhead(Date.now());
     const old = await delivery(store.db, await recorder.record(call(D + 10)), D + 10, 'sent');
     const recent = await delivery(store.db, await recorder.record(call(Date.now())), Date.now(), 'sent');
-    await store.db.updateTable('deliveries').set({ provider_id: sql<string>`'SM' || id` }).execute();
-    expect(await outbox.deliveries.recordProviderStatus(`SM${old}`, 'delivered', Date.now())).toBe(true);
-    expect(
-      await outbox.deliveries.recordProviderStatus(`SM${recent}`, 'undelivered (30003)', Date.now()),
-    ).toBe(true);
-    expect(await outbox.deliveries.recordProviderStatus('SM0', 'delivered', Date.now())).toBe(false);
+    await store.db
+      .updateTable('deliveries')
+      .set({ provider: 'twilio', provider_id: sql<string>`'SM' || id` })
+      .execute();
+    const report = (sid: string, status: string) =>
+      outbox.deliveries.recordProviderStatus('twilio', sid, status, Date.now());
+    expect(await report(`SM${old}`, 'delivered')).toBe(true);
+    expect(await report(`SM${recent}`, 'undelivered (30003)')).toBe(true);
+    expect(await report('SM0', 'delivered')).toBe(false);
     const rows = await store.db
       .selectFrom('deliveries')
       .select(['id', 'provider_status'])

@@ -52,8 +52,12 @@ export interface DeliveryRepository {
    * with `prefix`) since `since` were queued, newest first.
    */
   recentSms(recipient: string, since: number, limit: number, prefix?: boolean): Promise<number[]>;
-  /** Records what the provider reported later about the message it accepted; false if unknown. */
-  recordProviderStatus(providerId: string, status: string, now: number): Promise<boolean>;
+  /**
+   * Records what `provider` reported later about the message it accepted (`providerId`, its id
+   * for it); false if unknown. Only Twilio reports (its status callbacks): only its deliveries are
+   * indexed by message id (migration 0027); another provider's would be found by a scan.
+   */
+  recordProviderStatus(provider: string, providerId: string, status: string, now: number): Promise<boolean>;
 }
 
 /** Calls further apart than this start a new stretch of a page's time (`ofCalls`). */
@@ -134,14 +138,15 @@ export function createDeliveryRepository(
         .execute();
       return rows.map((r) => Number(r.created_at));
     },
-    async recordProviderStatus(providerId, status, now) {
+    async recordProviderStatus(provider, providerId, status, now) {
       // A provider reports within hours of sending: the last days' deliveries first (on
       // PostgreSQL, their few partitions), then all of them for a late report.
       for (const since of [now - RECENT_REPORT_MS, undefined]) {
         let update = db
           .updateTable('deliveries')
           .set({ provider_status: status, updated_at: now })
-          .where('provider_id', '=', providerId);
+          .where('provider_id', '=', providerId)
+          .where('provider', '=', provider);
         if (since !== undefined) update = update.where('created_at', '>=', since);
         const result = await update.executeTakeFirst();
         if (Number(result.numUpdatedRows) > 0) return true;

@@ -48,7 +48,8 @@ function span(times: readonly number[]): [number, number] {
 /**
  * The deliveries that hold the number: those the calls queued (each queued within QUEUED_WITHIN_MS
  * of its call: the bound keeps PostgreSQL to those partitions), and every SMS whose recipient it
- * is (the `deliveries_recipient` index), newest first.
+ * is, newest first: read whole, no index (migration 0027 dropped the recipient's: an erasure's
+ * seconds are its search of the calls' texts, the SMS' read a fraction of one).
  */
 export async function deliveriesHolding(
   db: Kysely<Database>,
@@ -316,8 +317,8 @@ export async function eraseFromDeliveries(
 }
 
 /**
- * Every number an SMS was queued to (the `deliveries_recipient` index, read in order): for finding
- * a number again by its keyed hash after a restore (privacy/erasure.ts numbersByHash).
+ * Every number an SMS was queued to (the deliveries read whole): for finding a number again by its
+ * keyed hash after a restore (privacy/erasure.ts numbersByHash).
  */
 export async function smsRecipients(db: Kysely<Database>): Promise<string[]> {
   const rows = await db

@@ -210,6 +210,34 @@ function outboxMigrations(dialect: DialectName) {
           .execute();
       },
     },
+    '0027_write_path_indexes': {
+      // Each index a delivery writes earns its place (docs/performance.md#what-each-index-costs-and-serves).
+      // A provider's status callback finds its delivery by the provider's message id, and only
+      // Twilio calls back (routes/twilio-status.ts): the index holds Twilio's deliveries from when
+      // they are sent, where it held every delivery, each sent one with the id its provider gave
+      // (the HTTP gateway's, the webhook's, FCM's pushes), none of which is ever looked up.
+      // PostgreSQL: `deliveries_due` (status first) goes. What read through it reads through the
+      // partial indexes of the few deliveries of a status: those on their way (0022: the claim,
+      // the sweep's recovery and expiry, /metrics' due ones, the pending pushes), the failed ones
+      // (0021: the Deliveries list by `dead` or `expired`), the dead still sealed (0023). SQLite
+      // keeps it: its claim has nothing else. Both are built over the existing deliveries, holding
+      // their writes meanwhile (an upgrade's pause, like 0021's); dropping one is a catalogue change.
+      async up(db: Kysely<unknown>) {
+        await db.schema.dropIndex('deliveries_provider_id').execute();
+        await db.schema
+          .createIndex('deliveries_provider_id')
+          .on('deliveries')
+          .column('provider_id')
+          .where(sql<boolean>`provider = 'twilio' AND provider_id IS NOT NULL`)
+          .execute();
+        if (pg) await db.schema.dropIndex('deliveries_due').execute();
+        // `deliveries_recipient` goes: an entry for every delivery, read by a number's erasure and
+        // report only, which read the deliveries whole without it (a fraction of their search of
+        // the calls' texts), and on SQLite by AuthCode's limits as they load a phone's last
+        // minutes after a restart, which `deliveries_created_at` bounds as well.
+        await db.schema.dropIndex('deliveries_recipient').execute();
+      },
+    },
   } satisfies Record<string, Migration>;
 }
 

@@ -35,7 +35,7 @@ export const twilioStatusRoutes: FastifyPluginAsync = async (app) => {
     const status = params.MessageStatus ?? params.SmsStatus;
     if (!sid || !status) return reply.code(400).type(TEXT).send('MessageSid and MessageStatus are required.');
     const text = params.ErrorCode ? `${status} (error ${params.ErrorCode})` : status;
-    const known = await outbox.deliveries.recordProviderStatus(sid, text.slice(0, 200), Date.now());
+    const known = await outbox.deliveries.recordProviderStatus('twilio', sid, text.slice(0, 200), Date.now());
     if (!known) request.log.info({ sid }, 'status callback for a message we do not know');
     // Twilio only needs a 2xx; an empty TwiML-free answer.
     return reply.code(204).send();

@@ -482,6 +482,25 @@ function storeMigrations(
         await db.schema.alterTable('calls').addColumn('response_ref', 'integer').execute();
       },
     },
+    '0027_write_path_indexes': {
+      // Each index a call writes earns its place (docs/performance.md#what-each-index-costs-and-serves).
+      // Most calls are answered `ok`, and History lists them newest first through `calls_at`
+      // whatever their outcome: the outcome's index holds the calls that were not ok only, the
+      // few a filter by outcome looks for. Its predicate is an OR of equalities so that SQLite
+      // proves it from History's `outcome = ?` once the value is bound, as PostgreSQL does from
+      // its parameter: a third outcome added to OUTCOMES would need a migration to be indexed.
+      // Built over the existing calls, holding their writes meanwhile (an upgrade's pause, like
+      // 0020's index: on PostgreSQL, in each partition); a call that is ok writes no entry.
+      async up(db: Kysely<unknown>) {
+        await db.schema.dropIndex('calls_outcome_at').execute();
+        await db.schema
+          .createIndex('calls_outcome_at')
+          .on('calls')
+          .columns(['outcome', 'at', 'id'])
+          .where(sql<boolean>`outcome = 'client-error' OR outcome = 'server-error'`)
+          .execute();
+      },
+    },
   };
 }
 
