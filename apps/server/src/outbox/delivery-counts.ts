@@ -98,11 +98,18 @@ export const hourlySchoolDeliveryGroups = (
     .where('school_id', 'is not', null)
     .groupBy([sql`1`, 'school_id', 'status', sql`4`]);
 
-/** The deliveries queued since `since`, counted by status and `logged` (column `n`). */
+/**
+ * The deliveries queued since `since`, counted by status and `logged` (column `n`). Bounded above
+ * too: SQLite, which keeps no statistics, took a range bounded below only for most of the table and
+ * grouped by reading `deliveries_due` (status first) whole, every delivery kept, at each Deliveries
+ * page (docs/performance.md#what-each-index-costs-and-serves); bounded both ways, it reads the
+ * deliveries since `since` through `deliveries_created_at`.
+ */
 export const countsQueuedSince = (db: QueryCreator<Database>, since: number, scope?: SchoolScope) =>
   inScopeOf(db.selectFrom('deliveries'), scope)
     .select((eb) => ['status', loggedSql.as('logged'), eb.fn.countAll<number>().as('n')])
     .where('created_at', '>=', since)
+    .where('created_at', '<=', Number.MAX_SAFE_INTEGER)
     .groupBy(['status', sql`2`]);
 
 /**
