@@ -36,6 +36,18 @@ const NO_LIMITS = {
   ASMX_LIMIT_PER_IP: 'off',
 };
 
+// BENCH_INDEXES (`sqlite`, `postgres` or `both`): instead, what each index of calls, deliveries and
+// delivery_attempts costs a call (index-cost.mjs, which says how it is measured and its settings).
+if (process.env.BENCH_INDEXES) {
+  const { indexCosts } = await import('./index-cost.mjs');
+  try {
+    await indexCosts(process.env.BENCH_INDEXES, { dataDir, server: path.join(here, '../dist/server.js') });
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
 try {
   const server = await startProcess(path.join(here, '../dist/server.js'), {
     DATA_DIR: dataDir,

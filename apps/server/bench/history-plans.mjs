@@ -158,3 +158,179 @@ export async function explainHistory(url, { periodStart, dayStart, file, heading
   fs.writeFileSync(file, `${out.join('\n')}\n`);
   return summaries;
 }
+
+/**
+ * The statements that read deliveries and attempts through an index of the write path, outside
+ * History's lists (which history.mjs times through the API: BENCH_FILTERS, BENCH_WITHOUT): each
+ * timed `runs` times with every index, then with the index it reads dropped in a transaction that
+ * is rolled back (the files stay). On PostgreSQL `$n` parameters, on SQLite `?`; `index`: the one
+ * dropped, by database (where another index may take its place, the plan says which).
+ */
+const OUTBOX_STATEMENTS = (now) => [
+  {
+    name: 'claim: pending SMS due, oldest first (outbox/sql-claims.ts)',
+    index: { postgres: 'deliveries_due', sqlite: 'deliveries_due' },
+    sql: `SELECT id FROM deliveries WHERE status IN ('pending') AND created_at >= $1 AND kind = 'sms'
+      AND provider IN ('http') AND next_attempt_at <= $2 AND (expires_at IS NULL OR expires_at > $2)
+      ORDER BY next_attempt_at, id LIMIT 32`,
+    params: [now - 3_600_000, now],
+    sqlite: `SELECT id FROM deliveries WHERE status IN (?) AND kind = 'sms'
+      AND provider IN ('http') AND next_attempt_at <= ? AND (expires_at IS NULL OR expires_at > ?)
+      ORDER BY next_attempt_at, id LIMIT 32`,
+    sqliteParams: ['pending', now, now],
+  },
+  {
+    name: "/metrics' due deliveries (outbox/deliveries.ts outbox)",
+    index: { postgres: 'deliveries_due', sqlite: 'deliveries_due' },
+    sql: `SELECT count(*), min(next_attempt_at) FROM deliveries WHERE status = $1 AND next_attempt_at <= $2`,
+    params: ['pending', now],
+    sqliteParams: ['pending', now],
+  },
+  {
+    name: "a provider's status callback: the delivery by its message id, the last 3 days (deliveries.ts recordProviderStatus)",
+    index: { postgres: 'deliveries_provider_id', sqlite: 'deliveries_provider_id' },
+    sql: `UPDATE deliveries SET provider_status = 'delivered', updated_at = $2
+      WHERE provider_id = $1 AND provider = $4 AND created_at >= $3`,
+    params: ['SM-bench-7', now, now - 3 * 86_400_000, 'twilio'],
+    sqliteParams: [now, 'SM-bench-7', 'twilio', now - 3 * 86_400_000],
+    sqlite: `UPDATE deliveries SET provider_status = 'delivered', updated_at = ?
+      WHERE provider_id = ? AND provider = ? AND created_at >= ?`,
+    prepare: 'providerIds',
+  },
+  {
+    name: "a delivery's attempts, its page (deliveries.ts attemptsOf)",
+    index: { postgres: 'delivery_attempts_delivery', sqlite: 'delivery_attempts_delivery' },
+    sql: 'SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id',
+    params: [777],
+    sqliteParams: [777],
+    prepare: 'attempts',
+  },
+  {
+    name: "a number's SMS, its erasure (outbox/erasure.ts)",
+    index: { postgres: 'deliveries_recipient', sqlite: 'deliveries_recipient' },
+    sql: 'SELECT * FROM deliveries WHERE recipient = $1',
+    params: ['+447458913276'],
+    sqliteParams: ['+447458913276'],
+  },
+  {
+    name: "a number's SMS of the last 15 minutes, AuthCode's limit (deliveries.ts recentSms, SQLite's start)",
+    index: { postgres: 'deliveries_recipient', sqlite: 'deliveries_recipient' },
+    sql: `SELECT created_at FROM deliveries WHERE kind = 'sms' AND recipient = $1 AND created_at >= $2
+      ORDER BY created_at DESC LIMIT 5`,
+    params: ['+447458913276', now - 900_000],
+    sqliteParams: ['+447458913276', now - 900_000],
+  },
+];
+
+/**
+ * What the statements need that the seed lacks, made once: every delivery's attempt, and one
+ * delivery in ten of the last 3 days sent through `twilio` with a message id (`SM-bench-<id>`).
+ */
+async function prepareRows(run, what, now) {
+  if (what === 'attempts') {
+    const [{ n }] = await run('SELECT count(*) AS n FROM delivery_attempts');
+    if (Number(n) > 0) return;
+    await run(`INSERT INTO delivery_attempts (delivery_id, provider, started_at, finished_at, outcome, status, response)
+      SELECT id, provider, created_at, created_at + 120, 'sent', 200, 'ok' FROM deliveries ORDER BY id`);
+  } else {
+    const [{ n }] = await run("SELECT count(*) AS n FROM deliveries WHERE provider = 'twilio'");
+    if (Number(n) > 0) return;
+    await run(
+      `UPDATE deliveries SET provider = 'twilio', provider_id = 'SM-bench-' || id
+       WHERE created_at >= ${now - 3 * 86_400_000} AND id % 10 = 7`,
+    );
+  }
+}
+
+/**
+ * Times OUTBOX_STATEMENTS on a PostgreSQL URL or an SQLite file, with every index and each
+ * statement's index dropped (rolled back); answers a line per statement.
+ */
+export async function timeOutboxStatements(target, { runs = 60 } = {}) {
+  const postgres = target.startsWith('postgres');
+  let run;
+  let close;
+  if (postgres) {
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    run = async (text, params = []) => (await client.query(text, params)).rows;
+    close = () => client.end();
+  } else {
+    const { default: SQLite } = await import('better-sqlite3');
+    const db = new SQLite(target);
+    run = async (text, params = []) => {
+      const statement = db.prepare(text);
+      return statement.reader ? statement.all(...params) : [statement.run(...params)];
+    };
+    close = async () => db.close();
+  }
+  const [{ now }] = await run('SELECT max(created_at) AS now FROM deliveries');
+  const at = Number(now);
+  const lines = [];
+  try {
+    for (const s of OUTBOX_STATEMENTS(at)) {
+      if (s.prepare) await prepareRows(run, s.prepare, at);
+      if (postgres) await run('VACUUM (ANALYZE) deliveries, delivery_attempts');
+      const text = postgres ? s.sql : (s.sqlite ?? s.sql.replace(/\$\d+/g, '?'));
+      const params = postgres ? s.params : s.sqliteParams;
+      const index = s.index[postgres ? 'postgres' : 'sqlite'];
+      const time = async () => {
+        await run('BEGIN');
+        try {
+          const times = [];
+          for (let i = 0; i < runs + 3; i++) {
+            const t = performance.now();
+            await run(text, params);
+            if (i >= 3) times.push(performance.now() - t);
+          }
+          times.sort((a, b) => a - b);
+          return { p50: times[Math.floor(runs / 2)], p95: times[Math.floor(runs * 0.95)] };
+        } finally {
+          await run('ROLLBACK');
+        }
+      };
+      const exists = postgres
+        ? (await run('SELECT to_regclass($1) IS NOT NULL AS there', [index]))[0].there
+        : (await run("SELECT count(*) AS n FROM sqlite_master WHERE type = 'index' AND name = ?", [index]))[0]
+            .n > 0;
+      const withIt = await time();
+      const f = (m) => `${m.p50.toFixed(2)} / ${m.p95.toFixed(2)} ms`;
+      if (!exists) {
+        lines.push(`${s.name}: no ${index} (read without it) ${f(withIt)} (p50 / p95)`);
+        console.log(lines[lines.length - 1]);
+        continue;
+      }
+      // Dropped in the timed transaction itself: rolled back with it.
+      const timeWithout = async () => {
+        await run('BEGIN');
+        try {
+          await run(`DROP INDEX ${index}`);
+          const times = [];
+          for (let i = 0; i < Math.min(runs, 20) + 1; i++) {
+            const t = performance.now();
+            await run(text, params);
+            if (i >= 1) times.push(performance.now() - t);
+          }
+          times.sort((a, b) => a - b);
+          return { p50: times[Math.floor(times.length / 2)], p95: times[Math.floor(times.length * 0.95)] };
+        } finally {
+          await run('ROLLBACK');
+        }
+      };
+      const without = await timeWithout();
+      lines.push(`${s.name}: through ${index} ${f(withIt)}; without it ${f(without)} (p50 / p95)`);
+      console.log(lines[lines.length - 1]);
+    }
+  } finally {
+    await close();
+  }
+  return lines;
+}
+
+// node bench/history-plans.mjs <postgres://… | an SQLite file>: the outbox's statements timed.
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
+  const target = process.argv[2];
+  if (!target) throw new Error('usage: node bench/history-plans.mjs <postgres URL | SQLite file>');
+  console.log(`load average ${fs.readFileSync('/proc/loadavg', 'utf8').trim()}, ${target}`);
+  await timeOutboxStatements(target, { runs: Number(process.env.BENCH_SAMPLES ?? 60) });
+}

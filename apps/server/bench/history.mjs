@@ -27,6 +27,8 @@ const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const SQLITE = TOTAL > 0 && process.env.BENCH_SQLITE !== '0';
 const PG_TOTAL = Number(process.env.BENCH_PG_CALLS ?? (TOTAL || 1_000_000));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
+// Requests before each list's samples, not measured.
+const WARM = Number(process.env.BENCH_WARM ?? 10);
 const TARGET_MS = 20;
 const STATS_TARGET_MS = 200;
 const STATS_SAMPLES = Number(process.env.BENCH_STATS_SAMPLES ?? 30);
@@ -65,6 +67,15 @@ const ONLY = process.env.BENCH_ONLY;
 // and History, the Dashboard and Deliveries measured again as a user limited to one of them and to
 // two (docs/performance.md#staff-scoped-to-schools). 20 by default.
 const SCHOOLS = Number(process.env.BENCH_SCHOOLS ?? 20);
+// BENCH_FILTERS: a regular expression of the lists' names (History's filters, as a user limited to
+// schools: `1 school: …`, and the Deliveries page's: `deliveries: …`): only those are measured, no
+// Dashboard, search budget or export (what an index serves, measured with and without it).
+const FILTERS = process.env.BENCH_FILTERS ? new RegExp(process.env.BENCH_FILTERS) : null;
+// BENCH_WITHOUT: indexes (comma-separated) the planner may not use while measuring: dropped on SQLite
+// and built again after; on PostgreSQL marked not valid (pg_index.indisvalid, on the partitioned
+// index and each partition's), which the planner skips, and marked valid again after (writes keep
+// them up to date meanwhile; the bench's own database only).
+const WITHOUT = (process.env.BENCH_WITHOUT ?? '').split(',').filter(Boolean);
 // BENCH_SERVER: another build's dist/server.js measured in place of ours (its parent, say).
 const SERVER = process.env.BENCH_SERVER ?? path.join(here, '../dist/server.js');
 const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'school-history-bench-'));
@@ -246,6 +257,22 @@ function seedSqlite(file, total) {
   const deep = db.prepare('SELECT at, id FROM calls WHERE id = ?').get(deepId(total));
   db.close();
   return { now, deepCursor: cursorOf(deep) };
+}
+
+/**
+ * BENCH_DATA_DIR's database as an earlier run seeded it, when it holds `total` calls (and no
+ * more): the newest call's time as "now", and the deep cursor; null when it must be seeded.
+ */
+function sqliteSeededAlready(file, total) {
+  const db = new SQLite(file);
+  try {
+    const { n, now } = db.prepare('SELECT count(*) AS n, max(at) AS now FROM calls').get();
+    if (n !== total) return null;
+    const deep = db.prepare('SELECT at, id FROM calls WHERE id = ?').get(deepId(total));
+    return deep ? { now, deepCursor: cursorOf(deep) } : null;
+  } finally {
+    db.close();
+  }
 }
 
 const DAY = 86_400_000;
@@ -504,7 +531,8 @@ async function measureScoped(server, name, total, { now, deepCursor, oneDay }) {
   ]) {
     const scoped = await asScopedUser(server, `bench-${schoolIds.join('-')}`, schoolIds);
     for (const [filter, query] of Object.entries(filters)) {
-      const m = await timeList(scoped, query, { warm: 10, samples: SAMPLES, mustFind: true });
+      if (FILTERS && !FILTERS.test(`${who}: ${filter}`)) continue;
+      const m = await timeList(scoped, query, { warm: WARM, samples: SAMPLES, mustFind: true });
       out.set(`${who}: ${filter}`, m);
       say(`scoped to ${who}, ${filter}`, m);
     }
@@ -515,6 +543,7 @@ async function measureScoped(server, name, total, { now, deepCursor, oneDay }) {
       ['Dashboard, 30 days by day', statsUrl(now, 30, 'day')],
       ['Dashboard, 90 days by day', statsUrl(now, 90, 'day')],
     ]) {
+      if (FILTERS && !FILTERS.test(`${who}: ${what}`)) continue;
       const m = await timeGet(scoped, url, Math.min(SAMPLES, 60));
       out.set(`${who}: ${what}`, m);
       say(`scoped to ${who}, ${what}`, m);
@@ -529,6 +558,69 @@ const statsUrl = (now, days, bucket) =>
 /** The day the day filters pick: a whole UTC day a month back (with PARTITION_PERIOD=day, one partition). */
 const dayStartOf = (now) => Math.floor((now - 30 * DAY) / DAY) * DAY;
 
+/** History's lists measured, by name: the query string of each. */
+const listFilters = (total, oneDay, deepCursor) => ({
+  'no filter': '',
+  'operation=AuthCode': 'operation=AuthCode',
+  'binding=soap12': 'binding=soap12',
+  'outcome=client-error': 'outcome=client-error',
+  'outcome=ok': 'outcome=ok',
+  'delivery=failed': 'delivery=failed',
+  'delivery=failed + operation': 'delivery=failed&operation=AuthCode',
+  'ip (one caller)': `ip=${ipOf(Math.min(197_121, Math.floor(total / 2)))}`,
+  'from/to (one day)': oneDay,
+  'operation + day': `operation=AuthCode&${oneDay}`,
+  'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,
+  'deep keyset page (90 % back)': `cursor=${deepCursor}`,
+  'operation=AuthCode, deep keyset page': `operation=AuthCode&cursor=${deepCursor}`,
+  "phone (a parent's: one call in 100 000)": `phone=${encodeURIComponent(PHONE)}`,
+  'q (free text, common): first page': 'q=4479111',
+  // The same phone typed into the search box: the phone's lookup, as the filter.
+  [PHONE_CASE]: `q=${encodeURIComponent(TYPED_PHONE)}`,
+});
+
+/**
+ * Values no seeded call has (BENCH_FILTERS only): the worst case of a rare value of a filter,
+ * every call before the page's end read to find none when nothing serves it.
+ */
+const RARE_FILTERS = {
+  'operation=(unknown), none': 'operation=(unknown)',
+  'outcome=server-error, none': 'outcome=server-error',
+};
+
+/** The Deliveries page (GET /api/deliveries) and its filters, by name (BENCH_FILTERS only). */
+const deliveryFilters = (total) => ({
+  'deliveries: no filter': '',
+  'deliveries: status=dead': 'status=dead',
+  'deliveries: status=sent': 'status=sent',
+  'deliveries: status=pending, none': 'status=pending',
+  // A call's page links to its deliveries; the deep page's call, an AuthCode with its SMS.
+  "deliveries: callId (a call's, 90 % back)": `callId=${deepId(total)}`,
+});
+
+/** BENCH_FILTERS: the lists whose names it matches, everyone's and as users limited to schools. */
+async function measureFiltered(server, env, name, total, out, { now, deepCursor, oneDay }) {
+  const say = (what, m) =>
+    console.log(`  ${name}: ${what}: p50 / p95 ${num(m.p50)} / ${num(m.p95)} ms, load ${m.load}`);
+  // The roll-ups the Deliveries page's counts add up, made before anything is timed.
+  console.log(`  ${name}: the history rolled up ${(await rolledUp(env)).toFixed(1)} s after start`);
+  const cases = [
+    ...Object.entries(listFilters(total, oneDay, deepCursor)).map(([n, q]) => [n, q, true]),
+    ...Object.entries(RARE_FILTERS).map(([n, q]) => [n, q, false]),
+  ];
+  for (const [filter, query, mustFind] of cases) {
+    if (!FILTERS.test(filter)) continue;
+    out.lists.set(filter, await timeList(server, query, { warm: WARM, samples: SAMPLES, mustFind }));
+    say(filter, out.lists.get(filter));
+  }
+  for (const [filter, query] of Object.entries(deliveryFilters(total))) {
+    if (!FILTERS.test(filter)) continue;
+    out.lists.set(filter, await timeGet(server, `/api/deliveries?limit=50&${query}`, SAMPLES));
+    say(filter, out.lists.get(filter));
+  }
+  if (SCHOOLS > 0) out.scoped = await measureScoped(server, name, total, { now, deepCursor, oneDay });
+}
+
 /**
  * Everything measured on one store (`name`): `env` starts the server on it; `seeded` from its
  * seeding. Each figure is said as it is had (a long run stopped half-way keeps what it measured).
@@ -540,33 +632,25 @@ async function measure(name, env, total, { now, deepCursor }) {
   const dayStart = dayStartOf(now);
   const oneDay = `from=${new Date(dayStart).toISOString()}&to=${new Date(dayStart + DAY).toISOString()}`;
   let server;
+  const restore = await hideIndexes(env);
   try {
+    if (FILTERS) {
+      server = await startServer(env);
+      await measureFiltered(server, env, name, total, out, { now, deepCursor, oneDay });
+      return out;
+    }
     if (ONLY !== 'export') {
       server = await startServer(env);
       out.dashboard = await timeDashboard(server, env, now);
       for (const [period, m] of out.dashboard.times) say(`Dashboard, ${period}`, m);
       if (ONLY === 'dashboard') return out;
       if (env.DATABASE_URL) await timeOutbox(server, env.DATABASE_URL, name);
-      const filters = {
-        'no filter': '',
-        'operation=AuthCode': 'operation=AuthCode',
-        'binding=soap12': 'binding=soap12',
-        'outcome=client-error': 'outcome=client-error',
-        'delivery=failed': 'delivery=failed',
-        'delivery=failed + operation': 'delivery=failed&operation=AuthCode',
-        'ip (one caller)': `ip=${ipOf(Math.min(197_121, Math.floor(total / 2)))}`,
-        'from/to (one day)': oneDay,
-        'operation + day': `operation=AuthCode&${oneDay}`,
-        'operation + outcome + day': `operation=SendMarkNotes&outcome=ok&${oneDay}`,
-        'deep keyset page (90 % back)': `cursor=${deepCursor}`,
-        'operation=AuthCode, deep keyset page': `operation=AuthCode&cursor=${deepCursor}`,
-        "phone (a parent's: one call in 100 000)": `phone=${encodeURIComponent(PHONE)}`,
-        'q (free text, common): first page': 'q=4479111',
-        // The same phone typed into the search box: the phone's lookup, as the filter.
-        [PHONE_CASE]: `q=${encodeURIComponent(TYPED_PHONE)}`,
-      };
+      const filters = listFilters(total, oneDay, deepCursor);
       for (const [filter, query] of Object.entries(filters)) {
-        out.lists.set(filter, await timeList(server, query, { warm: 10, samples: SAMPLES, mustFind: true }));
+        out.lists.set(
+          filter,
+          await timeList(server, query, { warm: WARM, samples: SAMPLES, mustFind: true }),
+        );
         say(filter, out.lists.get(filter));
       }
       // In quotes it is free text, examined in every call's parameters and bodies: its first page
@@ -657,8 +741,52 @@ async function measure(name, env, total, { now, deepCursor }) {
     }
   } finally {
     if (server) await stop(server.child);
+    await restore();
   }
   return out;
+}
+
+/**
+ * BENCH_WITHOUT's indexes kept from the planner on `env`'s store (the server stopped); answers what
+ * gives them back.
+ */
+async function hideIndexes(env) {
+  if (WITHOUT.length === 0) return async () => {};
+  if (!env.DATABASE_URL) {
+    const db = new SQLite(path.join(env.DATA_DIR, 'school-messaging.db'));
+    const made = WITHOUT.map((name) => {
+      const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").get(name);
+      if (!row) throw new Error(`BENCH_WITHOUT: no index ${name}`);
+      db.exec(`DROP INDEX ${name}`);
+      return row.sql;
+    });
+    db.close();
+    console.log(`SQLite: measured without ${WITHOUT.join(', ')} (dropped; built again after)`);
+    return async () => {
+      const again = new SQLite(path.join(env.DATA_DIR, 'school-messaging.db'));
+      for (const sqlText of made) again.exec(sqlText);
+      again.close();
+    };
+  }
+  const mark = async (valid) => {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      for (const name of WITHOUT) {
+        const { rowCount } = await client.query(
+          `UPDATE pg_index SET indisvalid = $2 WHERE indexrelid IN (
+             SELECT $1::regclass UNION ALL SELECT inhrelid FROM pg_inherits WHERE inhparent = $1::regclass)`,
+          [name, valid],
+        );
+        if (!valid)
+          console.log(`PostgreSQL: measured without ${name} (${rowCount} indexes marked not valid)`);
+      }
+    } finally {
+      await client.end();
+    }
+  };
+  await mark(false);
+  return () => mark(true);
 }
 
 const secondsSince = (t) => ((performance.now() - t) / 1000).toFixed(1);
@@ -844,17 +972,23 @@ try {
     const sqliteEnv = { DATA_DIR: dataDir };
     await stop((await startServer(sqliteEnv)).child);
     const t = performance.now();
-    const sqliteSeeded = seedSqlite(path.join(dataDir, 'school-messaging.db'), TOTAL);
-    console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
+    const file = path.join(dataDir, 'school-messaging.db');
+    let sqliteSeeded = keep ? sqliteSeededAlready(file, TOTAL) : null;
+    if (sqliteSeeded) console.log(`SQLite: ${TOTAL.toLocaleString('en')} calls seeded before in ${keep}`);
+    else {
+      sqliteSeeded = seedSqlite(file, TOTAL);
+      console.log(`SQLite: seeded ${TOTAL.toLocaleString('en')} calls in ${secondsSince(t)} s`);
+    }
     results.push({
       name: 'SQLite',
       short: 'SQLite',
       ...(await measure('SQLite', sqliteEnv, TOTAL, sqliteSeeded)),
     });
   }
-  // 2. PostgreSQL: the same, on the shared server or on a primary and replica of the bench's own.
+  // 2. PostgreSQL: the same, on the shared server or on a primary and replica of the bench's own
+  // (BENCH_PG=0: none).
   if (REPLICA) await onPrimaryAndReplica();
-  else await onSharedServer();
+  else if (process.env.BENCH_PG !== '0') await onSharedServer();
 } finally {
   killAll();
   if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
@@ -868,6 +1002,20 @@ const width = Math.max(28, ...results.map((r) => r.name.length + 14));
 /** The ratio column's width: its heading's. */
 const ratioWidth = a ? `  p95 ${b.short} / ${a.short}`.length : 0;
 
+if (FILTERS) {
+  // What BENCH_FILTERS measured, each store's p50 / p95 side by side.
+  console.log(`\n${WITHOUT.length ? `without ${WITHOUT.join(', ')}` : 'every index'}: p50 / p95 ms`);
+  const names = [...new Set(results.flatMap((r) => [...r.lists.keys(), ...(r.scoped?.keys() ?? [])]))];
+  console.log(''.padEnd(48), results.map((r) => r.name.padStart(width)).join(''));
+  for (const name of names) {
+    const cells = results.map((r) => {
+      const m = r.lists.get(name) ?? r.scoped?.get(name);
+      return (m ? `${num(m.p50)} / ${num(m.p95)}` : '').padStart(width);
+    });
+    console.log(name.padEnd(48), cells.join(''));
+  }
+  process.exit(0);
+}
 if (ONLY !== 'export') printDashboardAndLists();
 
 function printDashboardAndLists() {
