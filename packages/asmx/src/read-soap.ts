@@ -243,45 +243,9 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
   }
   xml = decoded.text;
 
-  // Never expand a DTD: refuse any declaration before the parser sees it
-  // (docs/faults.md#reading-the-request).
-  const dtd = /<!(DOCTYPE|ENTITY)/i.exec(xml);
-  if (dtd) {
-    const { line, column } = position(xml, dtd.index);
-    return unreadable(
-      `DOCTYPE and ENTITY declarations are not allowed in a SOAP message (line ${line}, column ${column}).`,
-    );
-  }
-  if (countElements(xml, limits.maxElements) > limits.maxElements) {
-    return unreadable(`The message has more than ${limits.maxElements} elements.`);
-  }
-  // Counted before either reader runs: their work grows with the attributes (attribute-limits.ts).
-  const crowded = attributeBreach(xml, limits.maxAttributesPerElement, limits.maxAttributes);
-  if (crowded?.kind === 'message') {
-    return unreadable(`The message has more than ${limits.maxAttributes} attributes.`);
-  }
-  if (crowded) {
-    const { line, column } = position(xml, crowded.index);
-    return unreadable(
-      `The ${crowded.kind} at line ${line}, column ${column} has more than ${limits.maxAttributesPerElement} attributes.`,
-    );
-  }
-  // Counted before either reader runs: each reader's work grows with the references (countReferences).
-  if (countReferences(xml, limits.maxReferences) > limits.maxReferences) {
-    return unreadable(`The message has more than ${limits.maxReferences} entity and character references.`);
-  }
-  // The common shape in one pass; anything else through the validator and the parser.
-  let root = scanEnvelope(xml, limits.maxDepth);
-  if (!root) {
-    if (xml.length > limits.maxGeneralChars) {
-      return unreadable(
-        `The message is longer than ${limits.maxGeneralChars} characters and not in the plain form read at that length: no comments, CDATA sections, processing instructions, references or carriage returns.`,
-      );
-    }
-    const tree = readTree(xml, limits.maxDepth);
-    if (!tree.ok) return unreadable(tree.reason);
-    root = tree.root;
-  }
+  const read = readEnvelopeRoot(xml, limits);
+  if ('reason' in read) return unreadable(read.reason);
+  const { root } = read;
   const isEnvelope = root.local === 'Envelope';
   let version: SoapVersion;
   if (isEnvelope && root.ns === SOAP12_ENV) version = '1.2';
@@ -304,23 +268,11 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
       xml,
     };
   }
-  const envNs = root.ns;
-
-  let body: Element | undefined;
-  for (const child of root.children()) {
-    if (child.ns !== envNs) continue;
-    if (child.local === 'Header' && body === undefined) {
-      for (const header of child.children()) {
-        const mu = header.attr(envNs, 'mustUnderstand');
-        if (mu === '1' || mu === 'true') {
-          return fault('MustUnderstand', `SOAP header ${header.local} was not understood.`, version);
-        }
-      }
-    } else if (child.local === 'Body') {
-      body = child;
-      break;
-    }
+  const found = bodyOf(root);
+  if (found.notUnderstood !== undefined) {
+    return fault('MustUnderstand', `SOAP header ${found.notUnderstood} was not understood.`, version);
   }
+  const { body } = found;
   if (!body) {
     return fault(
       'Client',
@@ -378,6 +330,79 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
     };
   }
 
+  return { ok: true, version, operation, params: paramsOf(bodyElement, operation, namespace), xml };
+}
+
+/**
+ * The checks made before either XML reader runs (docs/faults.md#reading-the-request), each reader's
+ * work growing with what they count, then the root element: the common shape in one pass, anything
+ * else through the validator and the parser. `reason` words why the message cannot be read.
+ */
+function readEnvelopeRoot(xml: string, limits: SoapLimits): { root: Element } | { reason: string } {
+  // Never expand a DTD: refuse any declaration before the parser sees it
+  // (docs/faults.md#reading-the-request).
+  const dtd = /<!(DOCTYPE|ENTITY)/i.exec(xml);
+  if (dtd) {
+    const { line, column } = position(xml, dtd.index);
+    return {
+      reason: `DOCTYPE and ENTITY declarations are not allowed in a SOAP message (line ${line}, column ${column}).`,
+    };
+  }
+  if (countElements(xml, limits.maxElements) > limits.maxElements) {
+    return { reason: `The message has more than ${limits.maxElements} elements.` };
+  }
+  // Counted before either reader runs: their work grows with the attributes (attribute-limits.ts).
+  const crowded = attributeBreach(xml, limits.maxAttributesPerElement, limits.maxAttributes);
+  if (crowded?.kind === 'message') {
+    return { reason: `The message has more than ${limits.maxAttributes} attributes.` };
+  }
+  if (crowded) {
+    const { line, column } = position(xml, crowded.index);
+    return {
+      reason: `The ${crowded.kind} at line ${line}, column ${column} has more than ${limits.maxAttributesPerElement} attributes.`,
+    };
+  }
+  // Counted before either reader runs: each reader's work grows with the references (countReferences).
+  if (countReferences(xml, limits.maxReferences) > limits.maxReferences) {
+    return { reason: `The message has more than ${limits.maxReferences} entity and character references.` };
+  }
+  // The common shape in one pass; anything else through the validator and the parser.
+  let root = scanEnvelope(xml, limits.maxDepth);
+  if (!root) {
+    if (xml.length > limits.maxGeneralChars) {
+      return {
+        reason: `The message is longer than ${limits.maxGeneralChars} characters and not in the plain form read at that length: no comments, CDATA sections, processing instructions, references or carriage returns.`,
+      };
+    }
+    const tree = readTree(xml, limits.maxDepth);
+    if (!tree.ok) return { reason: tree.reason };
+    root = tree.root;
+  }
+  return { root };
+}
+
+/**
+ * The envelope's Body, its first in the envelope's namespace; or the first Header entry before it
+ * that must be understood (none is: ASMX's MustUnderstand fault).
+ */
+function bodyOf(root: Element): { body: Element | undefined; notUnderstood?: string } {
+  const envNs = root.ns;
+  for (const child of root.children()) {
+    if (child.ns !== envNs) continue;
+    if (child.local === 'Header') {
+      for (const header of child.children()) {
+        const mu = header.attr(envNs, 'mustUnderstand');
+        if (mu === '1' || mu === 'true') return { body: undefined, notUnderstood: header.local };
+      }
+    } else if (child.local === 'Body') {
+      return { body: child };
+    }
+  }
+  return { body: undefined };
+}
+
+/** The operation's parameters in the body element: the first of each name, xsi:nil ones absent. */
+function paramsOf(bodyElement: Element, operation: OperationDef, namespace: string): Map<string, string> {
   const wanted = new Set(operation.params.map((p) => p.name));
   const params = new Map<string, string>();
   for (const child of bodyElement.children()) {
@@ -387,7 +412,7 @@ export function readSoapRequest(input: SoapRequestInput): SoapRequest {
     if (nil === 'true' || nil === '1') continue;
     params.set(child.local, child.text());
   }
-  return { ok: true, version, operation, params, xml };
+  return params;
 }
 
 /**
