@@ -159,7 +159,9 @@ try {
   );
   const { n } = db.prepare('SELECT count(*) AS n FROM calls').get();
   const { bytes } = db.prepare("SELECT sum(pgsize) AS bytes FROM dbstat WHERE name = 'calls'").get();
-  console.log(`  the calls table: ${(bytes / n).toFixed(0)} bytes a call (${n} calls, its pages; indexes apart)`);
+  console.log(
+    `  the calls table: ${(bytes / n).toFixed(0)} bytes a call (${n} calls, its pages; indexes apart)`,
+  );
   db.close();
 } finally {
   fs.rmSync(dataDir, { recursive: true, force: true });
