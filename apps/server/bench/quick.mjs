@@ -1,5 +1,5 @@
 // pnpm bench:quick — the guard every change that touches the server runs before it lands
-// (docs/performance.md#the-guard). In under a minute it starts the built server (SQLite,
+// (docs/performance.md#the-guard-pnpm-benchquick). In under a minute it starts the built server (SQLite,
 // SQLITE_SYNCHRONOUS=FULL, the log providers, limits off), node-soap hosting the same WSDL
 // (bench/node-soap.mjs) and the bare Fastify route (bench/bare.mjs), loads each row for
 // BENCH_SECONDS (5) once every server has been warmed up on every row, and prints the server process's CPU time per request

@@ -1,4 +1,4 @@
-// Where one SOAP AuthCode's CPU goes, stage by stage (docs/performance.md#the-stages-of-one-call):
+// Where one SOAP AuthCode's CPU goes, stage by stage (docs/performance.md#the-stages-of-one-call-benchstagesmjs):
 // the built server runs under `--cpu-prof` while wrk (autocannon without it) saturates it with
 // SOAP AuthCode for BENCH_SECONDS (8) — SQLite FULL, the log providers, limits off — and each
 // sample of the event loop's profile taken while the load ran (after 3 s of warm-up) is given to
