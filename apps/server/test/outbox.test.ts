@@ -20,7 +20,7 @@ import {
   WINDOW_MS,
 } from '../src/outbox/circuit.js';
 import { createDeliveryRepository, type DeliveryRepository } from '../src/outbox/deliveries.js';
-import { createEnqueue, type HandOff } from '../src/outbox/enqueue.js';
+import { createEnqueue } from '../src/outbox/enqueue.js';
 import { hedgeable, Race } from '../src/outbox/hedge.js';
 import { OUTBOX_TABLES } from '../src/outbox/index.js';
 import { Lane, Lanes, RAMP_FIRST } from '../src/outbox/lanes.js';
@@ -33,7 +33,7 @@ import { createDeliveryRollups } from '../src/stats/delivery-rollups.js';
 import { type NewCall, openStore, type Store } from '../src/store/index.js';
 import { callRow, push, sms, tempDataDir, testSealer, waitUntil } from './helpers.js';
 import { openTestInstance } from './instance.js';
-import { DIALECTS, openTestStoresOn, type TestStores } from './pg.js';
+import { DIALECTS, freshPostgres, openTestStoresOn, type TestStores } from './pg.js';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'sending', 'sent', 'dead', 'expired'];
 
@@ -520,76 +520,80 @@ describe.each(DIALECTS)('the outbox on %s', (dialect) => {
     expect(attempts.map((a) => a.provider)).toEqual(['twilio-fallback']);
   });
 
-  it.runIf(dialect === 'sqlite')(
-    'claim in the call commit while there is room, queue the rest, and give slots back when the commit fails',
-    async () => {
-      const taken: Claimed[] = [];
-      let room = 2;
-      const released: string[] = [];
-      const lane = { id: 'log', kind: 'sms' } as Lane;
-      const data = tempDataDir();
-      const own = await openStore({ dataDir: data.dir, synchronous: 'NORMAL', owners: [OUTBOX_TABLES] });
-      cleanup.unshift(async () => {
-        await own.close();
-        data.remove();
-      });
-      const enqueue = createEnqueue({
-        store: own,
-        sealer: testSealer(),
-        leaseMs: 30_000,
-        dispatcher: {
-          reserve: () => (room-- > 0 ? lane : undefined),
-          release: (l) => released.push(l.id),
-          take: (claimed) => taken.push(...claimed.map((c) => c.claimed)),
-          mayBeDue() {},
-          // Nothing finished waits to be recorded in this store's commits (SQLite: answered at once).
-          recordFinishedIn: ((tx: { dialect: string }) =>
-            tx.dialect === 'sqlite' ? undefined : Promise.resolve(undefined)) as HandOff['recordFinishedIn'],
-        },
-      });
-      const recordOwn = createCallRecorder({ store: own, enqueue });
-      const ownDeliveries = createDeliveryRepository(own.db, own.dialect);
-      const before = Date.now();
-      const id = await recordOwn.record(call(), [sms(), push(), sms('+447700900999')]);
-      // Claimed in the commit: sending, its attempt written, before anyone was told.
-      expect(taken.map((c) => [c.delivery.call_id, c.delivery.kind, c.delivery.status])).toEqual([
-        [id, 'sms', 'sending'],
-        [id, 'push', 'sending'],
+  it('claim in the call commit while there is room, queue the rest, and give slots back when the commit fails', async () => {
+    const taken: Claimed[] = [];
+    let room = 2;
+    const released: string[] = [];
+    const lane = { id: 'log', kind: 'sms' } as Lane;
+    const data = tempDataDir();
+    const fresh = dialect === 'postgres' ? await freshPostgres() : undefined;
+    const own = await openStore({
+      dataDir: data.dir,
+      synchronous: 'NORMAL',
+      databaseUrl: fresh?.url,
+      owners: [OUTBOX_TABLES],
+    });
+    cleanup.unshift(async () => {
+      await own.close();
+      await fresh?.drop();
+      data.remove();
+    });
+    const enqueue = createEnqueue({
+      store: own,
+      sealer: testSealer(),
+      leaseMs: 30_000,
+      dispatcher: {
+        reserve: () => (room-- > 0 ? lane : undefined),
+        release: (l) => released.push(l.id),
+        take: (claimed) => taken.push(...claimed.map((c) => c.claimed)),
+        mayBeDue() {},
+        // Nothing finished waits to be recorded in this store's commits.
+        recordFinishedIn: () => undefined,
+        takeFinished: () => undefined,
+      },
+    });
+    const recordOwn = createCallRecorder({ store: own, enqueue });
+    const ownDeliveries = createDeliveryRepository(own.db, own.dialect);
+    const before = Date.now();
+    const id = await recordOwn.record(call(), [sms(), push(), sms('+447700900999')]);
+    // Claimed in the commit: sending, its attempt written, before anyone was told.
+    expect(taken.map((c) => [c.delivery.call_id, c.delivery.kind, c.delivery.status])).toEqual([
+      [id, 'sms', 'sending'],
+      [id, 'push', 'sending'],
+    ]);
+    for (const c of taken) {
+      const row = await ownDeliveries.findById(c.delivery.id);
+      expect(row).toMatchObject({ status: 'sending', attempts: 1, leased_by: own.instance });
+      expect(row?.lease_until).toBeGreaterThanOrEqual(before + 30_000);
+      expect(c.delivery).toEqual(row);
+      expect(await ownDeliveries.attemptsOf(c.delivery.id)).toEqual([
+        expect.objectContaining({ id: c.attemptId, outcome: null, provider: 'log' }),
       ]);
-      for (const c of taken) {
-        const row = await ownDeliveries.findById(c.delivery.id);
-        expect(row).toMatchObject({ status: 'sending', attempts: 1, leased_by: own.instance });
-        expect(row?.lease_until).toBeGreaterThanOrEqual(before + 30_000);
-        expect(c.delivery).toEqual(row);
-        expect(await ownDeliveries.attemptsOf(c.delivery.id)).toEqual([
-          expect.objectContaining({ id: c.attemptId, outcome: null, provider: 'log' }),
-        ]);
-      }
-      // No room left: the third is queued, for a claim pass.
-      const ownSql = createOutboxSql(own, testSealer());
-      const rest = await ownSql.claimDue({
-        now: Date.now(),
-        limit: 5,
-        leaseUntil: Date.now() + 30_000,
-        kind: 'sms',
-        routedTo: ['log'],
-        provider: 'log',
-        instance: own.instance,
-      });
-      expect(rest.map((c) => c.delivery.recipient)).toEqual(['+447700900999']);
-      // An auth code already past its validity is never claimed.
-      room = 5;
-      await recordOwn.record(call(), [sms('+447700900111', before - 1)]);
-      expect(taken).toHaveLength(2);
-      // A commit that fails after a slot was taken (here the batch's second delivery, past its
-      // validity so never claimed, cannot be inserted) gives its slots back.
-      const broken = { ...sms('+447700900111', before - 1), recipient: null as never };
-      const batch = [recordOwn.record(call(), [sms()]), recordOwn.record(call(), [broken])];
-      for (const recorded of batch) await expect(recorded).rejects.toThrow();
-      expect(released).toEqual(['log']);
-      expect(taken).toHaveLength(2);
-    },
-  );
+    }
+    // No room left: the third is queued, for a claim pass.
+    const ownSql = createOutboxSql(own, testSealer());
+    const rest = await ownSql.claimDue({
+      now: Date.now(),
+      limit: 5,
+      leaseUntil: Date.now() + 30_000,
+      kind: 'sms',
+      routedTo: ['log'],
+      provider: 'log',
+      instance: own.instance,
+    });
+    expect(rest.map((c) => c.delivery.recipient)).toEqual(['+447700900999']);
+    // An auth code already past its validity is never claimed.
+    room = 5;
+    await recordOwn.record(call(), [sms('+447700900111', before - 1)]);
+    expect(taken).toHaveLength(2);
+    // A commit that fails after a slot was taken (here the batch's second delivery, past its
+    // validity so never claimed, cannot be inserted) gives its slots back.
+    const broken = { ...sms('+447700900111', before - 1), recipient: null as never };
+    const batch = [recordOwn.record(call(), [sms()]), recordOwn.record(call(), [broken])];
+    for (const recorded of batch) await expect(recorded).rejects.toThrow();
+    expect(released).toEqual(['log']);
+    expect(taken).toHaveLength(2);
+  });
 
   it('sent and retry: settles a sent SMS (its sealed text destroyed), reschedules a transient failure', async () => {
     await recorder.record(call(), [sms(), sms()]);

@@ -96,6 +96,24 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     expect(row?.params).toBe(`{"x":"${kept}"}`);
   });
 
+  // SQLite keeps a lone surrogate's three bytes of CESU-8 (read back as three U+FFFD).
+  it.runIf(dialect === 'postgres')(
+    'records a lone surrogate as U+FFFD, and the text of an escape as it was written',
+    async () => {
+      const { recorder, history } = opened;
+      // Half of an emoji, whole emoji, and backslashes written before "u0000" and "ud800".
+      const text = '<a>\ud83d</a><b>\ud83d\ude00</b><c>\\u0000 \\\\u0000 \\ud800 "\\"</c>';
+      const [id, other] = await Promise.all([
+        recorder.record(call({ request: text, user_agent: '\udc00x' })),
+        recorder.record(call()),
+      ]);
+      const row = await history.findById(id);
+      expect(row?.request).toBe('<a>\uFFFD</a><b>\ud83d\ude00</b><c>\\u0000 \\\\u0000 \\ud800 "\\"</c>');
+      expect(row?.user_agent).toBe('\uFFFDx');
+      expect((await history.findById(other))?.request).toBe(call().request);
+    },
+  );
+
   it('tells the live tail of each commit', async () => {
     const { recorder, history } = opened;
     const seen: number[] = [];
@@ -392,4 +410,39 @@ describe.each(DIALECTS)('the store on %s', (dialect) => {
     const id = await recorder.record(call({ params: '{"phone":"+447700900999"}' }));
     await expect(seen).resolves.toEqual([id]);
   });
+
+  it.runIf(dialect === 'postgres')(
+    'tells the other instances of every call of a large batch, and whether it queued deliveries',
+    async () => {
+      const { store, recorder } = opened;
+      const other = await opened.another();
+      const told: { ids: readonly number[]; queued: boolean }[] = [];
+      other.store.events.on('callsFromOtherInstances', (ids, queued) => told.push({ ids, queued }));
+      await waitUntil(
+        async () =>
+          (
+            await store.db
+              .selectFrom('instances')
+              .select('id')
+              .where('id', '=', other.store.instance)
+              .execute()
+          ).length === 1,
+        { intervalMs: 5, what: "the other instance's LISTEN" },
+      );
+      // One batch of 800 calls (more than one notification holds), a few of them queueing an SMS.
+      const queuing = await Promise.all(
+        Array.from({ length: 800 }, (_, i) => recorder.record(call({ at: T0 + i }), i % 100 ? [] : [sms()])),
+      );
+      const quiet = await Promise.all(Array.from({ length: 3 }, () => recorder.record(call())));
+      await waitUntil(async () => told.flatMap((t) => t.ids).length === 803, {
+        what: 'the notifications of 803 calls',
+      });
+      const byBatch = (ids: readonly number[]) => told.filter((t) => ids.includes(t.ids[0] as number));
+      expect(byBatch(queuing).length).toBeGreaterThan(1);
+      expect(byBatch(queuing).flatMap((t) => t.ids)).toEqual(queuing);
+      expect(byBatch(queuing).every((t) => t.queued)).toBe(true);
+      expect(byBatch(quiet).flatMap((t) => t.ids)).toEqual(quiet);
+      expect(byBatch(quiet).every((t) => !t.queued)).toBe(true);
+    },
+  );
 });

@@ -1,13 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { SendResult } from '../providers/types.js';
 import { SealedValueError } from '../secrets/sealer.js';
-import {
-  isConnectionError,
-  isUnavailableError,
-  type PostgresTx,
-  type SqliteTx,
-  type Store,
-} from '../store/index.js';
+import { isConnectionError, isUnavailableError, type SqliteTx, type Store } from '../store/index.js';
 import { nextTry } from './backoff.js';
 import { FinishedAttempts, type RecordedInCommit } from './finished-attempts.js';
 import { HEDGE_RECHECK_MS, hedgeable, Race } from './hedge.js';
@@ -236,15 +230,19 @@ export class Dispatcher {
   }
 
   /**
-   * Inside a call's durable commit: the attempts finished since the last one are recorded in it
-   * too, rather than in a commit of their own (finished-attempts.ts). SQLite: synchronous.
+   * Inside a call's durable commit (SQLite): the attempts finished since the last one are recorded
+   * in it too, rather than in a commit of their own (finished-attempts.ts).
    */
-  recordFinishedIn(tx: SqliteTx): RecordedInCommit | undefined;
-  recordFinishedIn(tx: PostgresTx): Promise<RecordedInCommit | undefined>;
-  recordFinishedIn(
-    tx: SqliteTx | PostgresTx,
-  ): RecordedInCommit | undefined | Promise<RecordedInCommit | undefined> {
-    return tx.dialect === 'sqlite' ? this.#finished.recordIn(tx) : this.#finished.recordIn(tx);
+  recordFinishedIn(tx: SqliteTx): RecordedInCommit | undefined {
+    return this.#finished.recordIn(tx);
+  }
+
+  /**
+   * The attempts finished since the last commit, taken to be recorded in a call's durable commit by
+   * the caller (PostgreSQL: the recorder's one statement, enqueue.ts), who says how it ended.
+   */
+  takeFinished(): ReturnType<FinishedAttempts['take']> {
+    return this.#finished.take();
   }
 
   // --- passes ----------------------------------------------------------------------------

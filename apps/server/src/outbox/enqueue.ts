@@ -1,21 +1,25 @@
-import { sql } from 'kysely';
 import type { Sealer } from '../secrets/sealer.js';
-import type { PostgresTx, SqliteTx, Store } from '../store/index.js';
+import { jsonParameter, type SqliteTx, type StatementPart, type Store } from '../store/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { RecordedInCommit } from './finished-attempts.js';
 import type { Lane } from './lanes.js';
 import { type DeliveryInsert, type NewDelivery, newDeliveryRows } from './payload.js';
 import type { Claimed } from './sql.js';
+import { finishPart, finishValues } from './sql-finish.js';
 
 /**
  * What the step needs of the dispatcher: a lane's slot for a delivery, the hand-over, and the
  * finished attempts recorded in the same commit.
  */
-export type HandOff = Pick<Dispatcher, 'reserve' | 'release' | 'take' | 'mayBeDue' | 'recordFinishedIn'>;
+export type HandOff = Pick<
+  Dispatcher,
+  'reserve' | 'release' | 'take' | 'mayBeDue' | 'recordFinishedIn' | 'takeFinished'
+>;
 
 /** The deliveries one call queues. */
 export interface CallDeliveries {
+  /** The call's id; in the outbox's part of a statement (PostgreSQL), its `ord` there (`EnqueuePart`). */
   readonly callId: number;
   /** The school the call belongs to: its deliveries are that school's too (null: none). */
   readonly schoolId: number | null;
@@ -43,15 +47,57 @@ export interface Enqueued {
  * durable: no claim pass, and no transaction of its own, between the answer and the provider (a
  * new row is this instance's alone: no other can hold it yet). Without room it is queued
  * `pending` for a claim. SQLite runs prepared statements in the caller's synchronous transaction;
- * PostgreSQL multi-row INSERTs in its transaction.
+ * on PostgreSQL the outbox gives its part of the caller's one statement (`postgres`).
  */
 export interface Enqueue {
   (tx: SqliteTx, calls: readonly CallDeliveries[], now: number): Enqueued;
-  (tx: PostgresTx, calls: readonly CallDeliveries[], now: number): Promise<Enqueued>;
+  /** PostgreSQL: the outbox's part of the call recorder's one statement. */
+  readonly postgres: EnqueuePart;
 }
 
-/** Rows per INSERT on PostgreSQL: 16 columns × 500 stays far below its 65 535 parameters. */
-const INSERT_CHUNK = 500;
+/**
+ * PostgreSQL: the outbox's part of the call recorder's group commit, one statement
+ * (store/statement-parts.ts, composed by recording/writers.ts): the batch's deliveries inserted,
+ * the attempts of those claimed, and the attempts finished since the last commit recorded
+ * (sql-finish.ts `finishPart`), each for the whole batch. Only this part names the outbox's tables.
+ */
+export interface EnqueuePart {
+  /** Its text, reading the batch's new calls from `calls` (ord, id), its parameters from `first`. */
+  part(calls: string, first: number): StatementPart;
+  /**
+   * The values of its parameters for a batch: each call's deliveries, `callId` the call's `ord`,
+   * planned and claimed as on SQLite, and the finished attempts waiting. The caller says how the
+   * statement ended.
+   */
+  bind(calls: readonly CallDeliveries[], now: number): BoundEnqueue;
+}
+
+/** A batch's deliveries in a statement that has not ended yet. */
+export interface BoundEnqueue extends Pick<Enqueued, 'count' | 'pending' | 'failed'> {
+  readonly values: readonly unknown[];
+  /** The statement committed, answering `row`: what was claimed in it is sent at once. */
+  committed(row: Readonly<Record<string, unknown>>): void;
+}
+
+/** The columns a new delivery is inserted with. */
+const DELIVERY_COLUMNS = [
+  'call_id',
+  'school_id',
+  'kind',
+  'provider',
+  'recipient',
+  'payload',
+  'secret',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'lease_until',
+  'leased_by',
+  'expires_at',
+  'idempotency_key',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DeliveryInsert)[];
 
 const NOTHING: Enqueued = { count: 0, pending: 0, committed() {}, failed() {} };
 
@@ -79,10 +125,8 @@ export function createEnqueue(options: {
   const instance = store.instance;
   const handle = store.sqlite;
   const insertDelivery = handle?.prepare(
-    `INSERT INTO deliveries (call_id, school_id, kind, provider, recipient, payload, secret, status, attempts,
-       next_attempt_at, lease_until, leased_by, expires_at, idempotency_key, created_at, updated_at)
-     VALUES (@call_id, @school_id, @kind, @provider, @recipient, @payload, @secret, @status, @attempts,
-       @next_attempt_at, @lease_until, @leased_by, @expires_at, @idempotency_key, @created_at, @updated_at)`,
+    `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')})
+     VALUES (${DELIVERY_COLUMNS.map((c) => `@${c}`).join(', ')})`,
   );
   const insertAttempt = handle?.prepare(
     'INSERT INTO delivery_attempts (delivery_id, provider, started_at) VALUES (@delivery_id, @provider, @started_at)',
@@ -162,9 +206,11 @@ export function createEnqueue(options: {
     p: Extract<Planned, { lane: Lane }>,
     deliveryId: number,
     attemptId: number,
+    callId = p.row.call_id,
   ): { lane: Lane; claimed: Claimed } {
     const delivery: DeliveryRow = {
       ...p.row,
+      call_id: callId,
       id: deliveryId,
       provider_id: null,
       provider_status: null,
@@ -204,58 +250,75 @@ export function createEnqueue(options: {
     return enqueued(planned, claimed, finishedInCommit);
   }
 
-  /** PostgreSQL, in the caller's transaction: one multi-row INSERT of deliveries and their attempts. */
-  async function onPostgres(
-    tx: PostgresTx,
-    calls: readonly CallDeliveries[],
-    now: number,
-  ): Promise<Enqueued> {
-    const planned = plan(calls, now);
-    const claimed: { lane: Lane; claimed: Claimed }[] = [];
-    let finishedInCommit: RecordedInCommit | undefined;
-    try {
-      finishedInCommit = await dispatcher.recordFinishedIn(tx);
-      for (let i = 0; i < planned.length; i += INSERT_CHUNK) {
-        const chunk = planned.slice(i, i + INSERT_CHUNK);
-        // One statement: the deliveries, and the attempts of those claimed (a data-modifying CTE).
-        const inserted = await tx.trx
-          .with('d', (db) =>
-            db
-              .insertInto('deliveries')
-              .values(chunk.map((p) => p.row))
-              .returning(['id', 'idempotency_key', 'status', 'provider']),
-          )
-          .with('a', (db) =>
-            db
-              .insertInto('delivery_attempts')
-              .columns(['delivery_id', 'provider', 'started_at'])
-              .expression((eb) =>
-                eb
-                  .selectFrom('d')
-                  .select(['d.id', 'd.provider', sql<number>`${now}::bigint`.as('started_at')])
-                  .where('d.status', '=', 'sending'),
-              )
-              .returning(['id', 'delivery_id']),
-          )
-          .selectFrom('d')
-          .leftJoin('a', 'a.delivery_id', 'd.id')
-          .select(['d.id', 'd.idempotency_key', 'a.id as attempt_id'])
-          .execute();
-        const byKey = new Map(inserted.map((r) => [r.idempotency_key, r]));
-        for (const p of chunk) {
-          if (!p.lane) continue;
-          const row = byKey.get(p.row.idempotency_key);
-          claimed.push(claimedOf(p, row?.id as number, row?.attempt_id as number));
-        }
-      }
-    } catch (err) {
-      release(planned);
-      finishedInCommit?.failed();
-      throw err;
-    }
-    return enqueued(planned, claimed, finishedInCommit);
-  }
+  /** PostgreSQL: the outbox's part of the recorder's statement (EnqueuePart). */
+  const postgres: EnqueuePart = {
+    part(calls, first) {
+      const finish = finishPart(first + 2);
+      // The deliveries come with their call's `ord` for a `call_id`: its id is the ord-th of the
+      // batch's ids, in their order in the batch.
+      const callId = `((SELECT array_agg(id ORDER BY ord) FROM ${calls}))[d.call_id]`;
+      const inserted = DELIVERY_COLUMNS.map((c) => (c === 'call_id' ? callId : `d.${c}`)).join(', ');
+      return {
+        // The attempts of those claimed start now.
+        ctes: `outbox_new AS (
+            INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')})
+            SELECT ${inserted}
+            FROM jsonb_populate_recordset(NULL::deliveries, $${first}::jsonb) WITH ORDINALITY AS d
+            ORDER BY d.ordinality
+            RETURNING id, call_id, idempotency_key, status, provider),
+          outbox_claimed AS (
+            INSERT INTO delivery_attempts (delivery_id, provider, started_at)
+            SELECT id, provider, $${first + 1}::bigint FROM outbox_new WHERE status = 'sending'
+            RETURNING id, delivery_id),
+          ${finish.ctes}`,
+        columns: `(SELECT json_agg(json_build_array(idempotency_key, id, call_id)) FROM outbox_new
+            WHERE status = 'sending') AS outbox_sending,
+          (SELECT json_agg(json_build_array(delivery_id, id)) FROM outbox_claimed) AS outbox_claimed`,
+        parameters: 2 + finish.parameters,
+      };
+    },
 
-  return ((tx: SqliteTx | PostgresTx, calls: readonly CallDeliveries[], now: number) =>
-    tx.dialect === 'sqlite' ? onSqlite(tx, calls, now) : onPostgres(tx, calls, now)) as Enqueue;
+    bind(calls, now) {
+      const planned = plan(calls, now);
+      let finished: ReturnType<HandOff['takeFinished']>;
+      let values: unknown[];
+      try {
+        finished = dispatcher.takeFinished();
+        values = [jsonParameter(planned.map((p) => p.row)), now, ...finishValues(finished?.batch ?? [])];
+      } catch (err) {
+        release(planned);
+        finished?.recorded.failed();
+        throw err;
+      }
+      const claims = planned.filter((p) => p.lane !== undefined).length;
+      return {
+        values,
+        count: planned.length,
+        pending: planned.length - claims,
+        committed(row) {
+          // [idempotency key, delivery id, call id] of each delivery claimed, [delivery id,
+          // attempt id] of each attempt.
+          const sending = (row.outbox_sending ?? []) as [string, number, number][];
+          const attempts = new Map((row.outbox_claimed ?? []) as [number, number][]);
+          const byKey = new Map(sending.map((r) => [r[0], r]));
+          const claimed: { lane: Lane; claimed: Claimed }[] = [];
+          for (const p of planned) {
+            if (!p.lane) continue;
+            const r = byKey.get(p.row.idempotency_key);
+            const attempt = r && attempts.get(r[1]);
+            // Never so: each planned row is inserted, or the statement fails whole.
+            if (r && attempt !== undefined) claimed.push(claimedOf(p, r[1], attempt, r[2]));
+            else dispatcher.release(p.lane);
+          }
+          enqueued(planned, claimed, finished?.recorded).committed();
+        },
+        failed() {
+          release(planned);
+          finished?.recorded.failed();
+        },
+      };
+    },
+  };
+
+  return Object.assign(onSqlite, { postgres });
 }

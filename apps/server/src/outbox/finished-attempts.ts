@@ -1,4 +1,4 @@
-import type { PostgresTx, SqliteTx } from '../store/index.js';
+import type { SqliteTx } from '../store/index.js';
 import type { Finished, OutboxSql } from './sql.js';
 
 /** Finished attempts that could not be recorded are tried again after this long (or when the database is back). */
@@ -44,8 +44,8 @@ export interface RecordedInCommit {
 /**
  * The attempts a dispatcher has finished, recorded together, batch after batch, beside the claims
  * (a claim never waits for them), and the deliveries it holds meanwhile. A batch is recorded in the
- * next call's durable commit (`recordIn`, from the outbox's enqueue), or is committed on its own
- * when none comes within COMMIT_WAIT_MS.
+ * next call's durable commit (`recordIn` on SQLite, `take` on PostgreSQL, from the outbox's
+ * enqueue), or is committed on its own when none comes within COMMIT_WAIT_MS.
  *
  * A batch that cannot be recorded (the database unreachable, the disk full) is kept, in order,
  * and recorded again a second later or as soon as the database is back: its deliveries stay held,
@@ -91,14 +91,29 @@ export class FinishedAttempts {
   }
 
   /**
-   * Inside a call's durable transaction: what waits is written there. The caller says how the
-   * transaction ended; if it failed, the batch waits again, ahead of the rest (its updates hold
-   * only once: writing it again is harmless). SQLite: synchronous.
+   * Inside a call's durable transaction (SQLite): what waits is written there. The caller says how
+   * the transaction ended; if it failed, the batch waits again, ahead of the rest (its updates hold
+   * only once: writing it again is harmless).
    */
-  recordIn(tx: SqliteTx): RecordedInCommit | undefined;
-  recordIn(tx: PostgresTx): Promise<RecordedInCommit | undefined>;
-  recordIn(tx: SqliteTx | PostgresTx): RecordedInCommit | undefined | Promise<RecordedInCommit | undefined> {
-    if (this.#waiting.length === 0) return tx.dialect === 'sqlite' ? undefined : Promise.resolve(undefined);
+  recordIn(tx: SqliteTx): RecordedInCommit | undefined {
+    const taken = this.take();
+    if (!taken) return undefined;
+    try {
+      this.sql.finishIn(tx, taken.batch);
+    } catch (err) {
+      taken.recorded.failed();
+      throw err;
+    }
+    return taken.recorded;
+  }
+
+  /**
+   * What waits, taken to be written in a call's durable commit by the caller (PostgreSQL: in the
+   * recorder's one statement, the outbox's part of it, enqueue.ts), which says how that ended; if it
+   * failed, the batch waits again, ahead of the rest. Undefined: nothing waits.
+   */
+  take(): { readonly batch: readonly Finished[]; readonly recorded: RecordedInCommit } | undefined {
+    if (this.#waiting.length === 0) return undefined;
     const batch = this.#waiting;
     this.#waiting = [];
     if (this.#commitWait) clearTimeout(this.#commitWait);
@@ -121,22 +136,7 @@ export class FinishedAttempts {
         this.#schedule();
       },
     };
-    if (tx.dialect === 'sqlite') {
-      try {
-        this.sql.finishIn(tx, batch);
-      } catch (err) {
-        recorded.failed();
-        throw err;
-      }
-      return recorded;
-    }
-    return this.sql.finishIn(tx, batch).then(
-      () => recorded,
-      (err: unknown) => {
-        recorded.failed();
-        throw err;
-      },
-    );
+    return { batch, recorded };
   }
 
   /** What waits is recorded once COMMIT_WAIT_MS have passed without a durable commit to be recorded in. */

@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3';
-import { sql, type Transaction } from 'kysely';
-import type { Database, PostgresTx, SqliteTx } from '../store/index.js';
+import { CompiledQuery } from 'kysely';
+import { jsonParameter, preparedText, type SqliteTx, type StatementPart } from '../store/index.js';
 import type { DeliveryStatus } from './schema.js';
 import type { Claimed } from './sql-claims.js';
 import type { OutboxSqlContext } from './sql-context.js';
@@ -23,12 +23,6 @@ export type AttemptResult =
       /** Whether the provider took the message is not known (a timeout, a connection lost). */
       readonly unsure?: boolean | undefined;
     };
-
-/** `finish` in the caller's transaction: synchronous on SQLite. */
-export interface FinishIn {
-  (tx: SqliteTx, finished: readonly Finished[]): void;
-  (tx: PostgresTx, finished: readonly Finished[]): Promise<void>;
-}
 
 export interface Finished {
   readonly claimed: Claimed;
@@ -130,10 +124,14 @@ function endedOf(finished: Finished): Ended {
 
 /**
  * `sent`, `retry` or `fail`: attempts recorded as they ended, their deliveries settled or
- * rescheduled, in a commit of their own (`finish`) or the caller's (`finishIn`).
+ * rescheduled, in a commit of their own (`finish`) or the caller's (`finishIn` on SQLite,
+ * `finishPart` in the recorder's statement on PostgreSQL).
  */
 export function finishSql({ store, work }: OutboxSqlContext) {
   const finishOnSqlite = store.sqlite ? sqliteFinisher(store.sqlite) : undefined;
+  const { ctes } = finishPart(1);
+  /** PostgreSQL: the part alone, one statement and its own transaction. */
+  const alone = preparedText('outbox_finish', `WITH ${ctes} SELECT 1 AS finished`);
   return {
     /**
      * `sent`, `retry` or `fail`: records how attempts ended and settles or reschedules their
@@ -144,32 +142,23 @@ export function finishSql({ store, work }: OutboxSqlContext) {
      */
     async finish(finished: readonly Finished[]): Promise<void> {
       if (finished.length === 0) return;
-      const ended = finished.map(endedOf);
       if (finishOnSqlite) {
+        const ended = finished.map(endedOf);
         await work.relaxedSync((tx) => finishOnSqlite(tx, ended));
         return;
       }
-      // A round trip per statement is what costs on PostgreSQL: each batch is one statement.
-      await work.relaxed(async (trx) => {
-        for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(trx, ended.slice(i, i + 500));
-      });
+      // Bookkeeping (a `relaxed` commit's): one statement is its own transaction, one round trip.
+      await store.db.executeQuery(CompiledQuery.raw(alone, finishValues(finished)));
     },
 
     /**
-     * `finish` inside the caller's transaction (a call's durable commit, enqueue.ts): the finished
-     * attempts are recorded in it instead of a commit of their own. SQLite: synchronous statements.
+     * `finish` inside the caller's synchronous transaction (a call's durable commit on SQLite,
+     * enqueue.ts): the finished attempts are recorded in it instead of a commit of their own.
      */
-    finishIn: ((tx: SqliteTx | PostgresTx, finished: readonly Finished[]): void | Promise<void> => {
-      const ended = finished.map(endedOf);
-      if (tx.dialect === 'sqlite') {
-        if (!finishOnSqlite) throw new Error('finishIn: not a SQLite store');
-        finishOnSqlite(tx, ended);
-        return;
-      }
-      return (async () => {
-        for (let i = 0; i < ended.length; i += 500) await finishOnPostgres(tx.trx, ended.slice(i, i + 500));
-      })();
-    }) as FinishIn,
+    finishIn(tx: SqliteTx, finished: readonly Finished[]): void {
+      if (!finishOnSqlite) throw new Error('finishIn: not a SQLite store');
+      finishOnSqlite(tx, finished.map(endedOf));
+    },
   };
 }
 
@@ -177,55 +166,81 @@ export function finishSql({ store, work }: OutboxSqlContext) {
 const CLOCK_SLACK_MS = 10 * 60_000;
 
 /**
- * `finish` on PostgreSQL: the two updates of SQLite's, with the same conditions, for a whole batch
- * each (UPDATE … FROM a VALUES list), in one statement.
+ * PostgreSQL: `finish` as a part of one statement (store's statement-parts.ts): SQLite's two
+ * updates with the same conditions, each for a whole batch (UPDATE … FROM the batch's rows, a JSON
+ * array each), as data-modifying expressions, which run whether or not anything refers to them.
+ * In the call recorder's statement (enqueue.ts), and alone (`finish`). Its parameters, from
+ * `first`: finishValues'.
+ *
+ * Its plan is made once per connection (the whole statement is prepared, store/prepared.ts),
+ * perhaps while the tables are still small, and kept while they grow: each update finds its rows
+ * by their ids in the primary key (`id = ANY`), a plan that stays right at any size, where a join
+ * on the ids could be planned as a scan of the whole partition and stay so. Two things keep
+ * PostgreSQL on that one plan rather than planning every batch anew with its values (which looks
+ * cheaper to it whenever the values let it leave partitions out as it plans): the ids are read
+ * through a sub-select, `(SELECT $n)`, which the planner cannot see into; the rows' time bounds
+ * through `atStart`, a stable expression, with which it leaves out the partitions they are not in
+ * (store/partitions.ts) as each execution starts, but cannot plan.
  */
+export function finishPart(first: number): StatementPart {
+  const $ = (i: number) => `$${first + i}`;
+  const ids = (i: number) => `(SELECT ${$(i)}::bigint[])::bigint[]`;
+  const atStart = (i: number) => `CASE WHEN now() IS NOT NULL THEN ${$(i)}::bigint END`;
+  return {
+    ctes: `outbox_finished AS (
+        UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
+          status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
+        FROM jsonb_populate_recordset(NULL::delivery_attempts, ${$(0)}::jsonb) AS v
+        WHERE a.id = ANY (${ids(2)}) AND a.id = v.id AND a.outcome IS NULL
+          AND a.started_at >= ${atStart(4)} AND a.started_at <= ${atStart(5)}),
+      outbox_settled AS (
+        UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
+          next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
+          last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at,
+          unsure_provider = COALESCE(d.unsure_provider, v.unsure_provider)
+        FROM jsonb_populate_recordset(NULL::deliveries, ${$(1)}::jsonb) AS v
+        WHERE d.id = ANY (${ids(3)}) AND d.id = v.id AND d.created_at = v.created_at
+          AND d.status = 'sending' AND d.attempts = v.attempts
+          AND d.created_at >= ${atStart(6)} AND d.created_at <= ${atStart(7)})`,
+    columns: '',
+    parameters: 8,
+  };
+}
 
-async function finishOnPostgres(trx: Transaction<Database>, ended: readonly Ended[]): Promise<void> {
-  const attempts = sql.join(
-    ended.map(
-      ({ attempt: a }) =>
-        sql`(${a.id}::bigint, ${a.finished_at}::bigint, ${a.outcome}::text, ${a.status}::integer, ${a.error}::text, ${a.response}::text, ${a.retry_after_ms}::integer)`,
-    ),
-  );
-  const settling = ended.flatMap(({ delivery: d }) =>
-    d === null
-      ? []
-      : [
-          sql`(${d.id}::bigint, ${d.attempts}::integer, ${d.status}::text, ${d.next_attempt_at}::bigint, ${d.provider}::text, ${d.provider_id}::text, ${d.last_error}::text, ${d.sent_at}::bigint, ${d.secret}::text, ${d.updated_at}::bigint, ${d.unsure_provider}::text)`,
-        ],
-  );
-  // The rows' time bounds: the planner then reads only the partitions they are in (store/partitions.ts).
+/**
+ * The bounds when there is nothing to record: all time. Bounds that left out every partition would
+ * make a plan made with the values look cheap (the planner estimates with them, stable or not), and
+ * keep it planning anew; with no ids, nothing is read all the same.
+ */
+const NO_BOUNDS = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] as const;
+
+/** The values of finishPart's parameters for a batch of finished attempts (none: nothing changes). */
+export function finishValues(finished: readonly Finished[]): unknown[] {
+  const attempts: Ended['attempt'][] = [];
+  const settling: (NonNullable<Ended['delivery']> & { created_at: number })[] = [];
   let queuedFrom = Number.POSITIVE_INFINITY;
   let queuedTo = Number.NEGATIVE_INFINITY;
   let finishedTo = Number.NEGATIVE_INFINITY;
-  for (const e of ended) {
+  for (const f of finished) {
+    const e = endedOf(f);
+    attempts.push(e.attempt);
+    // Null: the attempt alone (a hedged code's other attempt); nothing of its delivery changes.
+    if (e.delivery !== null) settling.push({ ...e.delivery, created_at: e.queuedAt });
     queuedFrom = Math.min(queuedFrom, e.queuedAt);
     queuedTo = Math.max(queuedTo, e.queuedAt);
     finishedTo = Math.max(finishedTo, e.attempt.finished_at);
   }
-  const attemptUpdate = sql`UPDATE delivery_attempts AS a SET finished_at = v.finished_at,
-      outcome = v.outcome, status = v.status, error = v.error, response = v.response,
-      retry_after_ms = v.retry_after_ms
-    FROM (VALUES ${attempts}) AS v(id, finished_at, outcome, status, error, response, retry_after_ms)
-    WHERE a.id = v.id AND a.outcome IS NULL
-      AND a.started_at >= ${queuedFrom - CLOCK_SLACK_MS}::bigint
-      AND a.started_at <= ${finishedTo + CLOCK_SLACK_MS}::bigint`;
-  // Attempts alone (a hedged code's other attempt): nothing of their deliveries changes.
-  if (settling.length === 0) {
-    await attemptUpdate.execute(trx);
-    return;
-  }
-  // One statement, one round trip: the attempts' update runs as a data-modifying CTE.
-  await sql`WITH attempt AS (${attemptUpdate})
-    UPDATE deliveries AS d SET status = v.status, lease_until = NULL, leased_by = NULL,
-      next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
-      last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at,
-      unsure_provider = COALESCE(d.unsure_provider, v.unsure_provider)
-    FROM (VALUES ${sql.join(settling)})
-      AS v(id, attempts, status, next_attempt_at, provider, provider_id, last_error, sent_at, secret, updated_at, unsure_provider)
-    WHERE d.id = v.id AND d.status = 'sending' AND d.attempts = v.attempts
-      AND d.created_at >= ${queuedFrom}::bigint AND d.created_at <= ${queuedTo}::bigint`.execute(trx);
+  if (attempts.length === 0) return ['[]', '[]', [], [], ...NO_BOUNDS, ...NO_BOUNDS];
+  return [
+    jsonParameter(attempts),
+    jsonParameter(settling),
+    attempts.map((a) => a.id),
+    settling.map((d) => d.id),
+    queuedFrom - CLOCK_SLACK_MS,
+    finishedTo + CLOCK_SLACK_MS,
+    queuedFrom,
+    queuedTo,
+  ];
 }
 
 /**

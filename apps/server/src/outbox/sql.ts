@@ -34,7 +34,6 @@ export type { Claimed, ClaimRequest, HedgeRequest } from './sql-claims.js';
 export {
   type AttemptResult,
   type Finished,
-  type FinishIn,
   type Settlement,
   settlementOf,
 } from './sql-finish.js';

@@ -1,10 +1,13 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { CallDeliveries, Enqueue, Enqueued, NewDelivery } from '../outbox/index.js';
 import {
-  announceCalls,
+  announceCallsPart,
+  announcedBy,
   CALL_COLUMNS,
   isPartitionAttachedMeanwhile,
+  jsonParameter,
   type NewCall,
+  preparedText,
   type Store,
 } from '../store/index.js';
 
@@ -36,10 +39,10 @@ export const NULLABLE_DEFAULTS = {
   response_ref: null,
 };
 
-/** Rows per INSERT on PostgreSQL: 19 columns × 500 stays far below its 65 535 parameters. */
-const INSERT_CHUNK = 500;
-
-/** The deliveries of a batch, by the ids its calls were given, each of its call's school. */
+/**
+ * The deliveries of a batch, each call's by `ids` (its id; on PostgreSQL its place in the batch,
+ * its id drawn in the statement), each of its call's school.
+ */
 function deliveriesOf(batch: readonly Pending[], ids: readonly number[]): CallDeliveries[] {
   const calls: CallDeliveries[] = [];
   for (let i = 0; i < batch.length; i++) {
@@ -86,47 +89,67 @@ export function sqliteWriter(store: Store, enqueue: Enqueue): BatchWriter {
 }
 
 /**
- * PostgreSQL: the batch's ids are drawn from the sequence first, then the calls and their
- * deliveries (the outbox's rows) go in multi-row INSERTs, and the commit announces the ids to the
- * other instances (NOTIFY is delivered on commit, and only then).
+ * PostgreSQL: the batch in one statement, which is its own transaction: one round trip a batch,
+ * durable once answered (store.work.durableStatement). It is composed once of its owners' parts
+ * (store/statement-parts.ts), each naming only its own tables: the calls here, drawing their ids
+ * from the sequence in the batch's order and inserting them; the outbox's (outbox/enqueue.ts:
+ * the deliveries, their claims, the attempts finished since the last commit); the store's
+ * announcement of the ids to the other instances (NOTIFY is delivered on commit, and only then).
+ * Its text is the same for every batch, the rows in JSON parameters: a prepared statement, planned
+ * once per connection. The calls' columns are CALL_COLUMNS, typed by the table itself.
  */
 export function postgresWriter(store: Store, enqueue: Enqueue): BatchWriter {
+  const outbox = enqueue.postgres;
+  const own = outbox.part(NEW_CALLS, 2);
+  const announce = announceCallsPart(NEW_CALLS, 2 + own.parameters);
+  const columns = CALL_COLUMNS.join(', ');
+  const text = preparedText(
+    'record_calls',
+    `WITH ${NEW_CALLS} AS (
+        SELECT nextval((SELECT pg_get_serial_sequence('calls', 'id'))::regclass) AS id,
+          c.ordinality AS ord, ${CALL_COLUMNS.map((c) => `c.${c}`).join(', ')}
+        FROM jsonb_populate_recordset(NULL::calls, $1::jsonb) WITH ORDINALITY AS c
+        ORDER BY c.ordinality),
+      recording_inserted AS (INSERT INTO calls (id, ${columns}) SELECT id, ${columns} FROM ${NEW_CALLS}),
+      ${own.ctes},
+      ${announce.ctes}
+    SELECT (SELECT json_agg(id ORDER BY ord) FROM ${NEW_CALLS}) AS recording_ids,
+      ${own.columns}, ${announce.columns}`,
+  );
+
+  async function write(batch: readonly Pending[]): Promise<number[]> {
+    const now = Date.now();
+    // Each call's deliveries by its place in the batch: its id is drawn in the statement.
+    const places = batch.map((_, i) => i + 1);
+    const bound = outbox.bind(deliveriesOf(batch, places), now);
+    let row: Readonly<Record<string, unknown>> | undefined;
+    try {
+      const values = [
+        jsonParameter(batch.map((p) => p.call)),
+        ...bound.values,
+        ...announcedBy(store.instance, bound.pending > 0),
+      ];
+      const query = CompiledQuery.raw(text, values);
+      row = (await store.work.durableStatement<Record<string, unknown>>(query)).rows[0];
+    } catch (err) {
+      bound.failed();
+      throw err;
+    }
+    bound.committed(row ?? {});
+    return (row?.recording_ids ?? []) as number[];
+  }
+
   return async (batch) => {
     try {
-      return await writeOnPostgres(store, enqueue, batch);
+      return await write(batch);
     } catch (err) {
       // Once more when a partition was attached under the batch (store/partitions.ts): the
       // batch's rows then go to it.
       if (!isPartitionAttachedMeanwhile(err)) throw err;
-      return writeOnPostgres(store, enqueue, batch);
+      return write(batch);
     }
   };
 }
 
-async function writeOnPostgres(store: Store, enqueue: Enqueue, batch: readonly Pending[]): Promise<number[]> {
-  const now = Date.now();
-  let added: Enqueued | undefined;
-  let written: number[];
-  try {
-    written = await store.work.durable(async (tx) => {
-      const drawn = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('calls', 'id')) AS id
-        FROM generate_series(1, ${batch.length})`.execute(tx.trx);
-      const ids = drawn.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-      const calls = batch.map(({ call }, i) => ({ ...NULLABLE_DEFAULTS, ...call, id: ids[i] as number }));
-      for (let i = 0; i < calls.length; i += INSERT_CHUNK)
-        await tx.trx
-          .insertInto('calls')
-          .values(calls.slice(i, i + INSERT_CHUNK))
-          .execute();
-      added = await enqueue(tx, deliveriesOf(batch, ids), now);
-      // Other instances claim what was left pending (and show the calls in their live tails).
-      await announceCalls(tx, store.instance, ids, added.pending > 0);
-      return ids;
-    });
-  } catch (err) {
-    added?.failed();
-    throw err;
-  }
-  added?.committed();
-  return written;
-}
+/** The batch's new calls in the statement, as its parts read them: (ord, id) and their columns. */
+const NEW_CALLS = 'recording_calls';

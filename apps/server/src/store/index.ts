@@ -37,8 +37,8 @@ export {
   periodStart,
   type Retired,
 } from './partitions.js';
-export { announceCalls } from './pg-watch.js';
-export { prepared } from './prepared.js';
+export { announceCallsPart, announcedBy } from './pg-watch.js';
+export { prepared, preparedText } from './prepared.js';
 export type { ReadReplica, ReplicaState, ReplicaStatus } from './replica.js';
 export type {
   Binding,
@@ -57,6 +57,7 @@ export type { SessionWithUser } from './sessions.js';
 // The embedded database copied while the server writes, for `pnpm admin backup` (cli/backup.ts).
 export * from './sqlite-backup.js';
 export { openStaffStore, type StaffStore } from './staff.js';
+export { jsonParameter, type StatementPart } from './statement-parts.js';
 export type { Store, StoreEvents } from './store.js';
 export type { PostgresTx, SqliteTx, UnitOfWork } from './unit-of-work.js';
 export { schoolIdsOf, schoolIdsText, type UserRow } from './users.js';

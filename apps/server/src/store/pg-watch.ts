@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import pg from 'pg';
 import { type Availability, describeError as describe } from './availability.js';
 import { createPause } from './pause.js';
-import type { PostgresTx } from './unit-of-work.js';
+import type { StatementPart } from './statement-parts.js';
 
 /** The channel committed calls are announced on, to every instance (LISTEN/NOTIFY). */
 export const CALLS_CHANNEL = 'school_calls';
@@ -12,32 +11,36 @@ export interface CallsNotice {
   /** The instance that committed them (it has told its own listeners already). */
   readonly from: string;
   readonly ids: readonly number[];
-  /** Some of these calls queued deliveries: every instance's dispatcher may claim them now. */
+  /**
+   * Some of these calls queued deliveries: every instance's dispatcher may claim them now (false or
+   * left out: none did).
+   */
   readonly queued?: boolean;
 }
 
-/** Ids per notification: 350 ids of up to 16 digits and commas stay under PostgreSQL's 8000-byte payload limit. */
+/** Ids per notification: 350 ids of up to 16 digits, each with a comma and a space, stay under PostgreSQL's 8000-byte payload limit. */
 export const IDS_PER_NOTICE = 350;
 
 /**
- * Announces calls committed in `tx` to every instance's watch connection (this one's too, which
- * knows its own). PostgreSQL delivers a NOTIFY when its transaction commits, and only then.
+ * The store's part of the call recorder's group commit (statement-parts.ts): the batch's calls,
+ * read from `calls` (ord, id), announced to every instance's watch connection (this one's too,
+ * which knows its own), IDS_PER_NOTICE ids a notification. PostgreSQL delivers a NOTIFY when its
+ * transaction commits, and only then. Its parameters: this instance's id, and whether some of the
+ * calls queued deliveries (`announcedBy`).
  */
-export async function announceCalls(
-  tx: PostgresTx,
-  from: string,
-  ids: readonly number[],
-  queued: boolean,
-): Promise<void> {
-  for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) {
-    const notice: CallsNotice = {
-      from,
-      ids: ids.slice(i, i + IDS_PER_NOTICE),
-      ...(queued ? { queued } : {}),
-    };
-    await sql`SELECT pg_notify(${CALLS_CHANNEL}, ${JSON.stringify(notice)})`.execute(tx.trx);
-  }
+export function announceCallsPart(calls: string, first: number): StatementPart {
+  return {
+    ctes: `store_announced AS (
+      SELECT pg_notify('${CALLS_CHANNEL}', json_build_object('from', $${first}::text,
+        'ids', json_agg(id ORDER BY ord), 'queued', $${first + 1}::boolean)::text)
+      FROM ${calls} GROUP BY (ord - 1) / ${IDS_PER_NOTICE})`,
+    columns: '(SELECT count(*) FROM store_announced) AS store_announced',
+    parameters: 2,
+  };
 }
+
+/** The values of announceCallsPart's parameters. */
+export const announcedBy = (from: string, queued: boolean): unknown[] => [from, queued];
 
 /** What the watch says in the log (pino's shape). */
 export interface WatchLog {

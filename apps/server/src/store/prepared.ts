@@ -11,8 +11,20 @@ import { type RawBuilder, sql } from 'kysely';
  * and few of them: each connection keeps the plans of those it has run. SQLite ignores the name.
  */
 export function prepared<T>(name: string, query: RawBuilder<T>): RawBuilder<T> {
+  return sql<T>`${sql.raw(preparedMark(name))} ${query}`;
+}
+
+/**
+ * `prepared` for a statement's text written whole, its parameters `$1`, `$2`, … (the call
+ * recorder's group commit on PostgreSQL, composed of its owners' parts: recording/writers.ts).
+ */
+export function preparedText(name: string, text: string): string {
+  return `${preparedMark(name)} ${text}`;
+}
+
+function preparedMark(name: string): string {
   if (!NAME.test(name)) throw new Error(`prepared: ${name} is not a lower-case name`);
-  return sql<T>`${sql.raw(`/* prepared:${name} */`)} ${query}`;
+  return `/* prepared:${name} */`;
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,62}$/;

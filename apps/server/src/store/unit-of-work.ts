@@ -1,5 +1,5 @@
 import type SQLite from 'better-sqlite3';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type CompiledQuery, type Kysely, type QueryResult, sql, type Transaction } from 'kysely';
 import type { DialectName } from './migrations.js';
 import type { Database } from './schema.js';
 import type { WalSync } from './wal-sync.js';
@@ -43,6 +43,13 @@ export interface UnitOfWork {
   durableSync<T>(work: (tx: SqliteTx) => T): Promise<T>;
   /** PostgreSQL: a transaction; committed means durable. */
   durable<T>(work: (tx: PostgresTx) => Promise<T>): Promise<T>;
+  /**
+   * PostgreSQL: one statement, its own transaction (no BEGIN or COMMIT, each a round trip more):
+   * answered means committed, and durable with `synchronous_commit` on, as a `durable` transaction
+   * is. For the call recorder's group commit, one statement of every owner's part
+   * (statement-parts.ts).
+   */
+  durableStatement<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
   /**
    * Bookkeeping a crash may lose and that is redone when it is (the outbox's claims, finished
    * attempts, recovery, expiry). On SQLite with `synchronous = FULL` it commits without waiting for
@@ -110,6 +117,15 @@ export function createUnitOfWork(
     async durable(work) {
       try {
         return await db.transaction().execute((trx) => work({ dialect: 'postgres', trx }));
+      } catch (err) {
+        observe(err);
+        throw err;
+      }
+    },
+    async durableStatement<R>(query: CompiledQuery<R>) {
+      if (dialect !== 'postgres') throw new Error(`durableStatement is for PostgreSQL, not ${dialect}`);
+      try {
+        return await db.executeQuery(query);
       } catch (err) {
         observe(err);
         throw err;
