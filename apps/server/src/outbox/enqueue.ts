@@ -263,7 +263,7 @@ export function createEnqueue(options: {
         ctes: `outbox_new AS (
             INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')})
             SELECT ${inserted}
-            FROM jsonb_populate_recordset(NULL::deliveries, $${first}::jsonb) WITH ORDINALITY AS d
+            FROM json_populate_recordset(NULL::deliveries, $${first}::json) WITH ORDINALITY AS d
             ORDER BY d.ordinality
             RETURNING id, call_id, idempotency_key, status, provider),
           outbox_claimed AS (

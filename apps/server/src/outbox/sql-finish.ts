@@ -190,7 +190,7 @@ export function finishPart(first: number): StatementPart {
     ctes: `outbox_finished AS (
         UPDATE delivery_attempts AS a SET finished_at = v.finished_at, outcome = v.outcome,
           status = v.status, error = v.error, response = v.response, retry_after_ms = v.retry_after_ms
-        FROM jsonb_populate_recordset(NULL::delivery_attempts, ${$(0)}::jsonb) AS v
+        FROM json_populate_recordset(NULL::delivery_attempts, ${$(0)}::json) AS v
         WHERE a.id = ANY (${ids(2)}) AND a.id = v.id AND a.outcome IS NULL
           AND a.started_at >= ${atStart(4)} AND a.started_at <= ${atStart(5)}),
       outbox_settled AS (
@@ -198,7 +198,7 @@ export function finishPart(first: number): StatementPart {
           next_attempt_at = v.next_attempt_at, provider = v.provider, provider_id = v.provider_id,
           last_error = v.last_error, sent_at = v.sent_at, secret = v.secret, updated_at = v.updated_at,
           unsure_provider = COALESCE(d.unsure_provider, v.unsure_provider)
-        FROM jsonb_populate_recordset(NULL::deliveries, ${$(1)}::jsonb) AS v
+        FROM json_populate_recordset(NULL::deliveries, ${$(1)}::json) AS v
         WHERE d.id = ANY (${ids(3)}) AND d.id = v.id AND d.created_at = v.created_at
           AND d.status = 'sending' AND d.attempts = v.attempts
           AND d.created_at >= ${atStart(6)} AND d.created_at <= ${atStart(7)})`,

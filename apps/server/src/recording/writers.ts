@@ -108,7 +108,7 @@ export function postgresWriter(store: Store, enqueue: Enqueue): BatchWriter {
     `WITH ${NEW_CALLS} AS (
         SELECT nextval((SELECT pg_get_serial_sequence('calls', 'id'))::regclass) AS id,
           c.ordinality AS ord, ${CALL_COLUMNS.map((c) => `c.${c}`).join(', ')}
-        FROM jsonb_populate_recordset(NULL::calls, $1::jsonb) WITH ORDINALITY AS c
+        FROM json_populate_recordset(NULL::calls, $1::json) WITH ORDINALITY AS c
         ORDER BY c.ordinality),
       recording_inserted AS (INSERT INTO calls (id, ${columns}) SELECT id, ${columns} FROM ${NEW_CALLS}),
       ${own.ctes},

@@ -8,7 +8,7 @@
  *
  * A part's text is the same whatever it is given, so that the whole is a prepared statement planned
  * once per connection (prepared.ts): what varies goes in its parameters, a batch's rows as one JSON
- * array each (`jsonb_populate_recordset`, whose columns are the table's own), never in its text.
+ * array each (`json_populate_recordset`, whose columns are the table's own), never in its text.
  */
 export interface StatementPart {
   /** Its common table expressions, `name AS (…), …`, each named after its owner. */
