@@ -10,6 +10,8 @@ export const UNIQUE_CONSTRAINTS = {
   book_chunks_pk: 'book_chunks.sha256, book_chunks.seq',
   books_pkey: 'books.id',
   books_term_class: 'books.term_id, books.class_id',
+  call_answers_pkey: 'call_answers.id',
+  call_answers_response_key: 'call_answers.response',
   call_rollup_state_pkey: 'call_rollup_state.id',
   calls_pkey: 'calls.id',
   deliveries_idempotency_key_key: 'deliveries.idempotency_key',
