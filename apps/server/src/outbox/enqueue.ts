@@ -121,22 +121,36 @@ export function createEnqueue(options: {
   /** How long a claim's lease lasts (ms). */
   readonly leaseMs: number;
 }): Enqueue {
-  const { store, sealer, dispatcher } = options;
-  const instance = store.instance;
-  const handle = store.sqlite;
-  const insertDelivery = handle?.prepare(
-    `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')})
-     VALUES (${DELIVERY_COLUMNS.map((c) => `@${c}`).join(', ')})`,
-  );
-  const insertAttempt = handle?.prepare(
-    'INSERT INTO delivery_attempts (delivery_id, provider, started_at) VALUES (@delivery_id, @provider, @started_at)',
-  );
+  const { store, dispatcher } = options;
+  const planner = createPlanner({ ...options, instance: store.instance });
+  return Object.assign(sqliteEnqueue(store, planner, dispatcher), {
+    postgres: postgresPart(planner, dispatcher),
+  });
+}
 
+/** Planning a batch's deliveries, and giving back the lanes' slots a plan took. */
+interface Planner {
   /**
    * Each delivery's row: claimed (the `claim` of states.ts) where its provider's lane has room and
    * it is still live, else `pending`. The lanes' slots are taken here; `release` gives them back.
    */
-  function plan(calls: readonly CallDeliveries[], now: number): Planned[] {
+  plan(calls: readonly CallDeliveries[], now: number): Planned[];
+  /** The lanes' slots taken for a commit that failed are free again. */
+  release(planned: readonly Planned[]): void;
+}
+
+function createPlanner(options: {
+  readonly sealer: Sealer;
+  readonly dispatcher: HandOff;
+  readonly leaseMs: number;
+  /** This instance, whose lease a claimed row is under. */
+  readonly instance: string;
+}): Planner {
+  const { sealer, dispatcher } = options;
+  const release = (planned: readonly Planned[]): void => {
+    for (const p of planned) if (p.lane) dispatcher.release(p.lane);
+  };
+  const plan = (calls: readonly CallDeliveries[], now: number): Planned[] => {
     const planned: Planned[] = [];
     try {
       for (const { callId, schoolId, items } of calls) {
@@ -157,7 +171,7 @@ export function createEnqueue(options: {
               status: 'sending',
               attempts: 1,
               lease_until: now + options.leaseMs,
-              leased_by: instance,
+              leased_by: options.instance,
             },
             lane,
             text: item.kind === 'sms' ? item.payload.text : undefined,
@@ -169,65 +183,77 @@ export function createEnqueue(options: {
       throw err;
     }
     return planned;
-  }
+  };
+  return { plan, release };
+}
 
-  /** The lanes' slots taken for a commit that failed are free again. */
-  function release(planned: readonly Planned[]): void {
-    for (const p of planned) if (p.lane) dispatcher.release(p.lane);
-  }
+/** What the caller tells once its unit of work has ended. */
+function enqueued(
+  planner: Planner,
+  dispatcher: HandOff,
+  planned: readonly Planned[],
+  claimed: { lane: Lane; claimed: Claimed }[],
+  finishedInCommit: RecordedInCommit | undefined,
+): Enqueued {
+  if (planned.length === 0 && !finishedInCommit) return NOTHING;
+  const pending = planned.length - claimed.length;
+  return {
+    count: planned.length,
+    pending,
+    committed() {
+      finishedInCommit?.committed();
+      dispatcher.take(claimed);
+      if (pending > 0) dispatcher.mayBeDue();
+    },
+    failed() {
+      // Not committed, or not known to be on disk: what was claimed is left to the recovery of
+      // `sending` deliveries, and the finished attempts are recorded again.
+      planner.release(planned);
+      finishedInCommit?.failed();
+    },
+  };
+}
 
-  /** What the caller tells once its unit of work has ended. */
-  function enqueued(
-    planned: readonly Planned[],
-    claimed: { lane: Lane; claimed: Claimed }[],
-    finishedInCommit: RecordedInCommit | undefined,
-  ): Enqueued {
-    if (planned.length === 0 && !finishedInCommit) return NOTHING;
-    const pending = planned.length - claimed.length;
-    return {
-      count: planned.length,
-      pending,
-      committed() {
-        finishedInCommit?.committed();
-        dispatcher.take(claimed);
-        if (pending > 0) dispatcher.mayBeDue();
-      },
-      failed() {
-        // Not committed, or not known to be on disk: what was claimed is left to the recovery of
-        // `sending` deliveries, and the finished attempts are recorded again.
-        release(planned);
-        finishedInCommit?.failed();
-      },
-    };
-  }
+/** The claimed delivery as the dispatcher receives it: the row as inserted, with its ids. */
+function claimedOf(
+  p: Extract<Planned, { lane: Lane }>,
+  deliveryId: number,
+  attemptId: number,
+  callId = p.row.call_id,
+): { lane: Lane; claimed: Claimed } {
+  const delivery: DeliveryRow = {
+    ...p.row,
+    call_id: callId,
+    id: deliveryId,
+    provider_id: null,
+    provider_status: null,
+    unsure_provider: null,
+    last_error: null,
+    sent_at: null,
+  };
+  return {
+    lane: p.lane,
+    claimed: p.text === undefined ? { delivery, attemptId } : { delivery, attemptId, text: p.text },
+  };
+}
 
-  /** The claimed delivery as the dispatcher receives it: the row as inserted, with its ids. */
-  function claimedOf(
-    p: Extract<Planned, { lane: Lane }>,
-    deliveryId: number,
-    attemptId: number,
-    callId = p.row.call_id,
-  ): { lane: Lane; claimed: Claimed } {
-    const delivery: DeliveryRow = {
-      ...p.row,
-      call_id: callId,
-      id: deliveryId,
-      provider_id: null,
-      provider_status: null,
-      unsure_provider: null,
-      last_error: null,
-      sent_at: null,
-    };
-    return {
-      lane: p.lane,
-      claimed: p.text === undefined ? { delivery, attemptId } : { delivery, attemptId, text: p.text },
-    };
-  }
-
-  /** SQLite, inside the caller's synchronous transaction. */
-  function onSqlite(tx: SqliteTx, calls: readonly CallDeliveries[], now: number): Enqueued {
+/** SQLite: prepared statements run inside the caller's synchronous transaction. */
+function sqliteEnqueue(
+  store: Store,
+  planner: Planner,
+  dispatcher: HandOff,
+): (tx: SqliteTx, calls: readonly CallDeliveries[], now: number) => Enqueued {
+  const handle = store.sqlite;
+  const insertDelivery = handle?.prepare(
+    `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')})
+     VALUES (${DELIVERY_COLUMNS.map((c) => `@${c}`).join(', ')})`,
+  );
+  const insertAttempt = handle?.prepare(
+    'INSERT INTO delivery_attempts (delivery_id, provider, started_at) VALUES (@delivery_id, @provider, @started_at)',
+  );
+  return (tx, calls, now) => {
     if (!insertDelivery || !insertAttempt) throw new Error('enqueue: not a SQLite store');
-    const planned = plan(calls, now);
+    const planned = planner.plan(calls, now);
     const claimed: { lane: Lane; claimed: Claimed }[] = [];
     let finishedInCommit: RecordedInCommit | undefined;
     try {
@@ -243,24 +269,58 @@ export function createEnqueue(options: {
       }
     } catch (err) {
       // The transaction rolls back: the lanes' slots taken are free again.
-      release(planned);
+      planner.release(planned);
       finishedInCommit?.failed();
       throw err;
     }
-    return enqueued(planned, claimed, finishedInCommit);
-  }
+    return enqueued(planner, dispatcher, planned, claimed, finishedInCommit);
+  };
+}
 
-  /** PostgreSQL: the outbox's part of the recorder's statement (EnqueuePart). */
-  const postgres: EnqueuePart = {
-    part(calls, first) {
-      const finish = finishPart(first + 2);
-      // The deliveries come with their call's `ord` for a `call_id`: its id is the ord-th of the
-      // batch's ids, in their order in the batch.
-      const callId = `((SELECT array_agg(id ORDER BY ord) FROM ${calls}))[d.call_id]`;
-      const inserted = DELIVERY_COLUMNS.map((c) => (c === 'call_id' ? callId : `d.${c}`)).join(', ');
+/** PostgreSQL: the outbox's part of the recorder's statement (EnqueuePart). */
+function postgresPart(planner: Planner, dispatcher: HandOff): EnqueuePart {
+  return {
+    part: enqueueStatementPart,
+    bind(calls, now) {
+      const planned = planner.plan(calls, now);
+      let finished: ReturnType<HandOff['takeFinished']>;
+      let values: unknown[];
+      try {
+        finished = dispatcher.takeFinished();
+        values = [jsonParameter(planned.map((p) => p.row)), now, ...finishValues(finished?.batch ?? [])];
+      } catch (err) {
+        planner.release(planned);
+        finished?.recorded.failed();
+        throw err;
+      }
+      const claims = planned.filter((p) => p.lane !== undefined).length;
       return {
-        // The attempts of those claimed start now.
-        ctes: `outbox_new AS (
+        values,
+        count: planned.length,
+        pending: planned.length - claims,
+        committed(row) {
+          const claimed = claimedInRow(dispatcher, planned, row);
+          enqueued(planner, dispatcher, planned, claimed, finished?.recorded).committed();
+        },
+        failed() {
+          planner.release(planned);
+          finished?.recorded.failed();
+        },
+      };
+    },
+  };
+}
+
+/** The text of the outbox's part (EnqueuePart's `part`): its CTEs, its columns, its parameters. */
+function enqueueStatementPart(calls: string, first: number): StatementPart {
+  const finish = finishPart(first + 2);
+  // The deliveries come with their call's `ord` for a `call_id`: its id is the ord-th of the
+  // batch's ids, in their order in the batch.
+  const callId = `((SELECT array_agg(id ORDER BY ord) FROM ${calls}))[d.call_id]`;
+  const inserted = DELIVERY_COLUMNS.map((c) => (c === 'call_id' ? callId : `d.${c}`)).join(', ');
+  return {
+    // The attempts of those claimed start now.
+    ctes: `outbox_new AS (
             INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')})
             SELECT ${inserted}
             FROM json_populate_recordset(NULL::deliveries, $${first}::json) WITH ORDINALITY AS d
@@ -271,54 +331,33 @@ export function createEnqueue(options: {
             SELECT id, provider, $${first + 1}::bigint FROM outbox_new WHERE status = 'sending'
             RETURNING id, delivery_id),
           ${finish.ctes}`,
-        columns: `(SELECT json_agg(json_build_array(idempotency_key, id, call_id)) FROM outbox_new
+    columns: `(SELECT json_agg(json_build_array(idempotency_key, id, call_id)) FROM outbox_new
             WHERE status = 'sending') AS outbox_sending,
           (SELECT json_agg(json_build_array(delivery_id, id)) FROM outbox_claimed) AS outbox_claimed`,
-        parameters: 2 + finish.parameters,
-      };
-    },
-
-    bind(calls, now) {
-      const planned = plan(calls, now);
-      let finished: ReturnType<HandOff['takeFinished']>;
-      let values: unknown[];
-      try {
-        finished = dispatcher.takeFinished();
-        values = [jsonParameter(planned.map((p) => p.row)), now, ...finishValues(finished?.batch ?? [])];
-      } catch (err) {
-        release(planned);
-        finished?.recorded.failed();
-        throw err;
-      }
-      const claims = planned.filter((p) => p.lane !== undefined).length;
-      return {
-        values,
-        count: planned.length,
-        pending: planned.length - claims,
-        committed(row) {
-          // [idempotency key, delivery id, call id] of each delivery claimed, [delivery id,
-          // attempt id] of each attempt.
-          const sending = (row.outbox_sending ?? []) as [string, number, number][];
-          const attempts = new Map((row.outbox_claimed ?? []) as [number, number][]);
-          const byKey = new Map(sending.map((r) => [r[0], r]));
-          const claimed: { lane: Lane; claimed: Claimed }[] = [];
-          for (const p of planned) {
-            if (!p.lane) continue;
-            const r = byKey.get(p.row.idempotency_key);
-            const attempt = r && attempts.get(r[1]);
-            // Never so: each planned row is inserted, or the statement fails whole.
-            if (r && attempt !== undefined) claimed.push(claimedOf(p, r[1], attempt, r[2]));
-            else dispatcher.release(p.lane);
-          }
-          enqueued(planned, claimed, finished?.recorded).committed();
-        },
-        failed() {
-          release(planned);
-          finished?.recorded.failed();
-        },
-      };
-    },
+    parameters: 2 + finish.parameters,
   };
+}
 
-  return Object.assign(onSqlite, { postgres });
+/**
+ * What the statement claimed, from the row it answered: [idempotency key, delivery id, call id]
+ * of each delivery claimed, [delivery id, attempt id] of each attempt.
+ */
+function claimedInRow(
+  dispatcher: HandOff,
+  planned: readonly Planned[],
+  row: Readonly<Record<string, unknown>>,
+): { lane: Lane; claimed: Claimed }[] {
+  const sending = (row.outbox_sending ?? []) as [string, number, number][];
+  const attempts = new Map((row.outbox_claimed ?? []) as [number, number][]);
+  const byKey = new Map(sending.map((r) => [r[0], r]));
+  const claimed: { lane: Lane; claimed: Claimed }[] = [];
+  for (const p of planned) {
+    if (!p.lane) continue;
+    const r = byKey.get(p.row.idempotency_key);
+    const attempt = r && attempts.get(r[1]);
+    // Never so: each planned row is inserted, or the statement fails whole.
+    if (r && attempt !== undefined) claimed.push(claimedOf(p, r[1], attempt, r[2]));
+    else dispatcher.release(p.lane);
+  }
+  return claimed;
 }
