@@ -17,8 +17,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import SQLite from 'better-sqlite3';
 import { SOAP_AUTHCODE } from './full-speed.mjs';
+import { openLastRecorded } from './index-cost.mjs';
 import { startProcess, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -68,15 +68,7 @@ try {
   await new Promise((r) => setTimeout(r, 500));
   await stopProcess(server.child);
 
-  const db = new SQLite(path.join(dataDir, 'school-messaging.db'));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('cache_size = -8000');
-  const call = db.prepare('SELECT * FROM calls ORDER BY id DESC LIMIT 1').get();
-  const delivery = db.prepare('SELECT * FROM deliveries ORDER BY id DESC LIMIT 1').get();
-  if (!call || !delivery) throw new Error('the server recorded no AuthCode with its delivery');
-  delete call.id;
-  delete delivery.id;
+  const { db, call, delivery } = openLastRecorded(dataDir);
   const insert = (table, row) =>
     db.prepare(
       `INSERT INTO ${table} (${Object.keys(row).join(', ')}) VALUES (${Object.keys(row).map((c) => `@${c}`)})`,

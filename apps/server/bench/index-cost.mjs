@@ -26,6 +26,26 @@ const options = {
 };
 
 /** Twenty AuthCode calls recorded by the built `server` on `env`'s store, their SMS sent (log). */
+/**
+ * The SQLite database a server recorded into, opened as the server does (WAL, NORMAL), with its last
+ * call and delivery as rows to insert again (their ids left out).
+ */
+export function openLastRecorded(dataDir) {
+  const db = new SQLite(path.join(dataDir, 'school-messaging.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('cache_size = -8000');
+  const call = db.prepare('SELECT * FROM calls ORDER BY id DESC LIMIT 1').get();
+  const delivery = db.prepare('SELECT * FROM deliveries ORDER BY id DESC LIMIT 1').get();
+  if (!call || !delivery) {
+    db.close();
+    throw new Error('the server recorded no AuthCode with its delivery');
+  }
+  delete call.id;
+  delete delivery.id;
+  return { db, call, delivery };
+}
+
 async function recordSome(server, env) {
   const { url, child } = await startProcess(server, { ...env, ...NO_LIMITS });
   for (let i = 0; i < 20; i++) {
@@ -56,16 +76,8 @@ export async function indexCosts(which, { dataDir, server }) {
   }
   if (which === 'postgres') return;
   await recordSome(server, { DATA_DIR: dataDir });
-  const db = new SQLite(path.join(dataDir, 'school-messaging.db'));
+  const { db, call, delivery } = openLastRecorded(dataDir);
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('cache_size = -8000');
-    const call = db.prepare('SELECT * FROM calls ORDER BY id DESC LIMIT 1').get();
-    const delivery = db.prepare('SELECT * FROM deliveries ORDER BY id DESC LIMIT 1').get();
-    if (!call || !delivery) throw new Error('the server recorded no AuthCode with its delivery');
-    delete call.id;
-    delete delivery.id;
     sqliteIndexCosts(db, { call, delivery, ...options });
   } finally {
     db.close();

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
-import { startProcess, stopAll, stopProcess } from './server-process.mjs';
+import { NO_LIMITS, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -50,15 +50,12 @@ async function measure(server, load) {
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-shape-'));
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'school-storm-'));
 const ok = await gateway(true);
 const refusing = await gateway(false);
 const base = {
   SQLITE_SYNCHRONOUS: process.env.BENCH_SYNCHRONOUS ?? 'FULL',
-  AUTHCODE_LIMIT_PER_PHONE: 'off',
-  AUTHCODE_LIMIT_PER_IP: 'off',
-  AUTHCODE_LIMIT_PER_RANGE: 'off',
-  ASMX_LIMIT_PER_IP: 'off',
+  ...NO_LIMITS,
   SMS_PROVIDER: 'http',
   SMS_HTTP_BODY: 'to={to}&text={text}',
 };
