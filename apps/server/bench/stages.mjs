@@ -22,7 +22,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 8);
  */
 const STAGES = [
   ['seal and open the SMS text (AES-GCM)', ['seal', 'open']],
-  ['outbox insert (the delivery, its claim and attempt)', ['onSqlite']],
+  ['outbox insert (the delivery, its claim and attempt)', ['enqueueOnSqlite']],
   ['attempt settle (finished attempts, their statements)', ['settleAttempts', '#recordBatch']],
   ['record and commit (the call row, BEGIN and COMMIT)', ['insertCalls', 'sqliteTransaction', 'durableSync']],
   ['dispatch and send (hand-over, lane, provider)', ['#launch', '#attempt', '#send', 'take']],

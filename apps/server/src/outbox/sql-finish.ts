@@ -248,19 +248,31 @@ export function finishValues(finished: readonly Finished[]): unknown[] {
  * transaction (the query builder's cost per row was most of the dispatcher's time under load).
  */
 function sqliteFinisher(sqlite: SQLite.Database): (tx: SqliteTx, ended: readonly Ended[]) => void {
-  const attempt = sqlite.prepare(`UPDATE delivery_attempts SET finished_at = @finished_at,
-      outcome = @outcome, status = @status, error = @error, response = @response,
-      retry_after_ms = @retry_after_ms
-    WHERE id = @id AND outcome IS NULL`);
-  const settle = sqlite.prepare(`UPDATE deliveries SET status = @status, lease_until = NULL,
-      leased_by = NULL, next_attempt_at = @next_attempt_at, provider = @provider,
-      provider_id = @provider_id, last_error = @last_error, sent_at = @sent_at, secret = @secret,
-      updated_at = @updated_at, unsure_provider = COALESCE(unsure_provider, @unsure_provider)
-    WHERE id = @id AND status = 'sending' AND attempts = @attempts`);
+  // Bound by position: a lookup by name for each parameter cost more than the update's own work.
+  const attempt = sqlite.prepare(`UPDATE delivery_attempts SET finished_at = ?, outcome = ?,
+      status = ?, error = ?, response = ?, retry_after_ms = ?
+    WHERE id = ? AND outcome IS NULL`);
+  const settle = sqlite.prepare(`UPDATE deliveries SET status = ?, lease_until = NULL,
+      leased_by = NULL, next_attempt_at = ?, provider = ?, provider_id = ?, last_error = ?,
+      sent_at = ?, secret = ?, updated_at = ?, unsure_provider = COALESCE(unsure_provider, ?)
+    WHERE id = ? AND status = 'sending' AND attempts = ?`);
   return function settleAttempts(_tx, ended) {
-    for (const e of ended) {
-      attempt.run(e.attempt);
-      if (e.delivery !== null) settle.run(e.delivery);
+    for (const { attempt: a, delivery: d } of ended) {
+      attempt.run(a.finished_at, a.outcome, a.status, a.error, a.response, a.retry_after_ms, a.id);
+      if (d !== null)
+        settle.run(
+          d.status,
+          d.next_attempt_at,
+          d.provider,
+          d.provider_id,
+          d.last_error,
+          d.sent_at,
+          d.secret,
+          d.updated_at,
+          d.unsure_provider,
+          d.id,
+          d.attempts,
+        );
     }
   };
 }
