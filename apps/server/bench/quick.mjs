@@ -111,7 +111,7 @@ try {
       us('ours, HTTP GET AuthCode (durable)') / us('node-soap, same WSDL, records nothing'),
       2.5,
     ],
-    ['healthz/bare', us('ours, /healthz') / us('bare route, /healthz'), 1.5],
+    ['healthz/bare', us('ours, /healthz') / us('bare route, /healthz'), 1.3],
   ];
   const { tool: landedTool, figures: before } = landed();
   if (landedTool !== undefined && landedTool !== TOOL) {

@@ -1,5 +1,10 @@
-/** Request headers kept in a call record: enough to replay the call, nothing secret. */
-const RECORDED_HEADERS = ['host', 'content-type', 'content-length', 'soapaction', 'expect', 'user-agent'];
+/**
+ * Request headers kept in a call record, enough to replay the call and nothing secret: each by its
+ * name as Node has it and as the record writes it.
+ */
+const RECORDED_HEADERS = ['host', 'content-type', 'content-length', 'soapaction', 'expect', 'user-agent'].map(
+  (name) => [name, canonical(name)] as const,
+);
 
 export function formatRequest(
   method: string,
@@ -9,10 +14,9 @@ export function formatRequest(
   body: string,
 ): string {
   let text = `${method} ${url} HTTP/${httpVersion}`;
-  for (const name of RECORDED_HEADERS) {
+  for (const [name, written] of RECORDED_HEADERS) {
     const value = headers[name];
-    if (value !== undefined)
-      text += `\r\n${canonical(name)}: ${Array.isArray(value) ? value.join(', ') : value}`;
+    if (value !== undefined) text += `\r\n${written}: ${Array.isArray(value) ? value.join(', ') : value}`;
   }
   return `${text}\r\n\r\n${body}`;
 }
@@ -27,10 +31,11 @@ export function formatResponse(
   return `${text}\r\n\r\n${body}`;
 }
 
-const canonical = (name: string): string =>
-  name === 'soapaction'
+function canonical(name: string): string {
+  return name === 'soapaction'
     ? 'SOAPAction'
     : name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+}
 
 /** Cuts text to at most `maxBytes` of UTF-8, marking the cut. */
 export function capText(text: string, maxBytes: number): { text: string; bytes: number } {
