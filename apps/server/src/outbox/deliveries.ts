@@ -1,6 +1,6 @@
 import { type CallDelivery, type CallDeliveryState, LOG_PROVIDER, SHOWN_FIRST } from '@school/contract';
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import { type Database, inScope, type SchoolScope } from '../store/index.js';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type Database, inScope, prepared, type SchoolScope } from '../store/index.js';
 import {
   applyDeliveryFilters,
   type DeliveryCursor,
@@ -58,6 +58,59 @@ export interface DeliveryRepository {
    * indexed by message id (migration 0027); another provider's would be found by a scan.
    */
   recordProviderStatus(provider: string, providerId: string, status: string, now: number): Promise<boolean>;
+}
+
+/** Every column of a delivery, named (a prepared statement never reads `*`: store/prepared.ts). */
+const DELIVERY_ROW: Readonly<Record<keyof DeliveryRow, true>> = {
+  id: true,
+  call_id: true,
+  school_id: true,
+  kind: true,
+  provider: true,
+  recipient: true,
+  payload: true,
+  secret: true,
+  status: true,
+  attempts: true,
+  next_attempt_at: true,
+  lease_until: true,
+  leased_by: true,
+  expires_at: true,
+  idempotency_key: true,
+  created_at: true,
+  updated_at: true,
+  provider_id: true,
+  provider_status: true,
+  unsure_provider: true,
+  last_error: true,
+  sent_at: true,
+};
+const DELIVERY_ROW_COLUMNS = sql.join(Object.keys(DELIVERY_ROW).map((c) => sql.ref(c)));
+
+/** No filter and every school's: the Deliveries page as it opens. */
+const isUnfiltered = (q: DeliveryQuery): boolean =>
+  q.status === undefined &&
+  q.kind === undefined &&
+  q.provider === undefined &&
+  q.callId === undefined &&
+  (q.recipient === undefined || q.recipient.trim() === '') &&
+  q.from === undefined &&
+  q.to === undefined &&
+  (q.scope === undefined || q.scope === null);
+
+/**
+ * PostgreSQL: the newest `limit` deliveries of every school, with no filter (the Deliveries page as
+ * it opens), in a statement planned once per connection (store/prepared.ts): the limit written in
+ * it, one statement for each page size asked. Planned each time, its merge of every partition's
+ * `created_at` index took six times longer to plan than to read (docs/performance.md#the-outbox-on-partitions).
+ */
+async function newestFirst(db: Kysely<Database>, limit: number): Promise<DeliveryRow[]> {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`newestFirst: ${limit} is no page size`);
+  const { rows } = await prepared(
+    `deliveries_newest_${limit}`,
+    sql<DeliveryRow>`SELECT ${DELIVERY_ROW_COLUMNS} FROM deliveries ORDER BY created_at DESC, id DESC LIMIT ${sql.lit(limit)}`,
+  ).execute(db);
+  return rows;
 }
 
 /** Calls further apart than this start a new stretch of a page's time (`ofCalls`). */
@@ -165,7 +218,8 @@ export function createDeliveryRepository(
         .orderBy('id')
         .execute();
     },
-    search(query, page) {
+    async search(query, page) {
+      if (dialect === 'postgres' && !page.after && isUnfiltered(query)) return newestFirst(db, page.limit);
       let qb = applyDeliveryFilters(db.selectFrom('deliveries').selectAll(), query, dialect);
       if (page.after) qb = qb.where(olderThan(page.after));
       return qb.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();

@@ -113,16 +113,24 @@ export const countsQueuedSince = (db: QueryCreator<Database>, since: number, sco
     .groupBy(['status', sql`2`]);
 
 /**
- * The deliveries on their way queued before `before`, counted by status (`logged` 0), found
- * through the index of the deliveries on their way (PostgreSQL, 0022).
+ * The deliveries on their way queued before `before` (and from `from`, when the oldest on its way
+ * is known: on PostgreSQL the partitions before it are left out of the plan), counted by status
+ * (`logged` 0), found through the index of the deliveries on their way (PostgreSQL, 0022).
  */
-export const onTheirWayQueuedBefore = (db: QueryCreator<Database>, before: number, scope?: SchoolScope) =>
+export const onTheirWayQueuedBefore = (
+  db: QueryCreator<Database>,
+  before: number,
+  scope?: SchoolScope,
+  from?: number,
+) => {
   // The few on their way through their index (deliveries_due, 0022's), the school tested on them.
-  inScopeOf(db.selectFrom('deliveries'), scope, false)
+  let q = inScopeOf(db.selectFrom('deliveries'), scope, false)
     .select((eb) => ['status', sql.lit(0).as('logged'), eb.fn.countAll<number>().as('n')])
     .where('status', 'in', onTheirWay())
-    .where('created_at', '<', before)
-    .groupBy('status');
+    .where('created_at', '<', before);
+  if (from !== undefined) q = q.where('created_at', '>=', from);
+  return q.groupBy('status');
+};
 
 /** When the oldest delivery kept was queued (epoch ms); null when none is. */
 export async function oldestQueuedAt(db: QueryCreator<Database>): Promise<number | null> {

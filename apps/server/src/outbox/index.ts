@@ -232,6 +232,7 @@ export {
 export { deliveryState, recipientNeedles } from './delivery-filters.js';
 export type { CallDeliveries, Enqueue, Enqueued } from './enqueue.js';
 export { OUTBOX_TABLES } from './migrations.js';
+export { onTheirWaySince } from './on-their-way.js';
 export type { DeliveryPayload, NewDelivery, PushPayload, SmsPayload } from './payload.js';
 export { deliveryPayloadJson, parseDeliveryPayload } from './payload.js';
 export {

@@ -8,6 +8,7 @@ import {
   oldestOnTheirWayAt,
   oldestQueuedAt,
   onTheirWayQueuedBefore,
+  onTheirWaySince,
 } from '../outbox/index.js';
 import {
   type Database,
@@ -289,17 +290,23 @@ export function createDeliveryRollups(db: Kysely<Database>, dialect: DialectName
         .setIsolationLevel('repeatable read')
         .execute(async (trx) => {
           const watermark = (await readDeliveriesRolledUntil(trx)) ?? BEFORE_ALL;
-          const rows = await rolledHours(trx, scope)
+          // PostgreSQL: when the oldest delivery on its way was queued (a statement planned once
+          // per connection); SQLite: undefined.
+          const since = await onTheirWaySince(trx, dialect);
+          let counts = rolledHours(trx, scope)
             // The hours rolled up: none of their deliveries is on its way (the watermark waits).
             .select((eb) => ['status', 'logged', eb.fn.sum<number>('count').as('n')])
             .where('hour', '<', watermark)
             .groupBy(['status', 'logged'])
             // The deliveries queued since, one by one (on PostgreSQL, their partitions alone).
-            .unionAll(countsQueuedSince(trx, watermark, scope))
-            // Deliveries on their way in hours rolled up: none but those copied in since (the
-            // next step moves the watermark back to them).
-            .unionAll(onTheirWayQueuedBefore(trx, watermark, scope))
-            .execute();
+            .unionAll(countsQueuedSince(trx, watermark, scope));
+          // Deliveries on their way in hours rolled up: none but those copied in since (the next
+          // step moves the watermark back to them). On PostgreSQL read only when there are, from
+          // the oldest: planned over every partition before the watermark, that part took longer
+          // to plan than the rest of the page to read (docs/performance.md#the-outbox-on-partitions).
+          if (since === undefined || (since !== null && since < watermark))
+            counts = counts.unionAll(onTheirWayQueuedBefore(trx, watermark, scope, since ?? undefined));
+          const rows = await counts.execute();
           const byState = Object.fromEntries(DELIVERY_STATES.map((s) => [s, 0])) as Record<
             DeliveryState,
             number
