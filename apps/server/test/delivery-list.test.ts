@@ -135,6 +135,15 @@ describe.each(DIALECTS)('the deliveries list (%s)', (dialect) => {
     expect(await listed('')).toEqual([7, 6, 5, 4, 3, 2, 1]);
   });
 
+  it('answers every page size alike, past those PostgreSQL keeps a statement for', async () => {
+    const newest = [7, 6, 5, 4, 3, 2, 1];
+    for (const limit of [1, 2, 3, 4, 5, 6, 3, 1]) {
+      const page = await list(`limit=${limit}`);
+      expect(page.items.map((d) => ids.indexOf(d.id) + 1)).toEqual(newest.slice(0, limit));
+      expect(page.nextCursor === null).toBe(limit >= newest.length);
+    }
+  });
+
   it('finds part of a recipient in any case, a phone as people type it, and % literally', async () => {
     expect(await listed('recipient=NORTHFIELD')).toEqual([4, 3]);
     expect(await listed('recipient=class-7b')).toEqual([3]);

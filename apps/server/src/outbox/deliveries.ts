@@ -99,10 +99,18 @@ const isUnfiltered = (q: DeliveryQuery): boolean =>
   (q.scope === undefined || q.scope === null);
 
 /**
+ * How many page sizes get a statement of their own (`newestFirst`): each connection keeps each
+ * one's plan over every partition (about 1 MB on 99 daily partitions). The console asks one size;
+ * others, past these, are planned at each request.
+ */
+const PREPARED_PAGE_SIZES = 4;
+
+/**
  * PostgreSQL: the newest `limit` deliveries of every school, with no filter (the Deliveries page as
  * it opens), in a statement planned once per connection (store/prepared.ts): the limit written in
- * it, one statement for each page size asked. Planned each time, its merge of every partition's
- * `created_at` index took six times longer to plan than to read (docs/performance.md#the-outbox-on-partitions).
+ * it, one statement for each page size (PREPARED_PAGE_SIZES at most). Planned each time, its merge
+ * of every partition's `created_at` index took six times longer to plan than to read
+ * (docs/performance.md#the-outbox-on-partitions).
  */
 async function newestFirst(db: Kysely<Database>, limit: number): Promise<DeliveryRow[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`newestFirst: ${limit} is no page size`);
@@ -166,6 +174,14 @@ export function createDeliveryRepository(
   db: Kysely<Database>,
   dialect: 'sqlite' | 'postgres',
 ): DeliveryRepository {
+  /** The page sizes `newestFirst` has a statement for. */
+  const sizes = new Set<number>();
+  const preparedSize = (limit: number): boolean => {
+    if (sizes.has(limit)) return true;
+    if (sizes.size >= PREPARED_PAGE_SIZES) return false;
+    sizes.add(limit);
+    return true;
+  };
   return {
     async pendingPushes() {
       // On their way, so from the oldest delivery on its way on (on-their-way.ts).
@@ -219,7 +235,8 @@ export function createDeliveryRepository(
         .execute();
     },
     async search(query, page) {
-      if (dialect === 'postgres' && !page.after && isUnfiltered(query)) return newestFirst(db, page.limit);
+      if (dialect === 'postgres' && !page.after && isUnfiltered(query) && preparedSize(page.limit))
+        return newestFirst(db, page.limit);
       let qb = applyDeliveryFilters(db.selectFrom('deliveries').selectAll(), query, dialect);
       if (page.after) qb = qb.where(olderThan(page.after));
       return qb.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
