@@ -15,7 +15,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
+import { importBundled } from './bundled.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const runs = Number(process.env.BENCH_RUNS ?? 25);
@@ -23,21 +23,7 @@ const NAMES = ['code'];
 const MiB = 1024 * 1024;
 
 /** The masking of the checkout at `root`, bundled. */
-async function masking(root) {
-  const built = await esbuild.build({
-    stdin: {
-      contents: "export * from '@school/asmx';",
-      resolveDir: path.join(root, 'apps/server'),
-      loader: 'ts',
-    },
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'node',
-    logLevel: 'warning',
-  });
-  return import(`data:text/javascript;base64,${Buffer.from(built.outputFiles[0].text).toString('base64')}`);
-}
+const masking = (root) => importBundled("export * from '@school/asmx';", path.join(root, 'apps/server'));
 
 /** The fastest of `runs` runs of `f`, in ms. */
 function fastest(f) {

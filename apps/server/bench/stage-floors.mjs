@@ -8,29 +8,18 @@
 // BENCH_CALLS (200 000 a measurement), BENCH_ROUNDS (3): the lowest of the rounds, µs a call.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
+import { importBundled } from './bundled.mjs';
 import { SOAP_AUTHCODE } from './full-speed.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const calls = Number(process.env.BENCH_CALLS ?? 200_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 
-const built = await esbuild.build({
-  stdin: {
-    contents: `export { readSoapRequest } from '@school/asmx';
-      export { groups, validateParams } from '@school/contract';
-      export { createSealer } from './src/secrets/sealer.ts';`,
-    resolveDir: path.join(here, '..'),
-    loader: 'ts',
-  },
-  bundle: true,
-  write: false,
-  format: 'esm',
-  platform: 'node',
-  logLevel: 'warning',
-});
-const code = await import(
-  `data:text/javascript;base64,${Buffer.from(built.outputFiles[0].text).toString('base64')}`
+const code = await importBundled(
+  `export { readSoapRequest } from '@school/asmx';
+  export { groups, validateParams } from '@school/contract';
+  export { createSealer } from './src/secrets/sealer.ts';`,
+  path.join(here, '..'),
 );
 
 const group = code.groups.find((g) => g.path === SOAP_AUTHCODE.path);
