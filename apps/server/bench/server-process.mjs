@@ -42,16 +42,28 @@ const children = new Set();
  * is dropped, or with `stdout: 'pipe'` left to read on `child.stdout` (read it: a full pipe blocks
  * the server's writes). `nice` (a niceness, 1–19) runs it below the others' priority: on a machine
  * of two cores, what it makes the database do is then measured, not its own start's CPU.
+ * `wrapper` runs it under another command (valgrind); `startSeconds` (30) is how long it may take
+ * to answer.
  */
 export async function startProcess(
   script,
   env,
-  { readyPath = '/healthz', baseEnv = process.env, cwd = undefined, stdout = 'ignore', nice = 0 } = {},
+  {
+    readyPath = '/healthz',
+    baseEnv = process.env,
+    cwd = undefined,
+    stdout = 'ignore',
+    nice = 0,
+    wrapper = [],
+    startSeconds = 30,
+  } = {},
 ) {
   const port = await freePort();
   // Instances on PostgreSQL seal auth codes with one shared key (CODE_ENCRYPTION_KEY is required there).
   const sealing = env.DATABASE_URL ? { CODE_ENCRYPTION_KEY: BENCH_CODE_KEY } : {};
-  const child = spawn(process.execPath, [...nodeFlags, script], {
+  // `wrapper`: a command the server runs under (valgrind and its options), given Node's path after it.
+  const [command, ...args] = [...wrapper, process.execPath, ...nodeFlags, script];
+  const child = spawn(command, args, {
     cwd,
     env: {
       ...baseEnv,
@@ -68,7 +80,7 @@ export async function startProcess(
   children.add(child);
   child.once('exit', () => children.delete(child));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < startSeconds * 20; i++) {
     if (child.exitCode !== null) break;
     try {
       if ((await fetch(`${url}${readyPath}`)).ok) return { url, child };
