@@ -25,6 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SOAP_AUTHCODE as SOAP } from './full-speed.mjs';
+import { median } from './median.mjs';
 import { NO_LIMITS, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const run = promisify(execFile);
@@ -130,12 +131,6 @@ async function perRequest(server, request) {
   }
   if (instructions === 0) throw new Error(`${server.out}: callgrind dumped no count`);
   return instructions / requests;
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 try {

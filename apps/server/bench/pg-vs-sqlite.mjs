@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
+import { median } from './median.mjs';
 import { connectAdmin, createDatabase } from './pg.mjs';
 import { NO_LIMITS, startProcess, stopAll, stopProcess } from './server-process.mjs';
 
@@ -75,12 +76,6 @@ function parentOf(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 const admin = await connectAdmin();
 if (!admin.client) {

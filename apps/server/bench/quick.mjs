@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuTicks, fullSpeed, LOAD_TOOL, SOAP_AUTHCODE as SOAP, TICK_US } from './full-speed.mjs';
+import { median } from './median.mjs';
 import { startProcess, stopAll, stopProcess } from './server-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -51,12 +52,6 @@ async function row(server, request) {
   const answered = await load(server.url, request, seconds);
   const used = cpuTicks(server.child.pid) - before;
   return { rps: answered / seconds, us: (used * TICK_US) / answered };
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** The last landed ratios: the `bench:quick landed` block of docs/performance.md. */
